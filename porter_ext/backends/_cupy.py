@@ -1,0 +1,95 @@
+"""CuPy: NVIDIA (or ROCm) GPUs only, devices spelled ``cuda:N``, namespace through compat.
+
+CuPy is available only when it imports *and* sees a device
+(``cupy.cuda.runtime.getDeviceCount()``), so a CPU machine with CuPy installed reports
+it unavailable with the reason instead of failing later.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .base import Backend, DeviceUnavailable, loaded
+
+if TYPE_CHECKING:
+    import numpy
+
+
+class CupyBackend(Backend):
+    name = "cupy"
+    title = "CuPy"
+    module = "cupy"
+    distribution = "cupy"
+    extra = "cupy"
+
+    def version(self) -> str | None:
+        module = loaded("cupy")
+        if module is not None:
+            return module.__version__
+        import importlib.metadata
+
+        for distribution in ("cupy", "cupy-cuda12x", "cupy-cuda11x", "cupy-rocm-5-0"):
+            try:
+                return importlib.metadata.version(distribution)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        return None
+
+    def _device_count(self) -> tuple[int, str | None]:
+        import cupy
+
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except Exception as error:  # CUDARuntimeError without a driver
+            return 0, f"cupy sees no GPU (getDeviceCount() raised {type(error).__name__}: {error})"
+        if count == 0:
+            return 0, "cupy sees no GPU (cupy.cuda.runtime.getDeviceCount() is 0)"
+        return count, None
+
+    def available(self) -> tuple[bool, str | None]:
+        ok, reason = super().available()
+        if not ok:
+            return ok, reason
+        count, reason = self._device_count()
+        return count > 0, reason
+
+    def devices(self) -> list[str]:
+        if not self.available()[0]:
+            return []
+        import cupy
+
+        current = cupy.cuda.runtime.getDevice()
+        count, _ = self._device_count()
+        return [f"cuda:{current}"] + [f"cuda:{i}" for i in range(count) if i != current]
+
+    def namespace(self) -> Any:
+        self.lib()
+        import array_api_compat.cupy
+
+        return array_api_compat.cupy
+
+    def owns(self, x: object) -> bool:
+        cupy = loaded("cupy")
+        return cupy is not None and isinstance(x, cupy.ndarray)
+
+    def device_of(self, x: Any) -> str:
+        return f"cuda:{x.device.id}"
+
+    def resolve_device(self, device: str | None) -> Any:
+        cupy = self.lib()
+        if device is None:
+            return cupy.cuda.Device()
+        kind, _, index = device.lower().partition(":")
+        if kind not in ("cuda", "gpu") or (index and not index.isdigit()):
+            raise DeviceUnavailable(f"cupy devices are spelled cuda:N, not {device!r}")
+        count, _ = self._device_count()
+        number = int(index or 0)
+        if number >= count:
+            raise DeviceUnavailable(f"cupy sees {count} GPU(s); there is no cuda:{number}")
+        return cupy.cuda.Device(number)
+
+    def to_host(self, x: Any) -> numpy.ndarray:
+        return x.get()
+
+    def host_copy(self, x: Any) -> numpy.ndarray:
+        return x.get()

@@ -1,0 +1,194 @@
+"""What every library adapter offers, and the records it hands back.
+
+An adapter never imports its library at module level: it looks in ``sys.modules`` to
+recognise arrays (an array of a library that was never imported cannot exist) and
+imports the library only when asked to do something with it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy
+
+
+class BackendUnavailable(RuntimeError):
+    """A library (or one of its devices) is not there; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class DeviceUnavailable(BackendUnavailable):
+    """The library is there but the requested device is not."""
+
+
+class ConversionError(ValueError):
+    """An array cannot be moved to the requested backend (a traced value, a dtype it lacks)."""
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """One line of ``porter backends``; the keys of the report's ``environment.backends``."""
+
+    spec: str
+    library: str
+    version: str | None
+    available: bool
+    devices: list[str]
+    reason: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "spec": self.spec,
+            "library": self.library,
+            "version": self.version,
+            "available": self.available,
+            "devices": list(self.devices),
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """An array moved to another backend, and what that cost.
+
+    ``shares_memory`` tells the caller that writing to ``value`` may change the source,
+    so it must copy before a replay that could mutate its inputs.
+    """
+
+    value: object
+    mode: str  # "zero_copy" | "copy"
+    reason: str | None
+    shares_memory: bool
+    notes: tuple[str, ...] = ()
+
+
+def loaded(module: str) -> ModuleType | None:
+    """The module if the person's process already imported it, without importing it."""
+    return sys.modules.get(module)
+
+
+@functools.cache
+def _import_failure(module: str) -> str | None:
+    """None when ``module`` imports; otherwise the error text (failures are remembered)."""
+    try:
+        importlib.import_module(module)
+    except ImportError as error:
+        if error.name is not None and module.startswith(error.name):
+            return "not installed"
+        return f"failed to import: {type(error).__name__}: {error}"
+    except Exception as error:  # a broken install must not break porter
+        return f"failed to import: {type(error).__name__}: {error}"
+    return None
+
+
+class Backend(ABC):
+    """One array library: availability, namespace, devices, and moving arrays in and out.
+
+    Instances are cheap and hold no state; every method imports the library lazily.
+    Device strings are spelled as the library spells them (the spec spelling).
+    """
+
+    #: spec name ("numpy", "torch", "jax", "cupy", "strict")
+    name: str
+    #: import name of the library
+    module: str
+    #: distribution name, for the version
+    distribution: str
+    #: the porter-ext extra that installs it
+    extra: str
+    #: the library's name in prose ("PyTorch", "array-api-strict")
+    title: str
+
+    def lib(self) -> ModuleType:
+        """The imported library; BackendUnavailable with the reason when it is not there."""
+        module = sys.modules.get(self.module)
+        if module is not None:
+            return module
+        ok, reason = self.available()
+        if not ok:
+            raise BackendUnavailable(reason or f"{self.name} is unavailable")
+        return importlib.import_module(self.module)
+
+    def available(self) -> tuple[bool, str | None]:
+        failure = _import_failure(self.module)
+        if failure is None:
+            return True, None
+        if failure == "not installed":
+            return False, f"{self.module} is not installed (pip install porter-ext[{self.extra}])"
+        return False, f"{self.module} {failure}"
+
+    def version(self) -> str | None:
+        import importlib.metadata  # 0.1 s to import: only when asked
+
+        try:
+            return importlib.metadata.version(self.distribution)
+        except importlib.metadata.PackageNotFoundError:
+            module = loaded(self.module)
+            return getattr(module, "__version__", None) if module else None
+
+    def default_device(self) -> str:
+        return self.devices()[0]
+
+    @abstractmethod
+    def devices(self) -> list[str]:
+        """Device strings in spec spelling, the default first; [] when unavailable."""
+
+    @abstractmethod
+    def namespace(self) -> Any:
+        """The array API namespace for this library."""
+
+    @abstractmethod
+    def owns(self, x: object) -> bool:
+        """Whether ``x`` is an array of this library (never imports the library)."""
+
+    @abstractmethod
+    def device_of(self, x: Any) -> str:
+        """Where ``x`` lives, in spec spelling; ``"traced"`` for a JAX tracer."""
+
+    @abstractmethod
+    def resolve_device(self, device: str | None) -> Any:
+        """The library's device object for a spec device (None: the default).
+
+        Raises DeviceUnavailable with the reason when the device is not there.
+        """
+
+    @abstractmethod
+    def to_host(self, x: Any) -> numpy.ndarray:
+        """A NumPy view of ``x`` for comparison, zero-copy where possible.
+
+        bfloat16 becomes float32; the result may be read-only and may share memory.
+        """
+
+    def host_copy(self, x: Any) -> numpy.ndarray:
+        """A writable NumPy array that shares nothing with ``x``."""
+        import numpy as np
+
+        return np.array(self.to_host(x), copy=True)
+
+    def unavailable_kinds(self) -> list[tuple[str, str]]:
+        """(spec, reason) for each device kind this library could have but does not."""
+        return []
+
+    def from_array(self, x: object, device: str | None = None) -> Conversion:
+        """Move an array of any supported library (or a Python scalar) onto this backend."""
+        from .convert import convert_to
+
+        return convert_to(x, self, device)
+
+    def __repr__(self) -> str:
+        return f"<porter backend {self.name}>"
+
+
+def dtype_name(x: Any) -> str:
+    """The dtype of any supported array as a plain name: ``float32``, ``bfloat16``."""
+    return str(x.dtype).removeprefix("torch.")

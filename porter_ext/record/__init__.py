@@ -1,0 +1,18 @@
+"""Watching a cell run: the call-site rewrite, the recorder and the strict namespace."""
+
+from porter_ext.record.cell import NO_VALUE, CellRun, run_recorded
+from porter_ext.record.model import STATUSES, CallRecord, ErrorInfo
+from porter_ext.record.recorder import Recorder
+from porter_ext.record.strict import NonStandardError, strict_namespace
+
+__all__ = [
+    "NO_VALUE",
+    "STATUSES",
+    "CallRecord",
+    "CellRun",
+    "ErrorInfo",
+    "NonStandardError",
+    "Recorder",
+    "run_recorded",
+    "strict_namespace",
+]

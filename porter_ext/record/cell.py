@@ -1,0 +1,122 @@
+"""Running one cell's code while recording it, without IPython.
+
+`run_recorded` is what `%%port`, `%port on`, replays and tests all use: parse, rewrite
+the calls, run the statements in the given namespace exactly once, and evaluate a last
+expression so that its value can be displayed and compared. The exception a cell raises
+is kept, with its line, for the caller to re-raise: the person sees it as without porter.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from porter_ext.record.model import CallRecord, ErrorInfo
+from porter_ext.record.recorder import Recorder, install_hooks
+from porter_ext.record.transformer import transform
+from porter_ext.spec.standard import DEFAULT_VERSION
+
+#: the value of a cell whose last statement is not an expression
+NO_VALUE = object()
+
+
+@dataclass
+class CellRun:
+    """What one recorded run of a cell gave."""
+
+    source: str
+    calls: list[CallRecord]
+    error: ErrorInfo | None = None
+    exception: BaseException | None = None
+    value: Any = NO_VALUE
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    recorder: Recorder | None = None
+
+
+def cell_filename(cell: int | str, source: str) -> str:
+    """A file name for the cell's code objects, registered so tracebacks show its lines."""
+    name = f"<porter-cell-{cell}>"
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    return name
+
+
+def error_info(exc: BaseException, filename: str) -> ErrorInfo:
+    """The exception as the report shows it, with the deepest line of the cell it passed."""
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == filename:
+            line = frame.lineno
+    if line is None and isinstance(exc, SyntaxError) and exc.filename == filename:
+        line = exc.lineno
+    if line is None:
+        line = getattr(exc, "line", None) if isinstance(getattr(exc, "line", None), int) else None
+    return ErrorInfo(type=type(exc).__name__, message=str(exc), line=line)
+
+
+def parse_cell(source: str, filename: str) -> ast.Module:
+    """Parse a cell (raises SyntaxError as Python would)."""
+    return ast.parse(source, filename, "exec")
+
+
+def run_recorded(
+    source: str,
+    namespace: dict,
+    *,
+    cell: int | str = 0,
+    strict: bool = False,
+    version: str = DEFAULT_VERSION,
+    filename: str | None = None,
+    tree: ast.Module | None = None,
+    ast_transformers: Iterable[Callable[[ast.Module], ast.Module]] = (),
+    compile_flags: int = 0,
+    recorder: Recorder | None = None,
+) -> CellRun:
+    """Run ``source`` (plain Python: IPython syntax already transformed) in ``namespace``
+    while recording its array calls. A SyntaxError propagates before anything runs."""
+    filename = filename or cell_filename(cell, source)
+    if tree is None:
+        tree = parse_cell(source, filename)
+    rec = recorder or Recorder(strict=strict, version=version, cell=cell)
+    warnings: list[str] = []
+    try:
+        tree = transform(tree, cell)
+    except Exception as exc:  # record nothing rather than break the cell
+        warnings.append(
+            f"porter: could not rewrite the cell for recording ({exc}); it ran unrecorded"
+        )
+        tree = parse_cell(source, filename)
+    for transformer in ast_transformers:
+        tree = transformer(tree)
+
+    body, last = tree.body, None
+    if body and isinstance(body[-1], ast.Expr):
+        body, last = body[:-1], body[-1]
+    code = compile(ast.Module(body, []), filename, "exec", flags=compile_flags, dont_inherit=True)
+    last_code = (
+        compile(
+            ast.Expression(last.value), filename, "eval", flags=compile_flags, dont_inherit=True
+        )
+        if last is not None
+        else None
+    )
+    install_hooks(namespace)
+    run = CellRun(source=source, calls=[], recorder=rec)
+    start = time.perf_counter()
+    try:
+        with rec.activate():
+            exec(code, namespace)
+            if last_code is not None:
+                run.value = eval(last_code, namespace)
+    except BaseException as exc:  # the person's exception: kept, re-raised by the caller
+        run.exception = exc
+        run.error = error_info(exc, filename)
+    run.seconds = time.perf_counter() - start
+    run.calls = rec.records()
+    run.warnings = warnings + rec.warnings
+    return run

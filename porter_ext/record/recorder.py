@@ -1,0 +1,361 @@
+"""The recorder: sees every call of a recorded cell, classifies it, reads its devices.
+
+The rewritten cell calls `porter_call` for every call. With no recorder active it only
+calls through; with one, array calls are resolved (cached per callee), classified (cached
+per site and argument shape of the call) and merged per site into `CallRecord` s. The
+person's call runs exactly once, and nothing porter does can break it: an internal error
+is kept as a warning and the call's own result stands.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from porter_ext.record import arrays
+from porter_ext.record.arrays import TRACED, library_of
+from porter_ext.record.classify import Verdict, classify, is_conditional, table_entries
+from porter_ext.record.model import CallRecord
+from porter_ext.record.resolve import (
+    HOST_BUILTINS,
+    Callee,
+    attribute_callee,
+    method_callee,
+    resolve_function,
+)
+from porter_ext.record.strict import (
+    AcknowledgedFunction,
+    NamespaceView,
+    NonStandardError,
+    RejectedFunction,
+    StandardFunction,
+    recorded_namespace,
+)
+from porter_ext.spec.standard import DEFAULT_VERSION, standard
+
+_BUILTIN_METHOD = types.BuiltinMethodType
+_METHOD = types.MethodType
+_MISSING = object()
+_NAMESPACE_CALLS = frozenset({"array_namespace", "__array_namespace__"})
+_STRICT_RAISES = frozenset({"non_standard", "non_standard_usage", "device_specific"})
+_CACHE_LIMIT = 20_000
+
+#: id(function) → (function, Callee or None); functions are kept alive so ids stay unique
+_functions: dict[int, tuple[object, Callee | None]] = {}
+#: (array type, method name) → Callee
+_methods: dict[tuple[type, str], Callee | None] = {}
+
+_type_library = arrays._type_library
+_device_readers = arrays._DEVICE_READERS
+
+#: the active recorder (one cell at a time; None when nothing is recorded)
+_active: Recorder | None = None
+
+
+def porter_call(site: tuple, f: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """What every call of a recorded cell goes through."""
+    rec = _active
+    if rec is None:
+        return f(*args, **kwargs)
+    return rec.call(site, f, args, kwargs)
+
+
+def porter_attr(site: tuple, obj: Any, name: str) -> Any:
+    """What reads of recorded array attributes (``x.T``, ``x.device``) go through."""
+    rec = _active
+    if rec is None:
+        return getattr(obj, name)
+    return rec.attribute(site, obj, name)
+
+
+def _device(x: Any) -> str | None:
+    lib = _type_library.get(type(x), _MISSING)
+    if lib is _MISSING:
+        lib = library_of(x)
+    if lib is None:
+        return None
+    try:
+        return _device_readers[lib](x)
+    except Exception:
+        return "unknown"
+
+
+def _devices_in(args: tuple, kwargs: dict) -> tuple[str, ...]:
+    out: list[str] = []
+    for a in args:
+        d = _device(a)
+        if d is not None:
+            out.append(d)
+        elif type(a) is list or type(a) is tuple:
+            for item in a[:16]:
+                d = _device(item)
+                if d is not None:
+                    out.append(d)
+    if kwargs:
+        for a in kwargs.values():
+            d = _device(a)
+            if d is not None:
+                out.append(d)
+    return tuple(out)
+
+
+def _device_out(out: Any) -> str | None:
+    d = _device(out)
+    if d is None and type(out) is not list and isinstance(out, tuple) and out:
+        d = _device(out[0])
+    return d
+
+
+class Recorder:
+    """Records the array calls of one cell run. Use `activate` around the run."""
+
+    def __init__(
+        self,
+        *,
+        strict: bool = False,
+        version: str = DEFAULT_VERSION,
+        cell: int | str | None = None,
+    ):
+        self.strict = strict
+        self.version = version
+        self.cell = cell
+        self.standard = standard(version)
+        #: (site, qualname, status, devices_in, device_out) → [count, Callee, Verdict]
+        self._calls: dict[tuple, list] = {}
+        self._verdicts: dict[tuple, Verdict] = {}
+        self._entries: dict[Callee, tuple] = {}
+        self.warnings: list[str] = []
+
+    # -- activation --------------------------------------------------------------------
+    @contextmanager
+    def activate(self) -> Iterator[Recorder]:
+        global _active
+        previous = _active
+        _active = self
+        try:
+            yield self
+        finally:
+            _active = previous
+
+    def _internal(self, exc: BaseException) -> None:
+        message = (
+            f"porter: internal recorder error ({type(exc).__name__}: {exc}); the cell ran unchanged"
+        )
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    # -- resolving callees -------------------------------------------------------------
+    def _resolve(self, f: Any) -> tuple[Callee | None, Any, str | None]:
+        """(callee, self object of a method call, forced status) for a callable."""
+        t = type(f)
+        if t is _BUILTIN_METHOD or t is _METHOD:
+            s = f.__self__
+            if s is not None:
+                st = type(s)
+                lib = _type_library.get(st, _MISSING)
+                if lib is _MISSING:
+                    lib = library_of(s)
+                if lib is not None:
+                    key = (st, f.__name__)
+                    callee = _methods.get(key, _MISSING)
+                    if callee is _MISSING:
+                        callee = _methods[key] = method_callee(s, f)
+                    return callee, s, None
+        elif t is AcknowledgedFunction:
+            callee, _, _ = self._resolve(f.__wrapped__)
+            return callee, None, "acknowledged"
+        elif t is StandardFunction or t is RejectedFunction:
+            callee, s, _ = self._resolve(f.__wrapped__)
+            return callee, s, None
+        hit = _functions.get(id(f))
+        if hit is not None and hit[0] is f:
+            return hit[1], None, None
+        if f is float or f is int or f is bool or f is complex:
+            callee = Callee("builtins", "function", HOST_BUILTINS[f], HOST_BUILTINS[f])
+        else:
+            callee = resolve_function(f)
+        if len(_functions) > _CACHE_LIMIT:
+            _functions.clear()
+        _functions[id(f)] = (f, callee)
+        return callee, None, None
+
+    def _verdict(self, site, callee, args, kwargs, self_obj, forced) -> Verdict:
+        if forced == "acknowledged":
+            return Verdict(forced, None, None, "called through the backend escape hatch")
+        if forced == "host_sync":
+            return Verdict(
+                "host_sync",
+                None,
+                None,
+                f"{callee.name}() of an array copies it to the host and waits for the device",
+            )
+        entries = self._entries.get(callee)
+        if entries is None:
+            entries = self._entries[callee] = table_entries(callee)
+        if entries and is_conditional(entries):
+            return classify(callee, args, kwargs, self_obj, self.standard, entries)
+        key = (site, callee, len(args), tuple(kwargs))
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = classify(callee, args, kwargs, self_obj, self.standard, entries)
+            self._verdicts[key] = verdict
+        return verdict
+
+    # -- the hot path ------------------------------------------------------------------
+    def call(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> Any:
+        try:
+            callee, self_obj, forced = self._resolve(f)
+            if callee is not None and callee.library == "builtins":
+                lib = library_of(args[0]) if len(args) == 1 else None
+                callee = None if lib is None else Callee(lib, "function", callee.name, callee.name)
+                forced = "host_sync"
+        except Exception as exc:  # porter's fault: never the person's
+            self._internal(exc)
+            callee = None
+        if callee is None:
+            return f(*args, **kwargs)
+        spelled = site[3]
+        if callee.kind == "function" and spelled is not None and not callee.name.endswith(spelled):
+            callee = _alias(callee, spelled, f)
+        try:
+            verdict = self._verdict(site, callee, args, kwargs, self_obj, forced)
+        except Exception as exc:
+            self._internal(exc)
+            return f(*args, **kwargs)
+        if self.strict and verdict.status in _STRICT_RAISES and type(f) is not RejectedFunction:
+            self._add(site, callee, verdict, args, kwargs, None)
+            raise NonStandardError(
+                f"{callee.qualname} is outside the array API standard ({verdict.status})"
+                + (f": write {verdict.suggestion}" if verdict.suggestion else "")
+                + (f". {verdict.message}" if verdict.message else ""),
+                name=callee.qualname,
+                suggestion=verdict.suggestion,
+            ).at_line(site[1])
+        try:
+            out = f(*args, **kwargs)
+        except NonStandardError as exc:
+            verdict = Verdict(
+                "non_standard" if type(f) is RejectedFunction else "non_standard_usage",
+                verdict.standard_name,
+                exc.suggestion or verdict.suggestion,
+                str(exc),
+            )
+            self._add(site, callee, verdict, args, kwargs, None)
+            raise exc.at_line(site[1]) from None
+        except BaseException:
+            self._add(site, callee, verdict, args, kwargs, None)
+            raise
+        try:
+            self._add(site, callee, verdict, args, kwargs, out)
+            if callee.name in _NAMESPACE_CALLS and isinstance(
+                out, types.ModuleType | NamespaceView
+            ):
+                out = recorded_namespace(out, strict=self.strict, version=self.version)
+        except Exception as exc:
+            self._internal(exc)
+        return out
+
+    def attribute(self, site: tuple, obj: Any, name: str) -> Any:
+        try:
+            callee = attribute_callee(obj, name) if _device(obj) is not None else None
+        except Exception as exc:
+            self._internal(exc)
+            callee = None
+        if callee is None:
+            return getattr(obj, name)
+        try:
+            verdict = self._verdict(site, callee, (), {}, obj, None)
+        except Exception as exc:
+            self._internal(exc)
+            return getattr(obj, name)
+        try:
+            out = getattr(obj, name)
+        except BaseException:
+            self._add(site, callee, verdict, (obj,), {}, None)
+            raise
+        try:
+            self._add(site, callee, verdict, (obj,), {}, out)
+        except Exception as exc:
+            self._internal(exc)
+        return out
+
+    def _add(self, site, callee, verdict, args, kwargs, out) -> None:
+        devices_in = _devices_in(args, kwargs)
+        device_out = _device_out(out) if out is not None else None
+        key = (site, callee.qualname, verdict.status, devices_in, device_out, tuple(kwargs))
+        entry = self._calls.get(key)
+        if entry is None:
+            self._calls[key] = [1, callee, verdict]
+        else:
+            entry[0] += 1
+
+    # -- results -----------------------------------------------------------------------
+    def records(self) -> list[CallRecord]:
+        """The merged calls, in source order."""
+        out = []
+        for (site, qualname, status, devices_in, device_out, keywords), (
+            count,
+            callee,
+            verdict,
+        ) in self._calls.items():
+            cell, line, col, _ = site
+            message = verdict.message
+            if self.cell is not None and cell != self.cell:
+                message = f"(in code from cell {cell}) {message}".strip()
+            out.append(
+                CallRecord(
+                    line=line,
+                    col=col,
+                    name=qualname,
+                    library=callee.library,
+                    kind=callee.kind,
+                    status=status,
+                    standard_name=verdict.standard_name,
+                    suggestion=verdict.suggestion,
+                    devices_in=list(devices_in),
+                    device_out=device_out,
+                    count=count,
+                    message=message,
+                    keywords=list(keywords),
+                )
+            )
+        out.sort(key=lambda r: (r.line, r.col))
+        return out
+
+    @property
+    def traced_calls(self) -> int:
+        return sum(1 for key in self._calls if key[4] == TRACED)
+
+
+_aliases: dict[tuple[Callee, str], Callee] = {}
+
+
+def _alias(callee: Callee, spelled: str, f: Any) -> Callee:
+    """The callee as the call spelled it, when a library binds one function to several
+    names (NumPy's ``concatenate`` is its ``concat``): portability depends on the spelling.
+    Only a name the callee's own namespace binds to the same object counts (not ``as``)."""
+    key = (callee, spelled)
+    alias = _aliases.get(key)
+    if alias is None:
+        alias = callee
+        module = sys.modules.get(callee.qualname.rpartition(".")[0])
+        if module is not None and getattr(module, spelled, None) is f:
+            prefix = callee.name.rpartition(".")[0]
+            name = f"{prefix}.{spelled}" if prefix else spelled
+            qual_prefix = callee.qualname[: len(callee.qualname) - len(callee.name)]
+            alias = Callee(callee.library, callee.kind, name, qual_prefix + name)
+        _aliases[key] = alias
+    return alias
+
+
+def active() -> Recorder | None:
+    return _active
+
+
+def install_hooks(namespace: dict) -> None:
+    """Put the call and attribute hooks where rewritten code looks them up."""
+    namespace["__porter_call__"] = porter_call
+    namespace["__porter_attr__"] = porter_attr

@@ -1,0 +1,52 @@
+"""The report stage: the report model (JSON schema `porter.report/1`) and its views.
+
+Importing this package is cheap: jinja2, jsonschema and matplotlib are imported only
+when a report is rendered, validated or plotted.
+"""
+
+from porter_ext.report.error_summary import summarize_error, with_error_summary
+from porter_ext.report.findings import FindingGroup, group_findings
+from porter_ext.report.html import render_html
+from porter_ext.report.markdown import render_markdown
+from porter_ext.report.model import (
+    NON_STANDARD_STATUSES,
+    SCHEMA,
+    BackendEntry,
+    CellEntry,
+    Environment,
+    ErrorHistogram,
+    OutputEntry,
+    ReplayEntry,
+    Report,
+    Source,
+    Summary,
+)
+from porter_ext.report.validation import ReportError, load_report, report_schema, validate
+from porter_ext.report.write import format_of, render, write_report
+
+__all__ = [
+    "NON_STANDARD_STATUSES",
+    "SCHEMA",
+    "BackendEntry",
+    "CellEntry",
+    "Environment",
+    "ErrorHistogram",
+    "FindingGroup",
+    "OutputEntry",
+    "ReplayEntry",
+    "Report",
+    "ReportError",
+    "Source",
+    "Summary",
+    "format_of",
+    "group_findings",
+    "load_report",
+    "render",
+    "render_html",
+    "render_markdown",
+    "report_schema",
+    "summarize_error",
+    "validate",
+    "with_error_summary",
+    "write_report",
+]

@@ -1,0 +1,340 @@
+"""The report as one self-contained HTML file.
+
+Self-contained because reports are CI artifacts and e-mail attachments: the file loads
+nothing (a Content-Security-Policy says so to the browser too), reads fine without
+JavaScript, and escapes everything the person wrote, because cell sources, error
+messages and even device strings are arbitrary text. Sizes are capped so that a notebook
+of thousands of cells still gives a file a browser opens quickly; the JSON report keeps
+everything.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from typing import Any
+
+from porter_ext.record.model import STATUSES, CallRecord
+from porter_ext.report.findings import group_findings
+from porter_ext.report.model import CellEntry, OutputEntry, Report, ReplayEntry
+
+MAX_SOURCE_LINES = 400  #: source lines shown per cell
+MAX_LINE_CHARS = 300  #: characters shown per source line
+MAX_CALL_ROWS = 400  #: call rows shown per cell
+MAX_TEXT = 1000  #: characters shown of one message (exceptions can print whole arrays)
+MAX_PLOTS = 30  #: figures per report; each is a PNG of some 10-30 kB
+MAX_GROUP_CELLS = 8  #: cells named per finding group
+
+
+def _clip(text: str | None, limit: int = MAX_TEXT) -> str:
+    text = "" if text is None else str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if math.isnan(value):
+        return "nan"
+    return f"{value:.3g}"
+
+
+def _sort_value(value: float | None) -> str:
+    """`data-v` for sorting where the shown text does not sort right ("—", "inf", "nan");
+    "" where it does."""
+    if value is None or math.isnan(value):
+        return "-1"
+    return ("1e999" if value > 0 else "-1e999") if math.isinf(value) else ""
+
+
+@dataclass
+class _Line:
+    no: int
+    text: str
+    cls: str = ""
+    notes: list[tuple[str, bool]] = field(default_factory=list)
+
+
+@dataclass
+class _CellView:
+    anchor: str
+    title: str
+    error: Any
+    lines: list[_Line]
+    lines_hidden: int
+    calls: list[dict[str, Any]]
+    calls_hidden: int
+    findings: list[Any]
+    replays: list[dict[str, Any]]
+    numerics: list[dict[str, Any]]
+    devices: list[dict[str, Any]]
+    plots: list[tuple[str, str]] = field(default_factory=list)
+    plots_omitted: int = 0
+
+
+def _call_note(call: CallRecord) -> str:
+    note = f"col {call.col}: {call.name} — {call.status}"
+    if call.suggestion:
+        note += f" → {call.suggestion}"
+    return _clip(note, 400)
+
+
+def _source_lines(cell: CellEntry) -> tuple[list[_Line], int]:
+    """Numbered source lines, each flagged line carrying what happened there."""
+    raw = cell.source.splitlines() or [""]
+    lines = [_Line(i, _clip(t, MAX_LINE_CHARS)) for i, t in enumerate(raw, start=1)]
+
+    seen: dict[tuple[int, str], int] = {}  # (line, note) → times seen, to merge repeats
+
+    def mark(line: int | None, note: str, cls: str, is_error: bool = False) -> None:
+        if line is None or not 1 <= line <= len(lines):
+            return
+        entry = lines[line - 1]
+        entry.cls = "e" if "e" in (cls, entry.cls) else cls
+        times = seen[line, note] = seen.get((line, note), 0) + 1
+        if times == 1:
+            entry.notes.append((note, is_error))
+        else:
+            entry.notes = [
+                (f"{note} (×{times})" if n in (note, f"{note} (×{times - 1})") else n, e)
+                for n, e in entry.notes
+            ]
+
+    for call in cell.calls:
+        if call.is_finding:
+            mark(call.line, _call_note(call), "f")
+    for finding in cell.device_findings:
+        where = f" on {finding.backend}" if finding.backend else ""
+        mark(finding.line, _clip(f"device: {finding.kind}{where}: {finding.message}", 400), "f")
+    if cell.error is not None:
+        note = f"raised {cell.error.type}: {_clip(cell.error.message, 400)}"
+        mark(cell.error.line, note, "e", True)
+    for replay in cell.replays:
+        if replay.error is not None:
+            note = f"on {replay.backend}: {replay.error.type}: {_clip(replay.error.message, 400)}"
+            mark(replay.error.line, note, "e", True)
+    hidden = max(0, len(lines) - MAX_SOURCE_LINES)
+    return lines[:MAX_SOURCE_LINES], hidden
+
+
+def _call_row(call: CallRecord) -> dict[str, Any]:
+    devices_in = ", ".join(dict.fromkeys(call.devices_in)) or "—"
+    return {
+        "line": call.line,
+        "col": call.col,
+        "name": call.name,
+        "kind": call.kind,
+        "status": call.status,
+        "count": call.count,
+        "devices": f"{devices_in} → {call.device_out or '—'}",
+        "suggestion": _clip(call.suggestion or ""),
+        "message": _clip(call.message),
+    }
+
+
+def _replay_view(replay: ReplayEntry) -> dict[str, Any]:
+    if replay.error is not None:
+        where = f" (line {replay.error.line})" if replay.error.line else ""
+        detail = f"{replay.error.type}{where}: {_clip(replay.error.message)}"
+    else:
+        detail = _clip(replay.reason or "")
+    cls = {"ok": "ok", "skipped": "na"}.get(replay.status, "bad")
+    calls = [_call_row(c) for c in replay.calls or [] if c.is_finding][:MAX_CALL_ROWS]
+    seconds = "—" if replay.seconds is None else f"{replay.seconds:.3f}"
+    return {
+        "backend": replay.backend,
+        "status": replay.status,
+        "cls": cls,
+        "seconds": seconds,
+        "detail": detail,
+        "calls": calls,
+    }
+
+
+def _output_rows(cell: CellEntry) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows of the numerics and devices tables: one per output × backend."""
+    numerics, devices = [], []
+    for replay in cell.replays:
+        for out in replay.outputs:
+            shape = "—" if out.shape is None else str(tuple(out.shape))
+            within = out.within_tolerance
+            numerics.append(
+                {
+                    "name": out.name,
+                    "backend": replay.backend,
+                    "shape": shape,
+                    "dtype": out.dtype or "—",
+                    "abs": _num(out.max_abs_err),
+                    "abs_v": _sort_value(out.max_abs_err),
+                    "rel": _num(out.max_rel_err),
+                    "rel_v": _sort_value(out.max_rel_err),
+                    "mismatched": "—" if out.mismatched is None else out.mismatched,
+                    "nan": {None: "—", True: "differs", False: "same"}[out.nan_mismatch],
+                    "tol": f"{_num(out.rtol)} / {_num(out.atol)}",
+                    "within": {None: "—", True: "yes", False: "no"}[within],
+                    "cls": {None: "na", True: "ok", False: "bad"}[within],
+                }
+            )
+            ok = out.device_ok
+            devices.append(
+                {
+                    "name": out.name,
+                    "backend": replay.backend,
+                    "device": out.device or "—",
+                    "expected": out.expected_device or "—",
+                    "ok": {None: "—", True: "ok", False: "wrong"}[ok],
+                    "cls": {None: "na", True: "ok", False: "bad"}[ok],
+                    "conversion": _clip(out.conversion or "—", 300),
+                }
+            )
+    return numerics, devices
+
+
+class _PlotBudget:
+    """Counts figures across the report so that a notebook full of mismatches stays small."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def take(self) -> bool:
+        self.left -= 1
+        return self.left >= 0
+
+
+def _plots(cell: CellEntry, budget: _PlotBudget) -> tuple[list[tuple[str, str]], int]:
+    """Figures for what went wrong in a cell; none at all when nothing did."""
+    from porter_ext.report import plots
+
+    wanted: list[tuple[str, Any]] = []
+    for replay in cell.replays:
+        for out in replay.outputs:
+            if (
+                isinstance(out, OutputEntry)
+                and out.within_tolerance is False
+                and (out.error_histogram is not None or out.error_map)
+            ):
+                caption = (
+                    f"{out.name} on {replay.backend}: {out.mismatched} mismatched, "
+                    f"max abs err {_num(out.max_abs_err)}"
+                )
+                wanted.append(
+                    (caption, functools.partial(plots.error_figure, out.error_histogram, out.error_map))
+                )
+    placement = {
+        (o.name, r.backend): o.device_ok for r in cell.replays for o in r.outputs
+    }
+    if any(ok is False for ok in placement.values()):
+        names = list(dict.fromkeys(name for name, _ in placement))
+        backends = list(dict.fromkeys(b for _, b in placement))
+        wanted.append(
+            (
+                "device placement (green: expected device, red: elsewhere, grey: unknown)",
+                functools.partial(plots.device_matrix_figure, names, backends, placement),
+            )
+        )
+    done, omitted = [], 0
+    for caption, draw in wanted:
+        if not budget.take():
+            omitted += 1
+            continue
+        uri = draw()
+        if uri:
+            done.append((caption, uri))
+    return done, omitted
+
+
+def _cell_view(position: int, cell: CellEntry, budget: _PlotBudget) -> _CellView:
+    lines, hidden = _source_lines(cell)
+    numerics, devices = _output_rows(cell)
+    plots, omitted = _plots(cell, budget)
+    title = cell.label.capitalize()
+    if cell.index is not None and cell.execution_count is not None:
+        title += f" · In [{cell.execution_count}]"
+    return _CellView(
+        anchor=f"cell-{position}",
+        title=title,
+        error=None if cell.error is None else replace(cell.error, message=_clip(cell.error.message)),
+        lines=lines,
+        lines_hidden=hidden,
+        calls=[_call_row(c) for c in cell.calls[:MAX_CALL_ROWS]],
+        calls_hidden=max(0, len(cell.calls) - MAX_CALL_ROWS),
+        findings=[replace(f, message=_clip(f.message)) for f in cell.device_findings],
+        replays=[_replay_view(r) for r in cell.replays],
+        numerics=numerics,
+        devices=devices,
+        plots=plots,
+        plots_omitted=omitted,
+    )
+
+
+def script_json(data: Any) -> str:
+    """JSON safe inside a `<script>` element: `<`, `>` and `&` become `\\u003c`-style
+    escapes, so neither `</script>` nor `<!--` can appear, and the JSON still parses."""
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+@functools.cache
+def _environment() -> Any:
+    # jinja2 is imported here so that importing porter_ext.report stays cheap.
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("porter_ext.report", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+@functools.cache
+def _asset(name: str) -> Any:
+    from markupsafe import Markup
+
+    text = resources.files("porter_ext.report").joinpath("templates", name).read_text("utf-8")
+    if "</" + "style" in text.lower() or "</" + "script" in text.lower():
+        raise RuntimeError(f"template asset {name} would close its own element")
+    return Markup(text)
+
+
+def render_html(report: Report, *, max_plots: int = MAX_PLOTS) -> str:
+    """The report as one HTML document (a `str`), with no external resources."""
+    from markupsafe import Markup
+
+    summary = report.summary
+    stats = [
+        ("cells", summary.cells, False),
+        ("array calls", summary.calls, False),
+        ("outside the standard", summary.non_standard, summary.non_standard > 0),
+        ("device findings", summary.device_findings, summary.device_findings > 0),
+        ("replays ok", summary.replays_ok, False),
+        ("replays failed", summary.replays_failed, summary.replays_failed > 0),
+        ("numeric mismatches", summary.mismatches, summary.mismatches > 0),
+    ]
+    groups = []
+    for group in group_findings(report):
+        shown = ", ".join(group.cells[:MAX_GROUP_CELLS])
+        more = len(group.cells) - MAX_GROUP_CELLS
+        groups.append({**vars(group), "cells_text": shown + (f" and {more} more" if more > 0 else "")})
+    meta = {
+        "schema": report.schema,
+        "porter_version": report.porter_version,
+        "source": {"notebook": report.source.notebook},
+        "summary": vars(summary),
+    }
+    budget = _PlotBudget(max_plots)
+    return _environment().get_template("report.html.j2").render(
+        r=report,
+        css=_asset("report.css"),
+        js=_asset("report.js"),
+        meta_json=Markup(script_json(meta)),
+        stats=stats,
+        groups=groups,
+        statuses=STATUSES,
+        cells=[_cell_view(i, cell, budget) for i, cell in enumerate(report.cells)],
+    )

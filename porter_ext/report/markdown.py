@@ -1,0 +1,208 @@
+"""The report as GitHub-flavoured Markdown, for pull-request comments and CI summaries.
+
+A pull request wants the findings, not a transcript: the summary, the findings grouped
+by call, then only the cells that have something to say, and within them only the calls
+outside the standard. Every piece of person-written text is escaped so that a `|` cannot
+break a table, a backtick cannot open code, and `<script>` stays text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from porter_ext.report.findings import group_findings
+from porter_ext.report.model import CellEntry, Report
+
+MAX_CELL_TEXT = 300  #: characters of one table cell (an exception may print an array)
+MAX_GROUP_CELLS = 8
+
+_INLINE = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "|": "\\|",
+        "`": "&#96;",
+        "\\": "\\\\",
+        "*": "\\*",
+        "_": "\\_",
+        "[": "\\[",
+        "]": "\\]",
+        "~": "\\~",
+        "@": "&#64;",  # no accidental @mentions in a pull request
+    }
+)
+
+
+def md_text(text: object, limit: int = MAX_CELL_TEXT) -> str:
+    """Person-written text as one line of Markdown that renders literally, also inside a
+    table cell: HTML and Markdown syntax escaped, newlines turned into `<br>`."""
+    value = "" if text is None else str(text)
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    value = value.translate(_INLINE)
+    return "<br>".join(part.strip("\r") for part in value.split("\n"))
+
+
+def md_code(text: object) -> str:
+    """Inline code is avoided for person text (escaping does not work inside it); this
+    wraps already-escaped text in `<code>`, which GitHub renders the same."""
+    return f"<code>{md_text(text)}</code>"
+
+
+def fenced(source: str, language: str = "python") -> str:
+    """A fenced code block whose fence is longer than any backtick run in `source`."""
+    longest = max((len(run) for run in re.findall(r"`+", source)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{source.rstrip()}\n{fence}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A GFM table; cells must already be escaped."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
+
+
+def _has_news(cell: CellEntry) -> bool:
+    """Whether a cell has anything a reviewer should look at."""
+    return (
+        cell.error is not None
+        or bool(cell.device_findings)
+        or any(c.is_finding for c in cell.calls)
+        or any(r.status in ("error", "timeout") for r in cell.replays)
+        or any(
+            o.within_tolerance is False or o.device_ok is False
+            for r in cell.replays
+            for o in r.outputs
+        )
+    )
+
+
+def _cell_section(cell: CellEntry) -> list[str]:
+    title = md_text(cell.label.capitalize())
+    if cell.index is not None and cell.execution_count is not None:
+        title += f" · In \\[{cell.execution_count}\\]"
+    out = [f"### {title}", "", fenced(cell.source), ""]
+    if cell.error is not None:
+        line = f" at line {cell.error.line}" if cell.error.line else ""
+        out += [f"**Raised** {md_code(cell.error.type)}{line}: {md_text(cell.error.message)}", ""]
+    flagged = [c for c in cell.calls if c.is_finding]
+    if flagged:
+        rows = [
+            [
+                f"{c.line}:{c.col}",
+                md_code(c.name),
+                md_text(c.status),
+                str(c.count),
+                md_text(c.suggestion or ""),
+            ]
+            for c in flagged
+        ]
+        out += [table(["line", "call", "status", "count", "suggestion"], rows)]
+        standard = len(cell.calls) - len(flagged)
+        out += [f"\n{standard} standard call site(s) not shown." if standard else "", ""]
+    if cell.device_findings:
+        rows = [
+            [
+                str(f.line or "—"),
+                md_code(f.name),
+                md_text(f.kind),
+                md_code(f.backend or "—"),
+                md_text(f.message),
+            ]
+            for f in cell.device_findings
+        ]
+        out += ["**Device findings**", "", table(["line", "call", "kind", "backend", "message"], rows), ""]
+    outputs = [(r.backend, o) for r in cell.replays for o in r.outputs]
+    if outputs:
+        rows = [
+            [
+                md_code(o.name),
+                md_code(backend),
+                _num(o.max_abs_err),
+                _num(o.max_rel_err),
+                "—" if o.mismatched is None else str(o.mismatched),
+                {None: "—", True: "✅", False: "❌"}[o.within_tolerance],
+                md_text(o.device or "—"),
+                md_text(o.expected_device or "—"),
+                {None: "—", True: "✅", False: "❌"}[o.device_ok],
+            ]
+            for backend, o in outputs
+        ]
+        header = ["output", "backend", "max abs", "max rel", "mismatched", "within tol",
+                  "device", "expected", "device ok"]  # fmt: skip
+        out += ["**Replays: numbers and devices**", "", table(header, rows), ""]
+    troubled = [r for r in cell.replays if r.status != "ok"]
+    if troubled:
+        rows = []
+        for r in troubled:
+            if r.error is not None:
+                where = f" (line {r.error.line})" if r.error.line else ""
+                detail = f"{md_code(r.error.type)}{where}: {md_text(r.error.message)}"
+            else:
+                detail = md_text(r.reason or "")
+            rows.append([md_code(r.backend), md_text(r.status), detail])
+        out += ["**Replays that did not run**", "", table(["backend", "status", "detail"], rows), ""]
+    return out
+
+
+def render_markdown(report: Report) -> str:
+    """The report as GitHub-flavoured Markdown text."""
+    s = report.summary
+    name = f": {md_code(report.source.notebook)}" if report.source.notebook else ""
+    out = [
+        f"# porter report{name}",
+        "",
+        f"porter {md_text(report.porter_version)} · array API standard "
+        f"{md_text(report.array_api_version)} · Python {md_text(report.environment.python)}",
+        "",
+        "## Summary",
+        "",
+        table(
+            ["cells", "calls", "outside the standard", "device findings", "replays ok",
+             "replays failed", "numeric mismatches"],  # fmt: skip
+            [[str(v) for v in (s.cells, s.calls, s.non_standard, s.device_findings,
+                               s.replays_ok, s.replays_failed, s.mismatches)]],  # fmt: skip
+        ),
+        "",
+    ]
+    groups = group_findings(report)
+    if groups:
+        rows = []
+        for g in groups:
+            cells = ", ".join(g.cells[:MAX_GROUP_CELLS])
+            if len(g.cells) > MAX_GROUP_CELLS:
+                cells += f" and {len(g.cells) - MAX_GROUP_CELLS} more"
+            rows.append(
+                [md_code(g.name), md_text(g.status), str(g.count), md_text(cells),
+                 md_text(g.suggestion or "")]  # fmt: skip
+            )
+        out += ["## Top findings", "", table(["call", "status", "count", "cells", "suggestion"], rows), ""]
+    if report.environment.backends:
+        rows = [
+            [
+                md_code(b.spec),
+                md_text(b.version or "—"),
+                "yes" if b.available else "no",
+                md_text(", ".join(b.devices)),
+                md_text(b.reason or ""),
+            ]
+            for b in report.environment.backends
+        ]
+        out += ["## Environment", "", table(["backend", "version", "available", "devices", "reason"], rows), ""]
+    newsworthy = [c for c in report.cells if _has_news(c)]
+    quiet = [c for c in report.cells if not _has_news(c)]
+    out += ["## Cells", ""]
+    if not report.cells:
+        out += ["No cells were recorded.", ""]
+    for cell in newsworthy:
+        out += _cell_section(cell)
+    if quiet:
+        labels = ", ".join(md_text(c.label) for c in quiet)
+        out += [f"Nothing to report in {len(quiet)} cell(s): {labels}.", ""]
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,402 @@
+"""The report model: dataclasses that mirror the JSON report of CONTRACT.md, one to one.
+
+Every view (HTML, Markdown, the widget, the JupyterLab renderer) reads these objects or
+their JSON form, so `to_dict` / `from_dict` must round-trip exactly. Records produced by
+the earlier stages (`CallRecord`, `ErrorInfo`, `DeviceFinding`, `OutputComparison`) are
+used as they are; the report adds only what a report needs on top of them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+from porter_ext.compare.model import DeviceFinding, OutputComparison
+from porter_ext.record.model import CallRecord, ErrorInfo
+
+SCHEMA = "porter.report/1"
+
+ReplayStatus = Literal["ok", "error", "skipped", "timeout"]
+REPLAY_STATUSES: tuple[str, ...] = ("ok", "error", "skipped", "timeout")
+
+#: Call statuses that make code non-portable and are counted in `Summary.non_standard`.
+#: `acknowledged` is a deliberate deviation through the escape hatch, and `host_sync` is a
+#: performance matter (`float(x)` is standard), so neither counts.
+NON_STANDARD_STATUSES = frozenset({"non_standard", "non_standard_usage", "device_specific"})
+
+#: Float fields that may legitimately be infinite or NaN (an output with an inf where the
+#: original had a finite number). JSON has no such numbers, so they travel as strings.
+_NONFINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def _float_out(value: float | None) -> float | str | None:
+    if value is None or math.isfinite(value):
+        return value
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+def _float_in(value: float | int | str | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return _NONFINITE[value]
+    return float(value)
+
+
+def _record_dict(obj: Any) -> dict[str, Any]:
+    """All dataclass fields of a record, so fields added by an earlier stage travel too."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+
+
+def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of `data` that are fields of `cls`: unknown keys (a newer writer) are ignored."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def _error_in(data: Mapping[str, Any] | None) -> ErrorInfo | None:
+    return None if data is None else ErrorInfo(**_known(ErrorInfo, data))
+
+
+def _error_out(error: ErrorInfo | None) -> dict[str, Any] | None:
+    return None if error is None else _record_dict(error)
+
+
+def call_to_dict(call: CallRecord) -> dict[str, Any]:
+    data = _record_dict(call)
+    data["devices_in"] = list(call.devices_in)
+    return data
+
+
+def call_from_dict(data: Mapping[str, Any]) -> CallRecord:
+    return CallRecord(**_known(CallRecord, data))
+
+
+def finding_to_dict(finding: DeviceFinding) -> dict[str, Any]:
+    return _record_dict(finding)
+
+
+def finding_from_dict(data: Mapping[str, Any]) -> DeviceFinding:
+    return DeviceFinding(**_known(DeviceFinding, data))
+
+
+# --- outputs -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ErrorHistogram:
+    """Distribution of the absolute error of one output: enough to plot, small at any size.
+
+    `edges` has one more entry than `counts`; the first edge is 0 and the rest are
+    log-spaced, because errors span orders of magnitude. `nonfinite` counts elements whose
+    error is NaN or infinite (they fit in no bin).
+    """
+
+    edges: list[float]
+    counts: list[int]
+    nonfinite: int = 0
+
+
+_FLOAT_OUTPUT_FIELDS = ("max_abs_err", "max_rel_err", "rtol", "atol")
+
+
+@dataclass(frozen=True)
+class OutputEntry(OutputComparison):
+    """An output comparison plus the optional error summaries the HTML report plots.
+
+    A subclass rather than a wrapper so that every `OutputComparison` is already a valid
+    output entry; the compare stage stays unaware of plots. `error_map` is the block-wise
+    maximum absolute error of a 2-D output, at most 64 x 64, with null for non-finite.
+    """
+
+    error_histogram: ErrorHistogram | None = None
+    error_map: list[list[float | None]] | None = None
+
+    @classmethod
+    def of(
+        cls,
+        comparison: OutputComparison,
+        *,
+        error_histogram: ErrorHistogram | None = None,
+        error_map: list[list[float | None]] | None = None,
+    ) -> OutputEntry:
+        base = {f.name: getattr(comparison, f.name) for f in fields(OutputComparison)}
+        return cls(**base, error_histogram=error_histogram, error_map=error_map)
+
+
+def output_to_dict(output: OutputComparison) -> dict[str, Any]:
+    """The contract's keys; `error_histogram` / `error_map` only for an `OutputEntry`."""
+    data = {f.name: getattr(output, f.name) for f in fields(OutputComparison)}
+    for key in _FLOAT_OUTPUT_FIELDS:
+        data[key] = _float_out(data[key])
+    if data["shape"] is not None:
+        data["shape"] = list(data["shape"])
+    if isinstance(output, OutputEntry):
+        hist = output.error_histogram
+        data["error_histogram"] = None if hist is None else _record_dict(hist)
+        data["error_map"] = output.error_map
+    return data
+
+
+def output_from_dict(data: Mapping[str, Any]) -> OutputComparison:
+    """An `OutputEntry` when the dict carries the plot keys (even null), else the base class."""
+    values = _known(OutputComparison, data)
+    for key in _FLOAT_OUTPUT_FIELDS:
+        if key in values:
+            values[key] = _float_in(values[key])
+    if "error_histogram" not in data and "error_map" not in data:
+        return OutputComparison(**values)
+    hist = data.get("error_histogram")
+    return OutputEntry(
+        **values,
+        error_histogram=None if hist is None else ErrorHistogram(**_known(ErrorHistogram, hist)),
+        error_map=data.get("error_map"),
+    )
+
+
+# --- replays, cells ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReplayEntry:
+    """A cell run again on one backend spec. `calls` is what was recorded on that backend,
+    when the replay recorded at all (None: not recorded, as opposed to [] no calls)."""
+
+    backend: str
+    status: ReplayStatus
+    seconds: float | None = None
+    error: ErrorInfo | None = None
+    reason: str | None = None
+    outputs: list[OutputComparison] = field(default_factory=list)
+    calls: list[CallRecord] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "backend": self.backend,
+            "status": self.status,
+            "seconds": _float_out(self.seconds),
+            "error": _error_out(self.error),
+            "reason": self.reason,
+            "outputs": [output_to_dict(o) for o in self.outputs],
+        }
+        if self.calls is not None:
+            data["calls"] = [call_to_dict(c) for c in self.calls]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReplayEntry:
+        calls = data.get("calls")
+        return cls(
+            backend=data["backend"],
+            status=data["status"],
+            seconds=_float_in(data.get("seconds")),
+            error=_error_in(data.get("error")),
+            reason=data.get("reason"),
+            outputs=[output_from_dict(o) for o in data.get("outputs", [])],
+            calls=None if calls is None else [call_from_dict(c) for c in calls],
+        )
+
+
+@dataclass(frozen=True)
+class CellEntry:
+    """One recorded cell: its source, what the original run called and raised, its replays."""
+
+    index: int | None
+    execution_count: int | None
+    source: str
+    error: ErrorInfo | None = None
+    calls: list[CallRecord] = field(default_factory=list)
+    device_findings: list[DeviceFinding] = field(default_factory=list)
+    replays: list[ReplayEntry] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "execution_count": self.execution_count,
+            "source": self.source,
+            "error": _error_out(self.error),
+            "calls": [call_to_dict(c) for c in self.calls],
+            "device_findings": [finding_to_dict(f) for f in self.device_findings],
+            "replays": [r.to_dict() for r in self.replays],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CellEntry:
+        return cls(
+            index=data.get("index"),
+            execution_count=data.get("execution_count"),
+            source=data["source"],
+            error=_error_in(data.get("error")),
+            calls=[call_from_dict(c) for c in data.get("calls", [])],
+            device_findings=[finding_from_dict(f) for f in data.get("device_findings", [])],
+            replays=[ReplayEntry.from_dict(r) for r in data.get("replays", [])],
+        )
+
+    @property
+    def label(self) -> str:
+        """How views name the cell: its notebook index, else its execution count."""
+        if self.index is not None:
+            return f"cell {self.index}"
+        if self.execution_count is not None:
+            return f"In [{self.execution_count}]"
+        return "cell"
+
+
+# --- environment, summary, report ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    """A backend spec the run could see, or could not (then `reason` says why)."""
+
+    spec: str
+    library: str
+    version: str | None
+    available: bool
+    devices: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Environment:
+    python: str
+    backends: list[BackendEntry] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "python": self.python,
+            "backends": [
+                {**_record_dict(b), "devices": list(b.devices)} for b in self.backends
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Environment:
+        return cls(
+            python=data["python"],
+            backends=[BackendEntry(**_known(BackendEntry, b)) for b in data.get("backends", [])],
+        )
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Counts over all cells, for a headline and for `porter run --fail-on`.
+
+    - `calls`: sum of `count` over the original run's calls (identical calls merged at a
+      site still count each time they ran); replay calls are not counted.
+    - `non_standard`: the same sum over calls whose status is in `NON_STANDARD_STATUSES`.
+    - `device_findings`: number of device findings.
+    - `replays_ok` / `replays_failed`: replays with status ok / error or timeout (skipped
+      replays are neither).
+    - `mismatches`: numeric only: outputs of ok replays whose `within_tolerance` is False.
+      A wrong device is a device finding, not a mismatch.
+    """
+
+    cells: int = 0
+    calls: int = 0
+    non_standard: int = 0
+    device_findings: int = 0
+    replays_ok: int = 0
+    replays_failed: int = 0
+    mismatches: int = 0
+
+    @classmethod
+    def of(cls, cells: Iterable[CellEntry]) -> Summary:
+        counts = dict.fromkeys((f.name for f in fields(cls)), 0)
+        for cell in cells:
+            counts["cells"] += 1
+            counts["device_findings"] += len(cell.device_findings)
+            for call in cell.calls:
+                counts["calls"] += call.count
+                if call.status in NON_STANDARD_STATUSES:
+                    counts["non_standard"] += call.count
+            for replay in cell.replays:
+                if replay.status == "ok":
+                    counts["replays_ok"] += 1
+                    counts["mismatches"] += sum(
+                        1 for o in replay.outputs if o.within_tolerance is False
+                    )
+                elif replay.status in ("error", "timeout"):
+                    counts["replays_failed"] += 1
+        return cls(**counts)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the cells came from: a notebook name, or None for a live session."""
+
+    notebook: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Report:
+    """The whole report. Build one with `Report.build` so that the summary matches the cells."""
+
+    porter_version: str
+    array_api_version: str
+    source: Source
+    environment: Environment
+    cells: list[CellEntry]
+    summary: Summary
+    schema: str = SCHEMA
+
+    @classmethod
+    def build(
+        cls,
+        cells: Iterable[CellEntry],
+        environment: Environment,
+        *,
+        array_api_version: str,
+        notebook: str | None = None,
+        porter_version: str | None = None,
+    ) -> Report:
+        if porter_version is None:
+            from porter_ext._version import __version__ as porter_version
+        cells = list(cells)
+        return cls(
+            porter_version=porter_version,
+            array_api_version=array_api_version,
+            source=Source(notebook),
+            environment=environment,
+            cells=cells,
+            summary=Summary.of(cells),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": self.schema,
+            "porter_version": self.porter_version,
+            "array_api_version": self.array_api_version,
+            "source": _record_dict(self.source),
+            "environment": self.environment.to_dict(),
+            "cells": [c.to_dict() for c in self.cells],
+            "summary": _record_dict(self.summary),
+        }
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        # allow_nan=False: non-finite floats are encoded as strings by to_dict, and any
+        # that slipped through must fail here rather than produce JSON a browser rejects.
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Report:
+        """Build from a dict that already passed `validate` (see `load_report`)."""
+        return cls(
+            schema=data["schema"],
+            porter_version=data["porter_version"],
+            array_api_version=data["array_api_version"],
+            source=Source(**_known(Source, data.get("source") or {})),
+            environment=Environment.from_dict(data["environment"]),
+            cells=[CellEntry.from_dict(c) for c in data["cells"]],
+            summary=Summary(**_known(Summary, data["summary"])),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Report:
+        """Parse and validate JSON text; `ReportError` names what is wrong."""
+        from porter_ext.report.validation import parse_report_json
+
+        return cls.from_dict(parse_report_json(text))

@@ -1,0 +1,345 @@
+"""The porter session: configuration, the history of cell results, report assembly.
+
+A `Session` works with or without IPython. With a shell it uses IPython's own input
+transformations (so ``%time`` and ``!cmd`` lines work inside ``%%port`` cells), its
+compiler flags, its displayhook (so ``Out``/``_`` behave as usual) and its events
+(``%port on``). The magics are a thin layer over this.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import platform
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from porter_ext.record.cell import NO_VALUE, CellRun, cell_filename, parse_cell, run_recorded
+from porter_ext.record.recorder import Recorder, install_hooks
+from porter_ext.record.transformer import transform
+from porter_ext.report.model import CellEntry, Environment, Report
+from porter_ext.spec.standard import DEFAULT_VERSION
+
+_HIDDEN_NAMES = ("__porter_call__", "__porter_attr__")
+
+
+@dataclass
+class PortOptions:
+    """Options of one ``%%port`` cell (defaults come from the session)."""
+
+    strict: bool = False
+    quiet: bool = False
+
+
+@dataclass
+class SessionConfig:
+    """Session-wide settings, with their defaults."""
+
+    #: the standard version calls are checked against
+    version: str = DEFAULT_VERSION
+    #: strict checking in cells recorded by ``%port on``
+    strict: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class PortResult:
+    """A cell's result, bound to ``_port``: tables as DataFrames, JSON as in the report."""
+
+    def __init__(self, entry: CellEntry, warnings: list[str] | None = None):
+        self.entry = entry
+        self.warnings = list(warnings or [])
+
+    @property
+    def calls(self):
+        from porter_ext.report.tables import calls_frame
+
+        return calls_frame(self.entry)
+
+    @property
+    def numerics(self):
+        from porter_ext.report.tables import numerics_frame
+
+        return numerics_frame(self.entry)
+
+    @property
+    def devices(self):
+        from porter_ext.report.tables import devices_frame
+
+        return devices_frame(self.entry)
+
+    @property
+    def findings(self) -> list:
+        return [c for c in self.entry.calls if c.status != "standard"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.entry.to_dict()
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
+        from porter_ext.ui.mime import cell_bundle
+
+        return cell_bundle(self.entry)
+
+    def __repr__(self) -> str:
+        from porter_ext.ui.mime import cell_text
+
+        return cell_text(self.entry)
+
+
+def environment() -> Environment:
+    """Python and every backend porter can see (unavailable ones with their reasons)."""
+    from porter_ext.backends import list_backends
+    from porter_ext.report.model import BackendEntry
+
+    entries = [
+        BackendEntry(
+            spec=b.spec,
+            library=b.library,
+            version=b.version,
+            available=b.available,
+            devices=list(b.devices),
+            reason=b.reason,
+        )
+        for b in list_backends()
+    ]
+    return Environment(python=platform.python_version(), backends=entries)
+
+
+class Session:
+    """Everything porter keeps between cells of one kernel."""
+
+    def __init__(self, shell: Any = None, config: SessionConfig | None = None):
+        self.shell = shell
+        self.config = config or SessionConfig()
+        self.cells: list[CellEntry] = []
+        self.last: PortResult | None = None
+        self.recording = False
+        self._on_recorder: Recorder | None = None
+        self._on_previous: Recorder | None = None
+        self.cell_index: int | None = None  # set by `porter run` for notebook cells
+
+    # -- recording one cell ------------------------------------------------------------
+    def _execution_count(self) -> int | None:
+        return getattr(self.shell, "execution_count", None) if self.shell is not None else None
+
+    def port_cell(
+        self, source: str, options: PortOptions | None = None
+    ) -> tuple[PortResult, CellRun]:
+        """Run a cell once in the person's namespace while recording it, and keep the result.
+
+        The cell's exception (if any) is in ``run.exception``: the caller re-raises it.
+        A SyntaxError propagates before anything runs or is recorded.
+        """
+        options = options or PortOptions()
+        count = self._execution_count()
+        cell = count if count is not None else len(self.cells)
+        if self.shell is not None:
+            code = self.shell.transform_cell(source)
+            namespace = self.shell.user_ns
+            flags = self.shell.compile.flags
+            filename = self.shell.compile.cache(code, cell)
+            tree = self.shell.compile.ast_parse(code, filename=filename)
+            others = [
+                t.visit for t in self.shell.ast_transformers if not isinstance(t, OnTransformer)
+            ]
+        else:
+            code, namespace, flags, others = source, {}, 0, []
+            filename = cell_filename(cell, code)
+            tree = parse_cell(code, filename)
+        run = run_recorded(
+            code,
+            namespace,
+            cell=cell,
+            strict=options.strict,
+            version=self.config.version,
+            filename=filename,
+            tree=tree,
+            ast_transformers=others,
+            compile_flags=flags,
+        )
+        result = self.add(
+            CellEntry(
+                index=self.cell_index,
+                execution_count=count,
+                source=source,
+                error=run.error,
+                calls=run.calls,
+            ),
+            run.warnings,
+        )
+        return result, run
+
+    def run_in(
+        self, source: str, namespace: dict, options: PortOptions | None = None
+    ) -> tuple[PortResult, CellRun]:
+        """`port_cell` without IPython: run plain Python in ``namespace``."""
+        options = options or PortOptions()
+        cell = len(self.cells)
+        run = run_recorded(
+            source, namespace, cell=cell, strict=options.strict, version=self.config.version
+        )
+        result = self.add(
+            CellEntry(
+                index=None, execution_count=None, source=source, error=run.error, calls=run.calls
+            ),
+            run.warnings,
+        )
+        return result, run
+
+    def add(self, entry: CellEntry, warnings: list[str] | None = None) -> PortResult:
+        self.cells.append(entry)
+        self.last = PortResult(entry, warnings)
+        if self.shell is not None:
+            self.shell.user_ns["_port"] = self.last
+        return self.last
+
+    def display_value(self, run: CellRun) -> None:
+        """Show the cell's last value the way IPython would (``Out[n]``, ``_``)."""
+        if run.value is NO_VALUE or self.shell is None:
+            return
+        sys.displayhook(run.value)
+
+    # -- %port on / off ----------------------------------------------------------------
+    def start_recording(self) -> None:
+        if self.recording or self.shell is None:
+            self.recording = True
+            return
+        self.recording = True
+        install_hooks(self.shell.user_ns)
+        self.shell.ast_transformers.append(OnTransformer(self))
+        self.shell.events.register("pre_run_cell", self._pre_run_cell)
+        self.shell.events.register("post_run_cell", self._post_run_cell)
+
+    def stop_recording(self) -> None:
+        if not self.recording:
+            return
+        self.recording = False
+        if self.shell is None:
+            return
+        self.shell.ast_transformers[:] = [
+            t for t in self.shell.ast_transformers if not isinstance(t, OnTransformer)
+        ]
+        for event, fn in (
+            ("pre_run_cell", self._pre_run_cell),
+            ("post_run_cell", self._post_run_cell),
+        ):
+            try:
+                self.shell.events.unregister(event, fn)
+            except ValueError:
+                pass
+
+    @staticmethod
+    def _is_port_cell(source: str) -> bool:
+        return source.lstrip().startswith(("%%port", "%port"))
+
+    def _pre_run_cell(self, info: Any) -> None:
+        if self._is_port_cell(info.raw_cell or ""):
+            self._on_recorder = None
+            return
+        rec = Recorder(
+            strict=self.config.strict, version=self.config.version, cell=self._execution_count()
+        )
+        self._on_recorder = rec
+        from porter_ext.record import recorder as recorder_module
+
+        self._on_previous = recorder_module._active
+        recorder_module._active = rec
+
+    def _post_run_cell(self, result: Any) -> None:
+        rec = self._on_recorder
+        if rec is None:
+            return
+        from porter_ext.record import recorder as recorder_module
+        from porter_ext.record.cell import error_info
+
+        recorder_module._active = self._on_previous
+        self._on_recorder = None
+        error = None
+        exc = getattr(result, "error_in_exec", None)
+        raw = result.info.raw_cell if getattr(result, "info", None) else ""
+        if exc is not None:
+            transformed = self.shell.transform_cell(raw)
+            name = self.shell.compile.get_code_name(raw, transformed, result.execution_count)
+            error = error_info(exc, name)
+        calls = rec.records()
+        if not calls and error is None:
+            return
+        entry = CellEntry(
+            index=self.cell_index,
+            execution_count=result.execution_count,
+            source=raw,
+            error=error,
+            calls=calls,
+        )
+        port = self.add(entry, rec.warnings)
+        from IPython.display import display
+
+        display(port)
+
+    # -- history and reports -----------------------------------------------------------
+    def clear(self) -> None:
+        self.cells.clear()
+        self.last = None
+        if self.shell is not None:
+            self.shell.user_ns.pop("_port", None)
+
+    def status(self) -> str:
+        state = "on" if self.recording else "off"
+        return (
+            f"porter: recording every cell is {state}; {len(self.cells)} cell result(s) kept; "
+            f"checking against the array API standard {self.config.version}"
+        )
+
+    def report(self, notebook: str | None = None) -> Report:
+        return Report.build(
+            self.cells,
+            environment(),
+            array_api_version=self.config.version,
+            notebook=notebook,
+        )
+
+
+class OnTransformer(ast.NodeTransformer):
+    """The AST transformer of ``%port on``. It never raises: IPython silently drops a
+    transformer that does, so a failure leaves the cell unrecorded with a warning."""
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if not isinstance(node, ast.Module):
+            return node
+        try:
+            count = self.session._execution_count()
+            return transform(node, count if count is not None else "on")
+        except Exception as exc:
+            print(
+                f"porter: could not rewrite the cell for recording ({exc}); it runs unrecorded",
+                file=sys.stderr,
+            )
+            return node
+
+
+_sessions: dict[int, Session] = {}
+
+
+def get_session(shell: Any = None) -> Session:
+    """The session of a shell (created on first use); ``None`` gives a shell-less one."""
+    key = id(shell)
+    session = _sessions.get(key)
+    if session is None or session.shell is not shell:
+        session = _sessions[key] = Session(shell)
+        if shell is not None:
+            install_hooks(shell.user_ns)
+            for name in _HIDDEN_NAMES:
+                shell.user_ns_hidden[name] = shell.user_ns[name]
+    return session
+
+
+def drop_session(shell: Any) -> None:
+    session = _sessions.pop(id(shell), None)
+    if session is not None:
+        session.stop_recording()

@@ -1,0 +1,480 @@
+"""Non-standard spellings of array code and the standard spelling to use instead.
+
+The recorder resolves every call it sees to ``(library, kind, name)`` and asks
+:func:`find` for the entries of that callee; :func:`choose` picks the entry whose
+condition holds for the actual call (``torch.max(a, b)`` and ``torch.max(x, 1)`` are
+different findings), and :func:`render_suggestion` fills the entry's code template from
+the call (``x.sum(1)`` -> ``xp.sum(x, axis=1)``).
+
+Conventions for the call seen by conditions and templates:
+
+- ``args``/``kwargs`` are what the call passed; for a method or attribute ``self_obj`` is
+  the array it belongs to and ``args`` excludes it; for a function ``self_obj`` is None.
+- The *operands* of a call are ``(self_obj, *args)`` for a method and ``args`` for a
+  function, so operand 0 is the array in both ``x.sum(1)`` and ``np.sum(x, 1)``.
+
+Everything here is duck-typed (an array is anything with ``shape`` and ``dtype``), so no
+array library is imported; the table itself lives in ``_replacement_data`` and is
+indexed on the first lookup.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
+
+__all__ = [
+    "CONDITIONS",
+    "KINDS",
+    "LIBRARIES",
+    "PLACEHOLDERS",
+    "STATUSES",
+    "Replacement",
+    "all_entries",
+    "choose",
+    "find",
+    "render_suggestion",
+]
+
+LIBRARIES: tuple[str, ...] = ("torch", "numpy", "jax", "cupy", "array_api_strict", "*")
+KINDS: tuple[str, ...] = ("function", "method", "attribute")
+STATUSES: tuple[str, ...] = ("non_standard", "non_standard_usage", "device_specific", "host_sync")
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """One non-standard spelling (or usage) of a callee and the portable way to write it."""
+
+    library: str
+    kind: str
+    name: str
+    status: str
+    standard_name: str | None
+    suggestion: str
+    when: str | None = None
+    note: str = ""
+
+
+# --- duck typing -------------------------------------------------------------------------
+
+#: every dtype name a library may spell; the standard ones render as ``xp.NAME``
+_STANDARD_DTYPES = frozenset(
+    "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 "
+    "float32 float64 complex64 complex128".split()
+)
+_ALL_DTYPES = _STANDARD_DTYPES | {"float16", "bfloat16", "half", "double", "float", "long"}
+_PYTHON_DTYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+
+_AXIS_KEYWORDS = ("axis", "dim", "dims")
+
+
+def _is_array(obj: object) -> bool:
+    return not isinstance(obj, type) and hasattr(obj, "shape") and hasattr(obj, "dtype")
+
+
+def _is_int(obj: object) -> bool:
+    return isinstance(obj, int) and not isinstance(obj, bool)
+
+
+def _is_axis(obj: object) -> bool:
+    """An axis as a call spells it: an int, or a non-empty tuple/list of ints."""
+    if _is_int(obj):
+        return True
+    return isinstance(obj, tuple | list) and len(obj) > 0 and all(_is_int(i) for i in obj)
+
+
+def _dtype_name(obj: object) -> str | None:
+    """The dtype an object names (``torch.float32``, ``np.dtype('f4')``, ``np.float32``,
+    ``"float32"``, ``float``), or None when it names none."""
+    if isinstance(obj, type) and obj in _PYTHON_DTYPES:
+        return _PYTHON_DTYPES[obj]
+    if _is_array(obj) or isinstance(obj, bool | int | float | complex):
+        return None
+    if isinstance(obj, str):
+        return obj if obj in _ALL_DTYPES else None
+    candidates = (
+        getattr(obj, "name", None),
+        getattr(obj, "__name__", None),
+        str(obj).rsplit(".", 1)[-1].strip("'<>"),
+    )
+    for candidate in candidates:
+        if isinstance(candidate, str) and candidate in _ALL_DTYPES:
+            return candidate
+    return None
+
+
+def _is_device(obj: object) -> bool:
+    """A device as calls spell it: a device string, or a torch/jax/cupy/strict device object."""
+    if isinstance(obj, str):
+        return _dtype_name(obj) is None
+    if _is_array(obj) or obj is None or isinstance(obj, bool | int | float | type):
+        return False
+    if hasattr(obj, "type") and hasattr(obj, "index"):  # torch.device
+        return True
+    if hasattr(obj, "platform") and hasattr(obj, "id"):  # jax Device
+        return True
+    return type(obj).__name__ == "Device"  # cupy.cuda.Device, array_api_strict.Device
+
+
+def _names_cuda(obj: object) -> bool:
+    if isinstance(obj, str):
+        return obj.split(":", 1)[0].strip().lower() == "cuda"
+    if _is_array(obj):
+        return False
+    if getattr(obj, "type", None) == "cuda":  # torch.device("cuda")
+        return True
+    return type(obj).__module__.startswith("cupy") and type(obj).__name__ == "Device"
+
+
+def _operands(args: tuple, self_obj: object) -> tuple:
+    return args if self_obj is None else (self_obj, *args)
+
+
+def _call_values(args: tuple, kwargs: dict) -> Iterable[object]:
+    yield from args
+    if "device" in kwargs:
+        yield kwargs["device"]
+
+
+# --- conditions --------------------------------------------------------------------------
+
+
+def _two_arrays(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    ops = _operands(args, self_obj)
+    if _is_array(kwargs.get("other")) and ops and _is_array(ops[0]):
+        return True
+    return len(ops) >= 2 and _is_array(ops[0]) and _is_array(ops[1])
+
+
+def _positional_axis(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    ops = _operands(args, self_obj)
+    return len(ops) >= 2 and _is_axis(ops[1])
+
+
+def _dim_keyword(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return any(k in kwargs for k in ("dim", "dims", "keepdim"))
+
+
+def _no_axis(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    ops = _operands(args, self_obj)
+    return len(ops) < 2 and not any(k in kwargs for k in _AXIS_KEYWORDS)
+
+
+def _ndim_not_2(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    ndim = getattr(self_obj, "ndim", None)
+    if ndim is None:
+        ndim = len(self_obj.shape)  # type: ignore[attr-defined]
+    return ndim != 2
+
+
+def _device_arg(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return "device" in kwargs or any(_is_device(v) for v in args)
+
+
+def _cuda_arg(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return any(_names_cuda(v) for v in _call_values(args, kwargs))
+
+
+def _dtype_arg(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    if kwargs.get("dtype") is not None:
+        return True
+    return any(not isinstance(v, str) and _dtype_name(v) is not None for v in args)
+
+
+def _single_arg(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return len(args) == 1 and not kwargs
+
+
+def _varargs_shape(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return len(args) >= 2 and all(_is_int(a) for a in args)
+
+
+def _round_decimals(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    ops = _operands(args, self_obj)
+    return "decimals" in kwargs or (len(ops) >= 2 and _is_int(ops[1]))
+
+
+def _ddof_keyword(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return "ddof" in kwargs
+
+
+def _default_correction(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    explicit = "correction" in kwargs or "unbiased" in kwargs
+    return not explicit and not any(isinstance(a, bool) for a in args)
+
+
+def _unbiased_keyword(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return "unbiased" in kwargs
+
+
+def _a_min_keyword(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return "a_min" in kwargs or "a_max" in kwargs
+
+
+def _floor_rounding(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return kwargs.get("rounding_mode") == "floor"
+
+
+def _trunc_rounding(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return kwargs.get("rounding_mode") == "trunc"
+
+
+Condition = Callable[[tuple, dict, object], bool]
+
+#: named predicates over ``(args, kwargs, self_obj)`` that entries refer to by ``when``
+CONDITIONS: Mapping[str, Condition] = MappingProxyType(
+    {
+        # torch.max(a, b), x.max(y): two arrays where the standard wants maximum/minimum
+        "two_arrays": _two_arrays,
+        # x.sum(1), np.sum(x, 1): an int/tuple operand where the standard wants axis=
+        "positional_axis": _positional_axis,
+        # torch.sum(x, dim=1, keepdim=True): torch's keyword names (dim, dims, keepdim)
+        "dim_keyword": _dim_keyword,
+        # torch.squeeze(x): no axis where the standard requires one
+        "no_axis": _no_axis,
+        # x.T on an array that is not 2-D
+        "ndim_not_2": _ndim_not_2,
+        # .to("cuda"), .to(device=...), .to(torch.device(...)): a device, not a dtype
+        "device_arg": _device_arg,
+        # an argument naming a CUDA device ("cuda", "cuda:1", torch.device("cuda"))
+        "cuda_arg": _cuda_arg,
+        # .to(torch.float32), x.type(torch.float64): a dtype cast
+        "dtype_arg": _dtype_arg,
+        # np.where(cond): the one-argument form
+        "single_arg": _single_arg,
+        # torch.zeros(2, 3): the shape spread over positional ints
+        "varargs_shape": _varargs_shape,
+        # np.round(x, 2), torch.round(x, decimals=2)
+        "round_decimals": _round_decimals,
+        # np.std(x, ddof=1)
+        "ddof_keyword": _ddof_keyword,
+        # torch.std(x): torch corrects by default (correction=1), the standard does not
+        "default_correction": _default_correction,
+        # torch.std(x, unbiased=False)
+        "unbiased_keyword": _unbiased_keyword,
+        # np.clip(x, a_min=0, a_max=1)
+        "a_min_keyword": _a_min_keyword,
+        # torch.div(a, b, rounding_mode="floor" | "trunc")
+        "floor_rounding": _floor_rounding,
+        "trunc_rounding": _trunc_rounding,
+    }
+)
+
+
+# --- lookup ------------------------------------------------------------------------------
+
+_Key = tuple[str, str, str]
+_INDEX: dict[_Key, tuple[Replacement, ...]] | None = None
+
+
+def all_entries() -> tuple[Replacement, ...]:
+    """Every entry of the table, in table order."""
+    from porter_ext.spec._replacement_data import ENTRIES
+
+    return ENTRIES
+
+
+def _index() -> dict[_Key, tuple[Replacement, ...]]:
+    global _INDEX
+    if _INDEX is None:
+        grouped: dict[_Key, list[Replacement]] = {}
+        for entry in all_entries():
+            grouped.setdefault((entry.library, entry.kind, entry.name), []).append(entry)
+        _INDEX = {key: tuple(entries) for key, entries in grouped.items()}
+    return _INDEX
+
+
+@lru_cache(maxsize=4096)
+def find(library: str, kind: str, name: str) -> tuple[Replacement, ...]:
+    """Entries for this callee, library-specific ones first, then ``"*"`` ones."""
+    index = _index()
+    star = index.get(("*", kind, name), ())
+    if library == "*":
+        return star
+    return index.get((library, kind, name), ()) + star
+
+
+def choose(
+    entries: Iterable[Replacement], args: tuple, kwargs: dict, self_obj: object = None
+) -> Replacement | None:
+    """The first entry whose condition holds for this call (``when=None`` holds always).
+
+    A condition that raises or is unknown does not hold: a strange argument must never
+    break the person's cell.
+    """
+    for entry in entries:
+        if entry.when is None:
+            return entry
+        condition = CONDITIONS.get(entry.when)
+        if condition is None:
+            continue
+        try:
+            if condition(args, kwargs, self_obj):
+                return entry
+        except Exception:
+            continue
+    return None
+
+
+# --- suggestions -------------------------------------------------------------------------
+
+_ELLIPSIS = "..."
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+# ", name={placeholder}": dropped whole when the call did not pass that value
+_OPTIONAL_KEYWORD = re.compile(r",\s*\w+=\{(\w+)\}")
+_ARG = re.compile(r"arg(\d)")
+
+
+def _literal(obj: object) -> str:
+    """repr of a simple literal (int, float, bool, None, str, tuple/list of ints), else '...'."""
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return repr(obj)
+    if isinstance(obj, tuple | list) and all(_is_int(i) for i in obj):
+        return repr(tuple(obj))
+    return _ELLIPSIS
+
+
+def _as_tuple(values: tuple) -> str | None:
+    """A shape/axes argument as one tuple: ``view(2, 3)`` and ``view((2, 3))`` -> '(2, 3)'."""
+    if not values:
+        return None
+    if len(values) == 1 and isinstance(values[0], tuple | list):
+        values = tuple(values[0])
+    if all(_is_int(v) for v in values):
+        return repr(tuple(values))
+    return _ELLIPSIS
+
+
+class _CallValues:
+    """The placeholder values of one call, computed on demand; None means 'not passed'."""
+
+    def __init__(self, kind: str, args: tuple, kwargs: dict, self_obj: object) -> None:
+        self.args = args
+        self.kwargs = kwargs
+        self.self_obj = self_obj
+        # operands: index 0 is the array in both x.sum(1) and np.sum(x, 1)
+        self.ops: tuple = (self_obj, *args) if kind != "function" else args
+
+    def _keyword_or_operand(self, keywords: tuple[str, ...], position: int | None) -> object:
+        for key in keywords:
+            if key in self.kwargs:
+                return self.kwargs[key]
+        if position is not None and len(self.ops) > position:
+            return self.ops[position]
+        return None
+
+    def get(self, name: str) -> str | None:
+        match = _ARG.fullmatch(name)
+        if match:
+            i = int(match.group(1))
+            return _literal(self.args[i]) if i < len(self.args) else None
+        method = getattr(self, f"_{name}", None)
+        return method() if method is not None else None
+
+    def _axis(self) -> str | None:
+        value = self._keyword_or_operand(_AXIS_KEYWORDS, 1)
+        if value is None:
+            return None
+        return _literal(value) if _is_axis(value) else _ELLIPSIS
+
+    def _axis_kw(self) -> str | None:
+        """The axis only when passed by keyword (where operand 1 is something else)."""
+        value = self._keyword_or_operand(_AXIS_KEYWORDS, None)
+        if value is None:
+            return None
+        return _literal(value) if _is_axis(value) else _ELLIPSIS
+
+    def _keepdims(self) -> str | None:
+        value = self._keyword_or_operand(("keepdims", "keepdim"), None)
+        return None if value is None else _literal(value)
+
+    def _correction(self) -> str | None:
+        if "unbiased" in self.kwargs:
+            return "1" if self.kwargs["unbiased"] else "0"
+        value = self._keyword_or_operand(("correction", "ddof"), None)
+        return None if value is None else _literal(value)
+
+    def _dtype(self) -> str | None:
+        candidates = [self.kwargs["dtype"]] if self.kwargs.get("dtype") is not None else []
+        candidates += [a for a in self.args if not isinstance(a, str) or a in _ALL_DTYPES]
+        for value in candidates:
+            name = _dtype_name(value)
+            if name is not None:
+                return f"xp.{name}" if name in _STANDARD_DTYPES else _ELLIPSIS
+        return None
+
+    def _shape(self) -> str | None:
+        if "shape" in self.kwargs:
+            return _as_tuple((self.kwargs["shape"],))
+        return _as_tuple(self.ops[1:])
+
+    def _axes(self) -> str | None:
+        for key in ("axes", "dims"):
+            if key in self.kwargs:
+                return _as_tuple((self.kwargs[key],))
+        return _as_tuple(self.ops[1:])
+
+    def _sizes(self) -> str | None:
+        return _as_tuple(self.args)
+
+    def _min(self) -> str | None:
+        value = self._keyword_or_operand(("min", "a_min"), 1)
+        return None if value is None else _literal(value)
+
+    def _max(self) -> str | None:
+        value = self._keyword_or_operand(("max", "a_max"), 2)
+        return None if value is None else _literal(value)
+
+    def _reversed_axes(self) -> str | None:
+        ndim = getattr(self.self_obj, "ndim", None)
+        if not _is_int(ndim):
+            return None
+        return repr(tuple(range(ndim - 1, -1, -1)))
+
+
+#: the placeholders a suggestion may contain (arg0 … arg9 are the raw positional args)
+PLACEHOLDERS: frozenset[str] = frozenset(
+    {f"arg{i}" for i in range(10)}
+    | {
+        "axis",
+        "axis_kw",
+        "keepdims",
+        "correction",
+        "dtype",
+        "shape",
+        "axes",
+        "sizes",
+        "min",
+        "max",
+        "reversed_axes",
+    }
+)
+
+
+def render_suggestion(
+    entry: Replacement, args: tuple, kwargs: dict, self_obj: object = None
+) -> str:
+    """The entry's suggestion with its placeholders filled from the call.
+
+    ``{axis}`` is the axis the call passed (``x.sum(1)``, ``np.sum(x, 1)``, ``dim=``,
+    ``axis=``), ``{arg0}``, ``{arg1}``… the positional args as simple literals, and a
+    value that is not a simple literal shows as ``...``. A keyword segment such as
+    ``, axis={axis}`` disappears when the call did not pass that value, so ``x.sum()``
+    renders as ``xp.sum(x)``; a bare placeholder without a value shows as ``...``.
+    """
+    values = _CallValues(entry.kind, args, kwargs, self_obj)
+
+    def value(name: str) -> str | None:
+        try:
+            return values.get(name)
+        except Exception:
+            return _ELLIPSIS
+
+    def keep_or_drop(match: re.Match[str]) -> str:
+        return match.group(0) if value(match.group(1)) is not None else ""
+
+    text = _OPTIONAL_KEYWORD.sub(keep_or_drop, entry.suggestion)
+    return _PLACEHOLDER.sub(lambda m: value(m.group(1)) or _ELLIPSIS, text)

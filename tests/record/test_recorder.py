@@ -1,0 +1,251 @@
+"""The recorder on real libraries: classification by name and usage, devices, merging."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from porter_ext.record import run_recorded
+
+torch = pytest.importorskip("torch")
+
+
+def record(source: str, **namespace):
+    run = run_recorded(textwrap.dedent(source), namespace)
+    return run
+
+
+def by_name(run):
+    out = {}
+    for call in run.calls:
+        out.setdefault(call.name, call)
+    return out
+
+
+FOO = """
+import torch
+def foo(x):
+    r = (x * x).sum(1).tanh()
+    r = torch.max(r, -r)
+    return (x.max() > 0) * r
+y = foo(x)
+"""
+
+PORTABLE = """
+from array_api_compat import array_namespace
+def foo(x):
+    xp = array_namespace(x)
+    r = xp.tanh(xp.sum(x * x, axis=1))
+    r = xp.maximum(r, -r)
+    return xp.astype(xp.max(r) > 0, xp.float32) * r
+y = foo(x)
+"""
+
+
+def test_the_torch_example_names_each_non_standard_call():
+    run = record(FOO, x=torch.ones(3, 4))
+    assert run.exception is None
+    calls = by_name(run)
+    assert calls["Tensor.sum"].status == "non_standard"
+    assert calls["Tensor.sum"].suggestion == "xp.sum(x, axis=1)"
+    assert calls["Tensor.tanh"].status == "non_standard"
+    assert "xp.tanh" in calls["Tensor.tanh"].suggestion
+    assert calls["torch.max"].status == "non_standard_usage"
+    assert "xp.maximum" in calls["torch.max"].suggestion
+    assert calls["torch.max"].standard_name == "maximum"
+    assert calls["Tensor.max"].status == "non_standard"
+    assert calls["Tensor.sum"].line == 4
+    assert calls["torch.max"].line == 5
+    assert calls["torch.max"].devices_in == ["cpu", "cpu"]
+    assert calls["torch.max"].device_out == "cpu"
+
+
+def test_the_portable_rewrite_has_no_finding():
+    run = record(PORTABLE, x=torch.ones(3, 4))
+    assert run.exception is None
+    assert run.calls, "the namespace calls are recorded"
+    assert [c for c in run.calls if c.status != "standard"] == []
+    names = {c.name for c in run.calls}
+    assert {"torch.sum", "torch.maximum", "torch.astype"} <= names
+
+
+def test_exp2_is_non_standard_and_the_escape_hatch_is_acknowledged():
+    run = record(
+        """
+        from array_api_compat import array_namespace
+        xp = array_namespace(x)
+        a = xp.exp2(x)
+        b = xp.backend.exp2(x)
+        """,
+        x=torch.ones(3),
+    )
+    assert run.exception is None
+    statuses = {(c.line, c.status) for c in run.calls if "exp2" in c.name}
+    assert statuses == {(4, "non_standard"), (5, "acknowledged")}
+    exp2 = next(c for c in run.calls if c.line == 4 and "exp2" in c.name)
+    assert "backend.exp2" in exp2.suggestion
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "status", "hint"),
+    [
+        ("np.concatenate([a, a])", "numpy.concatenate", "non_standard", "concat"),
+        ("np.transpose(a)", "numpy.transpose", "non_standard", "permute_dims"),
+        ("np.power(a, 2)", "numpy.power", "non_standard", "pow"),
+        ("np.sum(a, 0)", "numpy.sum", "non_standard_usage", "axis"),
+        ("np.sum(a, axis=0)", "numpy.sum", "standard", None),
+        ("a3.T", "ndarray.T", "non_standard_usage", "permute_dims"),
+        ("a.T", "ndarray.T", "standard", None),
+        ("a.sum(0)", "ndarray.sum", "non_standard", "xp.sum(x, axis=0)"),
+        ("a.item() if a.size == 1 else a[0, 0].item()", "ndarray.item", "host_sync", None),
+        ("float(a[0, 0])", "float", "host_sync", None),
+    ],
+)
+def test_numpy_idioms(source, name, status, hint):
+    run = record(f"import numpy as np\nout = {source}\n", a=np.ones((2, 2)), a3=np.ones((2, 2, 2)))
+    assert run.exception is None
+    call = by_name(run)[name]
+    assert call.status == status
+    assert call.library == "numpy"
+    if hint:
+        assert hint in (call.suggestion or "")
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "hint"),
+    [
+        ("torch.cuda.is_available()", "torch.cuda.is_available", "torch.accelerator.is_available"),
+        ("torch.cuda.device_count()", "torch.cuda.device_count", "torch.accelerator.device_count"),
+        ("t.cpu()", "Tensor.cpu", "device"),
+        ("t.to('cpu')", "Tensor.to", "device"),
+    ],
+)
+def test_device_specific_calls_name_the_device_agnostic_api(source, name, hint):
+    run = record(f"import torch\nout = {source}\n", t=torch.ones(2))
+    assert run.exception is None
+    call = by_name(run)[name]
+    assert call.status == "device_specific"
+    assert hint in call.suggestion
+
+
+def test_identical_calls_at_one_site_are_merged():
+    run = record(
+        """
+        for _ in range(5):
+            y = np.add(a, a)
+        """,
+        a=np.ones(3),
+        np=np,
+    )
+    [call] = [c for c in run.calls if c.name == "numpy.add"]
+    assert call.count == 5
+    assert call.status == "standard"
+
+
+def test_calls_that_are_not_array_calls_are_not_reported():
+    run = record(
+        """
+        class Thing:
+            def sum(self, axis):
+                return axis
+        t = Thing()
+        n = t.sum(1) + len([1, 2]) + max(1, 2)
+        print("hello")
+        s = "-".join(["a", "b"])
+        """
+    )
+    assert run.exception is None
+    assert run.calls == []
+
+
+def test_a_cell_that_raises_keeps_the_calls_before_it():
+    ns = {"np": np, "a": np.ones(3)}
+    run = run_recorded(
+        "b = np.exp(a)\nc = np.log(a)\nraise ValueError('boom')\nd = np.sqrt(a)\n", ns
+    )
+    assert isinstance(run.exception, ValueError)
+    assert run.error.type == "ValueError"
+    assert run.error.line == 3
+    assert {c.name for c in run.calls} == {"numpy.exp", "numpy.log"}
+    assert "c" in ns and "d" not in ns
+
+
+def test_strict_devices_are_read():
+    xs = pytest.importorskip("array_api_strict")
+    x = xs.asarray([1.0, 2.0], device=xs.Device("device1"))
+    run = record("y = xs.sum(x)\n", xs=xs, x=x)
+    [call] = run.calls
+    assert call.status == "standard"
+    assert call.devices_in == ["device1"]
+    assert call.device_out == "device1"
+    assert call.library == "array_api_strict"
+
+
+def test_jax_traced_values_are_recorded_as_traced():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    run = record(
+        """
+        @jax.jit
+        def f(x):
+            y = jnp.exp2(x)
+            return jnp.sum(y, axis=0)
+        out = f(x)
+        """,
+        jax=jax,
+        jnp=jnp,
+        x=jnp.ones(3),
+    )
+    assert run.exception is None
+    calls = by_name(run)
+    assert calls["jax.numpy.exp2"].status == "non_standard"
+    assert calls["jax.numpy.exp2"].devices_in == ["traced"]
+    assert calls["jax.numpy.exp2"].device_out == "traced"
+    assert calls["jax.numpy.sum"].status == "standard"
+
+
+def test_reading_device_of_a_traced_value_is_recorded_without_raising_from_porter():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    from array_api_compat import device
+
+    run = record(
+        """
+        @jax.jit
+        def f(x):
+            return jnp.zeros(3, device=device(x)) + x
+        out = f(x)
+        """,
+        jax=jax,
+        jnp=jnp,
+        device=device,
+        x=jnp.ones(3),
+    )
+    assert run.exception is None
+    assert any(c.devices_in == ["traced"] for c in run.calls)
+
+
+def test_an_internal_recorder_failure_is_a_warning_and_the_cell_result_stands(monkeypatch):
+    from porter_ext.record import recorder
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("porter bug")
+
+    monkeypatch.setattr(recorder.Recorder, "_verdict", broken)
+    ns = {"np": np, "a": np.ones(3)}
+    run = run_recorded("b = np.exp(a)\n", ns)
+    assert run.exception is None
+    np.testing.assert_allclose(ns["b"], np.exp(np.ones(3)))
+    assert any("porter bug" in w for w in run.warnings)
+
+
+def test_recording_does_not_change_results():
+    a = torch.linspace(-2, 2, 12).reshape(3, 4)
+    plain_ns = {"x": a}
+    exec(compile(FOO, "<plain>", "exec"), plain_ns)
+    ns = {"x": a}
+    run = run_recorded(FOO, ns)
+    assert run.exception is None
+    assert torch.equal(ns["y"], plain_ns["y"])
