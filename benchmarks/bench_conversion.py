@@ -71,9 +71,7 @@ def main() -> int:
         ratio = baseline / converted
         if ratio < TARGET_RATIO:
             below.append(name)
-        print(
-            f"{name:32} {mode:9} {converted * 1e6:9.1f} µs {raw * 1e6:9.1f} µs {ratio:12,.0f}x"
-        )
+        print(f"{name:32} {mode:9} {converted * 1e6:9.1f} µs {raw * 1e6:9.1f} µs {ratio:12,.0f}x")
     print()
     if below:
         print(f"below the {TARGET_RATIO}x target: {', '.join(below)}")

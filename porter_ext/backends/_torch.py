@@ -107,7 +107,9 @@ class TorchBackend(Backend):
             raise DeviceUnavailable(f"torch's accelerator is {kind}, not {target.type}")
         index = torch.accelerator.current_device_index() if target.index is None else target.index
         if index >= count:
-            raise DeviceUnavailable(f"torch sees {count} {kind} device(s); there is no {kind}:{index}")
+            raise DeviceUnavailable(
+                f"torch sees {count} {kind} device(s); there is no {kind}:{index}"
+            )
         return torch.device(kind, index)
 
     def _exportable(self, x: Any) -> Any:

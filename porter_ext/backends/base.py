@@ -189,6 +189,27 @@ class Backend(ABC):
         return f"<porter backend {self.name}>"
 
 
+_DTYPE_NAMES: dict[tuple[type, Any], str] = {}
+
+
 def dtype_name(x: Any) -> str:
-    """The dtype of any supported array as a plain name: ``float32``, ``bfloat16``."""
-    return str(x.dtype).removeprefix("torch.")
+    """The dtype of any supported array as a plain name: ``float32``, ``bfloat16``.
+
+    Works for NumPy, JAX, CuPy (NumPy dtypes), torch (``torch.float32``) and
+    array-api-strict (``array_api_strict.float32``).
+    """
+    dtype = x.dtype
+    # keyed by type too: a strict dtype hashes like its NumPy twin but warns on ==
+    key = (type(dtype), dtype)
+    try:
+        return _DTYPE_NAMES[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable dtype
+        return str(dtype).rpartition(".")[2]
+    # str() of a NumPy dtype costs microseconds: remember it
+    name = getattr(dtype, "name", None)  # NumPy: ">f8" is "float64"
+    if not isinstance(name, str):
+        name = str(dtype).rpartition(".")[2]
+    _DTYPE_NAMES[key] = name
+    return name

@@ -172,6 +172,9 @@ def _to_strict(x: Any, source: Backend, target: Backend, device: Any, trail: _Tr
         trail.copied(f"array-api-strict's to_device copies ({source.device_of(x)} → {name})")
         return x.to_device(device)
     host = _host_view(x, source, trail)
+    if not host.dtype.isnative:
+        trail.copied("array-api-strict (and DLPack) take native byte order only")
+        host = get_backend("numpy").host_copy(host)
     try:
         if name == STRICT_DEFAULT:
             return xps.from_dlpack(host)
@@ -189,7 +192,9 @@ def _to_torch(x: Any, source: Backend, target: Backend, device: Any, trail: _Tra
         try:
             tensor = torch.from_dlpack(ready)
         except REFUSED as error:
-            trail.copied(f"DLPack import into torch failed ({_why(error)}); copied through host NumPy")
+            trail.copied(
+                f"DLPack import into torch failed ({_why(error)}); copied through host NumPy"
+            )
             try:
                 tensor = torch.from_numpy(source.host_copy(x))
             except TypeError as error:

@@ -18,7 +18,7 @@ from porter_ext.spec.standard import Standard
 _TABLE_LIBRARIES = frozenset({"torch", "numpy", "jax", "cupy", "array_api_strict"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity: verdicts are cached, hashing must be cheap
 class Verdict:
     status: str
     standard_name: str | None = None

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from porter_ext.record import arrays
-from porter_ext.record.arrays import TRACED, library_of
+from porter_ext.record.arrays import library_of
 from porter_ext.record.classify import Verdict, classify, is_conditional, table_entries
 from porter_ext.record.model import CallRecord
 from porter_ext.record.resolve import (
@@ -39,6 +39,7 @@ from porter_ext.spec.standard import DEFAULT_VERSION, standard
 _BUILTIN_METHOD = types.BuiltinMethodType
 _METHOD = types.MethodType
 _MISSING = object()
+_NO_SELF = object()
 _NAMESPACE_CALLS = frozenset({"array_namespace", "__array_namespace__"})
 _STRICT_RAISES = frozenset({"non_standard", "non_standard_usage", "device_specific"})
 _CACHE_LIMIT = 20_000
@@ -60,7 +61,28 @@ def porter_call(site: tuple, f: Any, /, *args: Any, **kwargs: Any) -> Any:
     rec = _active
     if rec is None:
         return f(*args, **kwargs)
-    return rec.call(site, f, args, kwargs)
+    fast = rec._fast.get(site)
+    if fast is None or fast[0] is not f or kwargs or len(args) != fast[2]:
+        return rec.call(site, f, args, kwargs)
+    # the hot path: a plain function called again at the same site as before
+    din = []
+    for a in args:
+        lib = _type_library.get(type(a))
+        if lib is not None:
+            din.append(_device_readers[lib](a))
+        elif type(a) is list or type(a) is tuple:
+            din.extend(_devices_in(a, None))
+    bucket = fast[3]
+    try:
+        out = f(*args)
+    except BaseException:
+        key = (tuple(din), None)
+        bucket[key] = bucket.get(key, 0) + 1
+        raise
+    lib = _type_library.get(type(out))
+    key = (tuple(din), _device_readers[lib](out) if lib is not None else _device_out(out))
+    bucket[key] = bucket.get(key, 0) + 1
+    return out
 
 
 def porter_attr(site: tuple, obj: Any, name: str) -> Any:
@@ -83,8 +105,12 @@ def _device(x: Any) -> str | None:
         return "unknown"
 
 
-def _devices_in(args: tuple, kwargs: dict) -> tuple[str, ...]:
+def _devices_in(args: tuple, kwargs: dict | None, self_obj: Any = _NO_SELF) -> tuple[str, ...]:
     out: list[str] = []
+    if self_obj is not _NO_SELF:
+        d = _device(self_obj)
+        if d is not None:
+            out.append(d)
     for a in args:
         d = _device(a)
         if d is not None:
@@ -124,7 +150,10 @@ class Recorder:
         self.cell = cell
         self.standard = standard(version)
         #: (site, qualname, status, devices_in, device_out) → [count, Callee, Verdict]
-        self._calls: dict[tuple, list] = {}
+        self._buckets: dict[tuple, dict] = {}
+        #: site → (function or array type, method name or None, nargs, bucket) of the last
+        #: plain call there, so that repeated calls skip resolving and classifying
+        self._fast: dict[tuple, tuple] = {}
         self._verdicts: dict[tuple, Verdict] = {}
         self._entries: dict[Callee, tuple] = {}
         self.warnings: list[str] = []
@@ -206,11 +235,36 @@ class Recorder:
 
     # -- the hot path ------------------------------------------------------------------
     def call(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> Any:
+        fast = self._fast.get(site)
+        if fast is not None and not kwargs and len(args) == fast[2]:
+            key_obj = fast[0]
+            if key_obj is f:
+                self_obj = _NO_SELF
+            elif fast[1] is not None and (type(f) is _BUILTIN_METHOD or type(f) is _METHOD):
+                self_obj = f.__self__
+                if type(self_obj) is not key_obj or f.__name__ != fast[1]:
+                    return self._call(site, f, args, kwargs)
+            else:
+                return self._call(site, f, args, kwargs)
+            bucket = fast[3]
+            devices_in = _devices_in(args, None, self_obj)
+            try:
+                out = f(*args)
+            except BaseException:
+                key = (devices_in, None)
+                bucket[key] = bucket.get(key, 0) + 1
+                raise
+            key = (devices_in, _device_out(out))
+            bucket[key] = bucket.get(key, 0) + 1
+            return out
+        return self._call(site, f, args, kwargs)
+
+    def _call(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> Any:
         try:
             callee, self_obj, forced = self._resolve(f)
             if callee is not None and callee.library == "builtins":
                 lib = library_of(args[0]) if len(args) == 1 else None
-                callee = None if lib is None else Callee(lib, "function", callee.name, callee.name)
+                callee = None if lib is None else _host_callee(lib, callee.name)
                 forced = "host_sync"
         except Exception as exc:  # porter's fault: never the person's
             self._internal(exc)
@@ -226,7 +280,7 @@ class Recorder:
             self._internal(exc)
             return f(*args, **kwargs)
         if self.strict and verdict.status in _STRICT_RAISES and type(f) is not RejectedFunction:
-            self._add(site, callee, verdict, args, kwargs, None)
+            self._add(site, callee, verdict, args, kwargs, None, self_obj)
             raise NonStandardError(
                 f"{callee.qualname} is outside the array API standard ({verdict.status})"
                 + (f": write {verdict.suggestion}" if verdict.suggestion else "")
@@ -243,13 +297,23 @@ class Recorder:
                 exc.suggestion or verdict.suggestion,
                 str(exc),
             )
-            self._add(site, callee, verdict, args, kwargs, None)
+            self._add(site, callee, verdict, args, kwargs, None, self_obj)
             raise exc.at_line(site[1]) from None
         except BaseException:
-            self._add(site, callee, verdict, args, kwargs, None)
+            self._add(site, callee, verdict, args, kwargs, None, self_obj)
             raise
         try:
-            self._add(site, callee, verdict, args, kwargs, out)
+            bucket = self._add(site, callee, verdict, args, kwargs, out, self_obj)
+            if (
+                not kwargs
+                and forced is None
+                and not is_conditional(self._entries.get(callee, ()))
+                and callee.name not in _NAMESPACE_CALLS
+            ):
+                if callee.kind == "method":
+                    self._fast[site] = (type(self_obj), f.__name__, len(args), bucket)
+                elif type(f) is not StandardFunction:
+                    self._fast[site] = (f, None, len(args), bucket)
             if callee.name in _NAMESPACE_CALLS and isinstance(
                 out, types.ModuleType | NamespaceView
             ):
@@ -260,7 +324,7 @@ class Recorder:
 
     def attribute(self, site: tuple, obj: Any, name: str) -> Any:
         try:
-            callee = attribute_callee(obj, name) if _device(obj) is not None else None
+            callee = _attribute(obj, name)
         except Exception as exc:
             self._internal(exc)
             callee = None
@@ -274,33 +338,41 @@ class Recorder:
         try:
             out = getattr(obj, name)
         except BaseException:
-            self._add(site, callee, verdict, (obj,), {}, None)
+            self._add(site, callee, verdict, (), {}, None, obj)
             raise
         try:
-            self._add(site, callee, verdict, (obj,), {}, out)
+            self._add(site, callee, verdict, (), {}, out, obj)
         except Exception as exc:
             self._internal(exc)
         return out
 
-    def _add(self, site, callee, verdict, args, kwargs, out) -> None:
-        devices_in = _devices_in(args, kwargs)
-        device_out = _device_out(out) if out is not None else None
-        key = (site, callee.qualname, verdict.status, devices_in, device_out, tuple(kwargs))
-        entry = self._calls.get(key)
-        if entry is None:
-            self._calls[key] = [1, callee, verdict]
-        else:
-            entry[0] += 1
+    def _add(self, site, callee, verdict, args, kwargs, out, self_obj=_NO_SELF) -> dict:
+        bucket_key = (site, callee, verdict, tuple(kwargs))
+        bucket = self._buckets.get(bucket_key)
+        if bucket is None:
+            bucket = self._buckets[bucket_key] = {}
+        key = (_devices_in(args, kwargs, self_obj), _device_out(out) if out is not None else None)
+        bucket[key] = bucket.get(key, 0) + 1
+        return bucket
 
     # -- results -----------------------------------------------------------------------
     def records(self) -> list[CallRecord]:
         """The merged calls, in source order."""
+        merged: dict[tuple, list] = {}
+        for (site, callee, verdict, keywords), bucket in self._buckets.items():
+            for (devices_in, device_out), count in bucket.items():
+                key = (site, callee.qualname, verdict.status, devices_in, device_out, keywords)
+                entry = merged.get(key)
+                if entry is None:
+                    merged[key] = [count, callee, verdict]
+                else:
+                    entry[0] += count
         out = []
         for (site, qualname, status, devices_in, device_out, keywords), (
             count,
             callee,
             verdict,
-        ) in self._calls.items():
+        ) in merged.items():
             cell, line, col, _ = site
             message = verdict.message
             if self.cell is not None and cell != self.cell:
@@ -325,12 +397,28 @@ class Recorder:
         out.sort(key=lambda r: (r.line, r.col))
         return out
 
-    @property
-    def traced_calls(self) -> int:
-        return sum(1 for key in self._calls if key[4] == TRACED)
 
 
 _aliases: dict[tuple[Callee, str], Callee] = {}
+_attributes: dict[tuple[type, str], Callee | None] = {}
+
+
+_host_callees: dict[tuple[str, str], Callee] = {}
+
+
+def _host_callee(lib: str, name: str) -> Callee:
+    callee = _host_callees.get((lib, name))
+    if callee is None:
+        callee = _host_callees[(lib, name)] = Callee(lib, "function", name, name)
+    return callee
+
+
+def _attribute(obj: Any, name: str) -> Callee | None:
+    key = (type(obj), name)
+    callee = _attributes.get(key, _MISSING)
+    if callee is _MISSING:
+        callee = _attributes[key] = attribute_callee(obj, name)
+    return callee
 
 
 def _alias(callee: Callee, spelled: str, f: Any) -> Callee:

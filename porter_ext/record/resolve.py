@@ -116,7 +116,7 @@ _JAX_NOT_ARRAY_CALLS = frozenset(
 HOST_BUILTINS = {float: "float", int: "int", bool: "bool", complex: "complex"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity: callees are cached, hashing must be cheap
 class Callee:
     """A resolved callee: ``library`` as in reports, ``kind``, ``name`` relative to the
     library's array namespace (``"max"``, ``"linalg.norm"``, method ``"sum"``) and the

@@ -29,10 +29,14 @@ def _png_data_uri(fig: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _figure(width: float, height: float) -> Any:
+def _figure(width: float, height: float, **margins: float) -> Any:
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width, height), layout="constrained")
+    fig = Figure(figsize=(width, height))
+    # Fixed margins rather than a layout engine: constrained layout costs more than the
+    # drawing itself, and a report may carry dozens of figures.
+    fig.subplots_adjust(**{"left": 0.1, "right": 0.97, "bottom": 0.22, "top": 0.95, **margins})
+    return fig
 
 
 def _draw_histogram(ax: Any, hist: ErrorHistogram) -> None:
@@ -41,19 +45,25 @@ def _draw_histogram(ax: Any, hist: ErrorHistogram) -> None:
     if len(edges) != len(counts) + 1:  # a hand-edited report: plot what is consistent
         counts = counts[: max(len(edges) - 1, 0)]
     labels = ["0"] + [f"{e:.0e}" for e in edges[1:]]
-    x = np.arange(len(counts))
-    ax.bar(x, counts, width=0.9, align="edge", color="#c0392b")
     if hist.nonfinite:
-        ax.bar([len(counts)], [hist.nonfinite], width=0.9, align="edge", color="#7f8c8d")
+        counts.append(hist.nonfinite)
         labels.append("nan/inf")
-    step = max(1, len(labels) // 6)
+    # Counts span orders of magnitude (millions of matches, a few outliers), so bar
+    # heights are log10(count + 1), with power-of-ten ticks placed by hand: matplotlib's
+    # log scale would do the same at several times the cost.
+    heights = np.log10(np.asarray(counts, dtype=float) + 1)
+    colors = ["#c0392b"] * len(counts)
+    if hist.nonfinite:
+        colors[-1] = "#7f8c8d"
+    ax.bar(np.arange(len(counts)), heights, width=0.9, align="edge", color=colors)
+    top = int(np.ceil(heights.max())) if len(heights) else 1
+    powers = list(range(0, max(top, 1) + 1, max(1, (top + 3) // 4)))
+    ax.set_yticks([np.log10(10**k + 1) for k in powers], [f"1e{k}" for k in powers])
+    step = max(1, len(labels) // 4)
     ticks = list(range(0, len(labels), step))
-    if hist.nonfinite and ticks[-1] != len(labels) - 1:
-        ticks.append(len(labels) - 1)
-    ax.set_xticks(ticks, [labels[i] for i in ticks], fontsize=7)
-    positive = [c for c in [*counts, hist.nonfinite] if c > 0]
-    if positive and max(positive) / min(positive) > 100:
-        ax.set_yscale("log")
+    if hist.nonfinite:
+        ticks = [t for t in ticks if t < len(labels) - 2] + [len(labels) - 1]
+    ax.set_xticks(ticks, [labels[i] for i in ticks])
     ax.set_xlabel("absolute error (bin lower edge)", fontsize=8)
     ax.set_ylabel("elements", fontsize=8)
     ax.tick_params(labelsize=7)
@@ -70,12 +80,13 @@ def _draw_map(fig: Any, ax: Any, emap: list[list[float | None]]) -> None:
     shown = np.log10(np.where(np.isfinite(values), np.maximum(values, floor), np.nan))
     cmap = colormaps["magma"].with_extremes(bad="#1abc9c")
     image = ax.imshow(shown, cmap=cmap, interpolation="nearest", aspect="auto")
-    cbar = fig.colorbar(image, ax=ax, shrink=0.9)
-    cbar.set_label("log10 max |error| (teal: nan/inf)", fontsize=7)
+    cbar = fig.colorbar(image, ax=ax, fraction=0.08, pad=0.03)
+    cbar.set_label("log10 |error|", fontsize=7)
     cbar.ax.tick_params(labelsize=7)
-    ax.set_xlabel("columns (blocks)", fontsize=8)
-    ax.set_ylabel("rows (blocks)", fontsize=8)
-    ax.tick_params(labelsize=7)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_xlabel(f"columns ({len(emap[0])} blocks)", fontsize=8)
+    ax.set_ylabel(f"rows ({len(emap)} blocks)", fontsize=8)
 
 
 def error_figure(
@@ -85,7 +96,8 @@ def error_figure(
     if hist is None and not emap:
         return None
     panels = int(hist is not None) + int(bool(emap))
-    fig = _figure(3.6 * panels, 2.4)
+    fig = _figure(3.6 * panels, 2.4, left=0.1 if panels == 2 else 0.18,
+                  right=0.9 if emap else 0.97, wspace=0.3)  # fmt: skip
     axes = fig.subplots(1, panels, squeeze=False)[0]
     i = 0
     if hist is not None:
@@ -113,7 +125,8 @@ def device_matrix_figure(
     for (name, backend), good in ok.items():
         if good is not None and name in outputs and backend in backends:
             values[outputs.index(name), backends.index(backend)] = 1.0 if good else 0.0
-    fig = _figure(1.2 + 0.9 * len(backends), 0.8 + 0.3 * len(outputs))
+    width, height = 1.6 + 0.9 * len(backends), 0.9 + 0.3 * len(outputs)
+    fig = _figure(width, height, left=1.5 / width, right=0.97, bottom=0.6 / height, top=0.95)
     ax = fig.add_subplot()
     cmap = ListedColormap(["#c0392b", "#27ae60"]).with_extremes(bad="#bdc3c7")
     ax.imshow(values, cmap=cmap, vmin=0, vmax=1, interpolation="nearest", aspect="auto")

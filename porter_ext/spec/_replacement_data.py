@@ -1,9 +1,11 @@
 """The table behind :mod:`porter_ext.spec.replacements`, grouped by what a porter meets.
 
-Names are relative to each library's array namespace (``"linalg.norm"``, ``"cuda.synchronize"``
-for torch, ``"device_put"`` for jax's top level; jax.numpy functions are plain names).
-Suggestion templates follow the placeholder rules in ``replacements.render_suggestion``:
-the array of a method is ``x``; ``, axis={axis}`` disappears when the call passed no axis.
+Names are relative to each library's array namespace (``"linalg.norm"``,
+``"cuda.synchronize"`` for torch, ``"device_put"`` for jax's top level; jax.numpy functions
+are plain names). Suggestion templates follow the placeholder rules of
+``replacements.render_suggestion``: the array of a method is ``x``, and ``, axis={axis}``
+disappears when the call passed no axis. Every library-specific name is checked against
+the installed library by ``tests/spec/test_replacements.py`` (CuPy excepted).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def _add(
     status: str,
     standard_name: str | None,
     suggestion: str,
-    note: str = "",
+    note: str,
     when: str | None = None,
 ) -> None:
     """One entry per library letter in ``libs`` (n numpy, t torch, j jax, c cupy, * any)."""
@@ -37,15 +39,20 @@ def _add(
         )
 
 
-def _fn(libs: str, name: str, standard_name: str | None, suggestion: str, note: str = "") -> None:
+def _fn(libs: str, name: str, standard_name: str | None, suggestion: str, note: str) -> None:
     _add(libs, "function", name, NS, standard_name, suggestion, note)
 
 
-def _method(
-    libs: str, name: str, standard_name: str | None, suggestion: str, note: str = ""
-) -> None:
+def _method(libs: str, name: str, standard_name: str | None, suggestion: str, note: str) -> None:
     _add(libs, "method", name, NS, standard_name, suggestion, note)
 
+
+def _renamed(name: str) -> str:
+    return f"the standard spells it {name}"
+
+
+# The table is laid out by hand, one entry (or one family of entries) per line or two.
+# fmt: off
 
 # --- runtime: torch.cuda.* -> torch.accelerator.* ---------------------------------------
 
@@ -80,112 +87,35 @@ for _name, _suggestion in {
 }.items():
     _add("t", "function", _name, DEVICE, None, _suggestion, _ACCELERATOR_NOTE)
 
-_add(
-    "t",
-    "function",
-    "cuda.manual_seed",
-    DEVICE,
-    None,
-    "torch.manual_seed({arg0})",
-    "torch.manual_seed seeds the CPU and every accelerator",
-)
-_add(
-    "t",
-    "function",
-    "cuda.manual_seed_all",
-    DEVICE,
-    None,
-    "torch.manual_seed({arg0})",
-    "torch.manual_seed seeds the CPU and every accelerator",
-)
-_add(
-    "t",
-    "function",
-    "cuda.stream",
-    DEVICE,
-    None,
-    "with torch.Stream():",
-    "torch.Stream is a device-agnostic stream and its own context manager",
-)
-_add(
-    "t",
-    "function",
-    "device",
-    DEVICE,
-    None,
-    "torch.accelerator.current_accelerator()",
-    "naming 'cuda' ties the code to one vendor; current_accelerator() is the device of "
-    "whatever accelerator is present (None without one), and arrays carry theirs in x.device",
-    when="cuda_arg",
-)
+for _name in ("cuda.manual_seed", "cuda.manual_seed_all"):
+    _add("t", "function", _name, DEVICE, None, "torch.manual_seed({arg0})",
+         "torch.manual_seed seeds the CPU and every accelerator")
+_add("t", "function", "cuda.stream", DEVICE, None, "with torch.Stream():",
+     "torch.Stream is a device-agnostic stream and its own context manager")
+_add("t", "function", "device", DEVICE, None, "torch.accelerator.current_accelerator()",
+     "naming 'cuda' ties the code to one vendor; current_accelerator() is the device of "
+     "whatever accelerator is present (None without one), and arrays carry theirs in x.device",
+     when="cuda_arg")
 
 _CUPY_RUNTIME_NOTE = (
     "the standard has no runtime API; pass device= explicitly, and keep CuPy-only calls "
     "behind array_api_compat.is_cupy_namespace(xp)"
 )
-_add(
-    "c",
-    "function",
-    "cuda.Device",
-    DEVICE,
-    "asarray",
-    "xp.asarray(x, device=device)",
-    "selecting a device by context is CuPy-specific; " + _CUPY_RUNTIME_NOTE,
-)
-_add(
-    "c",
-    "function",
-    "cuda.runtime.getDeviceCount",
-    DEVICE,
-    "__array_namespace_info__",
-    "len(xp.__array_namespace_info__().devices())",
-    "the inspection API lists the devices of any library",
-)
-_add(
-    "c",
-    "function",
-    "cuda.runtime.deviceSynchronize",
-    DEVICE,
-    None,
-    "if is_cupy_namespace(xp): cupy.cuda.runtime.deviceSynchronize()",
-    _CUPY_RUNTIME_NOTE,
-)
-_add(
-    "c",
-    "function",
-    "cuda.Stream",
-    DEVICE,
-    None,
-    "if is_cupy_namespace(xp): cupy.cuda.Stream()",
-    _CUPY_RUNTIME_NOTE,
-)
-_add(
-    "c",
-    "function",
-    "cuda.get_current_stream",
-    DEVICE,
-    None,
-    "if is_cupy_namespace(xp): cupy.cuda.get_current_stream()",
-    _CUPY_RUNTIME_NOTE,
-)
-_add(
-    "j",
-    "function",
-    "devices",
-    NS,
-    "__array_namespace_info__",
-    "xp.__array_namespace_info__().devices()",
-    "the inspection API lists the devices of any library",
-)
-_add(
-    "j",
-    "function",
-    "local_devices",
-    NS,
-    "__array_namespace_info__",
-    "xp.__array_namespace_info__().devices()",
-    "the inspection API lists the devices of any library",
-)
+_add("c", "function", "cuda.Device", DEVICE, "asarray", "xp.asarray(x, device=device)",
+     "selecting a device by context is CuPy-specific; " + _CUPY_RUNTIME_NOTE)
+_add("c", "function", "cuda.runtime.getDeviceCount", DEVICE, "__array_namespace_info__",
+     "len(xp.__array_namespace_info__().devices())",
+     "the inspection API lists the devices of any library")
+_add("c", "function", "cuda.runtime.deviceSynchronize", DEVICE, None,
+     "if is_cupy_namespace(xp): cupy.cuda.runtime.deviceSynchronize()", _CUPY_RUNTIME_NOTE)
+_add("c", "function", "cuda.Stream", DEVICE, None,
+     "if is_cupy_namespace(xp): cupy.cuda.Stream()", _CUPY_RUNTIME_NOTE)
+_add("c", "function", "cuda.get_current_stream", DEVICE, None,
+     "if is_cupy_namespace(xp): cupy.cuda.get_current_stream()", _CUPY_RUNTIME_NOTE)
+for _name in ("devices", "local_devices"):
+    _add("j", "function", _name, NS, "__array_namespace_info__",
+         "xp.__array_namespace_info__().devices()",
+         "the inspection API lists the devices of any library")
 
 # --- placement and host transfers --------------------------------------------------------
 
@@ -193,696 +123,254 @@ _TO_DEVICE_NOTE = (
     "take the device from the data (x.device) or from the caller rather than naming one; "
     "x.to_device(device) and xp.asarray(x, device=device) are the standard spellings"
 )
-_add(
-    "t",
-    "method",
-    "cuda",
-    DEVICE,
-    "to_device",
-    "x.to_device(device)",
-    "ties the code to CUDA; " + _TO_DEVICE_NOTE,
-)
-_add(
-    "t",
-    "method",
-    "cpu",
-    DEVICE,
-    "to_device",
-    "x.to_device(device)",
-    "a device-to-host copy that waits for the device when x is on an accelerator; "
-    "for host data use np.from_dlpack(x, device='cpu')",
-)
-_add(
-    "t",
-    "method",
-    "to",
-    DEVICE,
-    "to_device",
-    "x.to_device(device)",
-    "ties the code to CUDA; " + _TO_DEVICE_NOTE,
-    when="cuda_arg",
-)
-_add(
-    "t",
-    "method",
-    "to",
-    DEVICE,
-    "to_device",
-    "x.to_device(device)",
-    _TO_DEVICE_NOTE,
-    when="device_arg",
-)
-_add(
-    "t",
-    "method",
-    "to",
-    NS,
-    "astype",
-    "xp.astype(x, {dtype})",
-    "a dtype cast is xp.astype in the standard",
-    when="dtype_arg",
-)
-_add(
-    "t",
-    "method",
-    "to",
-    NS,
-    "to_device",
-    "x.to_device(y.device)",
-    "x.to(y) takes both the device and the dtype of y: x.to_device(y.device) and "
-    "xp.astype(x, y.dtype)",
-)
-_add(
-    "t",
-    "method",
-    "pin_memory",
-    DEVICE,
-    None,
-    "x",
-    "page-locked host memory only speeds up host-to-accelerator copies in PyTorch; "
-    "drop it or keep it behind array_api_compat.is_torch_array(x)",
-)
-_add(
-    "t",
-    "method",
-    "get_device",
-    DEVICE,
-    "device",
-    "x.device",
-    "returns a CUDA ordinal (-1 on the CPU); the standard array carries its device",
-)
-_add(
-    "t",
-    "attribute",
-    "is_cuda",
-    DEVICE,
-    "device",
-    "x.device",
-    "asks for one vendor; compare x.device with the device you want instead",
-)
-_add(
-    "j",
-    "function",
-    "device_put",
-    DEVICE,
-    "asarray",
-    "xp.asarray(x, device=device)",
-    "jax.device_put is JAX's placement call; the standard moves arrays with "
-    "xp.asarray(x, device=device) or x.to_device(device)",
-)
+_add("t", "method", "cuda", DEVICE, "to_device", "x.to_device(device)",
+     "ties the code to CUDA; " + _TO_DEVICE_NOTE)
+_add("t", "method", "cpu", DEVICE, "to_device", "x.to_device(device)",
+     "a device-to-host copy that waits for the device when x is on an accelerator; "
+     "for host data use np.from_dlpack(x, device='cpu')")
+_add("t", "method", "to", DEVICE, "to_device", "x.to_device(device)",
+     "ties the code to CUDA; " + _TO_DEVICE_NOTE, when="cuda_arg")
+_add("t", "method", "to", DEVICE, "to_device", "x.to_device(device)", _TO_DEVICE_NOTE,
+     when="device_arg")
+_add("t", "method", "to", NS, "astype", "xp.astype(x, {dtype})",
+     "a dtype cast is xp.astype in the standard", when="dtype_arg")
+_add("t", "method", "to", NS, "to_device", "x.to_device(y.device)",
+     "x.to(y) takes both the device and the dtype of y: x.to_device(y.device) and "
+     "xp.astype(x, y.dtype)")
+_add("t", "method", "pin_memory", DEVICE, None, "x",
+     "page-locked host memory only speeds up host-to-accelerator copies in PyTorch; "
+     "drop it or keep it behind array_api_compat.is_torch_array(x)")
+_add("t", "method", "get_device", DEVICE, "device", "x.device",
+     "returns a CUDA ordinal (-1 on the CPU); the standard array carries its device")
+_add("t", "attribute", "is_cuda", DEVICE, "device", "x.device",
+     "asks for one vendor; compare x.device with the device you want instead")
+_add("j", "function", "device_put", DEVICE, "asarray", "xp.asarray(x, device=device)",
+     "jax.device_put is JAX's placement call; the standard moves arrays with "
+     "xp.asarray(x, device=device) or x.to_device(device)")
 
 _HOST_NOTE = (
     "copies to the host and waits for pending device work; keep values on the device "
     "as long as possible"
 )
-_add(
-    "*",
-    "method",
-    "item",
-    SYNC,
-    None,
-    "float(x)",
-    "reads one value on the host (a device sync); the standard spells it float(x), "
-    "int(x) or bool(x) on a 0-D array",
-)
-_add("*", "method", "tolist", SYNC, None, "np.from_dlpack(x, device='cpu').tolist()", _HOST_NOTE)
-_add(
-    "t",
-    "method",
-    "numpy",
-    SYNC,
-    "from_dlpack",
-    "np.from_dlpack(x, device='cpu')",
-    _HOST_NOTE + "; DLPack hands CPU data over without a copy",
-)
+_add("*", "method", "item", SYNC, None, "float(x)",
+     "reads one value on the host (a device sync); the standard spells it float(x), "
+     "int(x) or bool(x) on a 0-D array")
+_add("*", "method", "tolist", SYNC, None, "np.from_dlpack(x, device='cpu').tolist()",
+     _HOST_NOTE)
+_add("t", "method", "numpy", SYNC, "from_dlpack", "np.from_dlpack(x, device='cpu')",
+     _HOST_NOTE + "; DLPack hands CPU data over without a copy")
 _add("c", "method", "get", SYNC, "from_dlpack", "np.from_dlpack(x, device='cpu')", _HOST_NOTE)
-_add("c", "function", "asnumpy", SYNC, "from_dlpack", "np.from_dlpack(x, device='cpu')", _HOST_NOTE)
-_add(
-    "j",
-    "function",
-    "device_get",
-    SYNC,
-    "from_dlpack",
-    "np.from_dlpack(x, device='cpu')",
-    _HOST_NOTE,
-)
-_add(
-    "j",
-    "function",
-    "block_until_ready",
-    NS,
-    None,
-    "if is_jax_array(x): x.block_until_ready()",
-    "waits for JAX's asynchronous dispatch; the standard has no synchronisation call, so "
-    "keep it behind array_api_compat.is_jax_array(x) (benchmarks)",
-)
-_add(
-    "j",
-    "method",
-    "block_until_ready",
-    NS,
-    None,
-    "if is_jax_array(x): x.block_until_ready()",
-    "waits for JAX's asynchronous dispatch; the standard has no synchronisation call, so "
-    "keep it behind array_api_compat.is_jax_array(x) (benchmarks)",
-)
-_add(
-    "j",
-    "method",
-    "devices",
-    NS,
-    "device",
-    "x.device",
-    "the standard array has exactly one device, x.device",
-)
+_add("c", "function", "asnumpy", SYNC, "from_dlpack", "np.from_dlpack(x, device='cpu')",
+     _HOST_NOTE)
+_add("j", "function", "device_get", SYNC, "from_dlpack", "np.from_dlpack(x, device='cpu')",
+     _HOST_NOTE)
+for _kind in ("function", "method"):
+    _add("j", _kind, "block_until_ready", NS, None, "if is_jax_array(x): x.block_until_ready()",
+         "waits for JAX's asynchronous dispatch; the standard has no synchronisation call, "
+         "so keep it behind array_api_compat.is_jax_array(x) (benchmarks)")
+_add("j", "method", "devices", NS, "device", "x.device",
+     "the standard array has exactly one device, x.device")
 
 # --- creation and conversion -------------------------------------------------------------
 
-_fn(
-    "njc",
-    "array",
-    "asarray",
-    "xp.asarray(obj, dtype={dtype})",
-    "array() is NumPy's spelling; xp.asarray(obj, copy=True) when a copy is the point",
-)
-_fn(
-    "t",
-    "tensor",
-    "asarray",
-    "xp.asarray(data, dtype={dtype})",
-    "torch.tensor always copies; xp.asarray(data, copy=True) says so in the standard",
-)
-_fn("t", "as_tensor", "asarray", "xp.asarray(data, dtype={dtype})")
-_fn(
-    "t",
-    "from_numpy",
-    "asarray",
-    "xp.asarray(a)",
-    "or xp.from_dlpack(a) for a zero-copy view on the same device",
-)
-_fn("njc", "copy", "asarray", "xp.asarray(x, copy=True)")
-_fn("t", "clone", "asarray", "xp.asarray(x, copy=True)")
-_fn(
-    "njc",
-    "ascontiguousarray",
-    "asarray",
-    "xp.asarray(x)",
-    "memory layout is not part of the standard",
-)
-_fn("njc", "identity", "eye", "xp.eye({arg0})")
-_add(
-    "t",
-    "function",
-    "zeros",
-    USAGE,
-    "zeros",
-    "xp.zeros({sizes})",
-    "the standard takes the shape as one tuple",
-    when="varargs_shape",
-)
-_add(
-    "t",
-    "function",
-    "ones",
-    USAGE,
-    "ones",
-    "xp.ones({sizes})",
-    "the standard takes the shape as one tuple",
-    when="varargs_shape",
-)
-_add(
-    "t",
-    "function",
-    "empty",
-    USAGE,
-    "empty",
-    "xp.empty({sizes})",
-    "the standard takes the shape as one tuple",
-    when="varargs_shape",
-)
+_fn("njc", "array", "asarray", "xp.asarray(obj, dtype={dtype})",
+    "array() is NumPy's spelling; xp.asarray(obj, copy=True) when a copy is the point")
+_fn("t", "tensor", "asarray", "xp.asarray(data, dtype={dtype})",
+    "torch.tensor always copies; xp.asarray(data, copy=True) says so in the standard")
+_fn("t", "as_tensor", "asarray", "xp.asarray(data, dtype={dtype})", _renamed("asarray"))
+_fn("t", "from_numpy", "asarray", "xp.asarray(a)",
+    "or xp.from_dlpack(a) for a zero-copy view on the same device")
+_fn("njc", "copy", "asarray", "xp.asarray(x, copy=True)", "the standard copies with asarray")
+_fn("t", "clone", "asarray", "xp.asarray(x, copy=True)", "the standard copies with asarray")
+_fn("nc", "ascontiguousarray", "asarray", "xp.asarray(x)",
+    "memory layout is not part of the standard")
+_fn("njc", "identity", "eye", "xp.eye({arg0})", _renamed("eye"))
+for _name in ("zeros", "ones", "empty"):
+    _add("t", "function", _name, USAGE, _name, f"xp.{_name}({{sizes}})",
+         "the standard takes the shape as one tuple", when="varargs_shape")
 
 # --- renamed element-wise functions ------------------------------------------------------
 
 for _name, _std, _libs in [
-    ("absolute", "abs", "njct"),
-    ("fabs", "abs", "njc"),
-    ("arccos", "acos", "njct"),
-    ("arcsin", "asin", "njct"),
-    ("arctan", "atan", "njct"),
-    ("arccosh", "acosh", "njct"),
-    ("arcsinh", "asinh", "njct"),
-    ("arctanh", "atanh", "njct"),
-    ("invert", "bitwise_invert", "njc"),
-    ("bitwise_not", "bitwise_invert", "njt"),
-    ("rint", "round", "njc"),
-    ("around", "round", "njc"),
-    ("fix", "trunc", "njct"),
-    ("conjugate", "conj", "njc"),
-    ("neg", "negative", "t"),
+    ("absolute", "abs", "njct"), ("fabs", "abs", "njc"), ("arccos", "acos", "njct"),
+    ("arcsin", "asin", "njct"), ("arctan", "atan", "njct"), ("arccosh", "acosh", "njct"),
+    ("arcsinh", "asinh", "njct"), ("arctanh", "atanh", "njct"),
+    ("invert", "bitwise_invert", "njc"), ("bitwise_not", "bitwise_invert", "njt"),
+    ("rint", "round", "njc"), ("around", "round", "njc"), ("fix", "trunc", "nct"),
+    ("conjugate", "conj", "njc"), ("neg", "negative", "t"),
 ]:
-    _fn(_libs, _name, _std, f"xp.{_std}(x)", f"the standard spells it {_std}")
+    _fn(_libs, _name, _std, f"xp.{_std}(x)", _renamed(_std))
 
 for _name, _std, _libs in [
-    ("arctan2", "atan2", "njct"),
-    ("power", "pow", "njc"),
-    ("left_shift", "bitwise_left_shift", "njc"),
-    ("right_shift", "bitwise_right_shift", "njc"),
-    ("true_divide", "divide", "njct"),
-    ("mod", "remainder", "njc"),
-    ("sub", "subtract", "t"),
-    ("mul", "multiply", "t"),
-    ("eq", "equal", "t"),
-    ("ne", "not_equal", "t"),
-    ("gt", "greater", "t"),
-    ("ge", "greater_equal", "t"),
-    ("lt", "less", "t"),
-    ("le", "less_equal", "t"),
+    ("arctan2", "atan2", "njct"), ("power", "pow", "njc"),
+    ("left_shift", "bitwise_left_shift", "njc"), ("right_shift", "bitwise_right_shift", "njc"),
+    ("true_divide", "divide", "njct"), ("mod", "remainder", "njc"),
+    ("sub", "subtract", "t"), ("mul", "multiply", "t"), ("eq", "equal", "t"),
+    ("ne", "not_equal", "t"), ("gt", "greater", "t"), ("ge", "greater_equal", "t"),
+    ("lt", "less", "t"), ("le", "less_equal", "t"),
 ]:
-    _fn(_libs, _name, _std, f"xp.{_std}(x1, x2)", f"the standard spells it {_std}")
+    _fn(_libs, _name, _std, f"xp.{_std}(x1, x2)", _renamed(_std))
 
-_fn(
-    "njct",
-    "float_power",
-    "pow",
-    "xp.pow(xp.astype(x1, xp.float64), x2)",
-    "float_power computes in float64; pow keeps the input dtype",
-)
-_add(
-    "t",
-    "function",
-    "div",
-    NS,
-    "floor_divide",
-    "xp.floor_divide(x1, x2)",
-    "rounding_mode='floor' is the standard's floor_divide",
-    when="floor_rounding",
-)
-_add(
-    "t",
-    "function",
-    "div",
-    NS,
-    "trunc",
-    "xp.trunc(xp.divide(x1, x2))",
-    "the standard has no truncating division; divide, then trunc",
-    when="trunc_rounding",
-)
-_fn("t", "div", "divide", "xp.divide(x1, x2)", "the standard spells it divide")
-_fn(
-    "njct",
-    "exp2",
-    None,
-    "xp.backend.exp2(x)",
+_fn("njct", "float_power", "pow", "xp.pow(xp.astype(x1, xp.float64), x2)",
+    "float_power computes in float64; pow keeps the input dtype")
+_add("t", "function", "div", NS, "floor_divide", "xp.floor_divide(x1, x2)",
+     "rounding_mode='floor' is the standard's floor_divide", when="floor_rounding")
+_add("t", "function", "div", NS, "trunc", "xp.trunc(xp.divide(x1, x2))",
+     "the standard has no truncating division; divide, then trunc", when="trunc_rounding")
+_fn("t", "div", "divide", "xp.divide(x1, x2)", _renamed("divide"))
+_fn("njct", "exp2", None, "xp.backend.exp2(x)",
     "the standard has no exp2; keep it through the escape hatch xp.backend.exp2(x) to mark "
-    "it as acknowledged (or write xp.pow(2.0, x), scalars accepted from 2024.12)",
-)
+    "it as acknowledged (or write xp.pow(2.0, x), scalars accepted from 2024.12)")
 _fn("t", "rsqrt", "sqrt", "1 / xp.sqrt(x)", "the standard has no rsqrt")
-_fn("t", "clamp", "clip", "xp.clip(x, min={min}, max={max})", "the standard spells it clip")
+_fn("t", "clamp", "clip", "xp.clip(x, min={min}, max={max})", _renamed("clip"))
 
 # --- shape manipulation ------------------------------------------------------------------
 
-_fn(
-    "njct",
-    "concatenate",
-    "concat",
-    "xp.concat(arrays, axis={axis})",
-    "the standard spells it concat",
-)
-_fn("t", "cat", "concat", "xp.concat(arrays, axis={axis})", "the standard spells it concat")
-_fn(
-    "njc",
-    "transpose",
-    "permute_dims",
-    "xp.permute_dims(x, {axes})",
+_fn("njct", "concatenate", "concat", "xp.concat(arrays, axis={axis})", _renamed("concat"))
+_fn("t", "cat", "concat", "xp.concat(arrays, axis={axis})", _renamed("concat"))
+_fn("njc", "transpose", "permute_dims", "xp.permute_dims(x, {axes})",
     "the standard needs the axes spelled out (transpose without axes reverses them all); "
-    "xp.matrix_transpose(x) swaps the last two",
-)
-_fn(
-    "njc",
-    "swapaxes",
-    "permute_dims",
-    "xp.permute_dims(x, axes)",
-    "the standard has no swapaxes: pass the axes with the two exchanged to permute_dims",
-)
+    "xp.matrix_transpose(x) swaps the last two")
+_fn("njc", "swapaxes", "permute_dims", "xp.permute_dims(x, axes)",
+    "the standard has no swapaxes: pass the axes with the two exchanged to permute_dims")
 for _name in ("transpose", "swapaxes", "swapdims"):
-    _fn(
-        "t",
-        _name,
-        "permute_dims",
-        "xp.permute_dims(x, axes)",
+    _fn("t", _name, "permute_dims", "xp.permute_dims(x, axes)",
         f"torch.{_name} exchanges two axes: pass all axes with those two exchanged to "
-        "permute_dims, or use xp.matrix_transpose(x) for the last two",
-    )
-_fn(
-    "t",
-    "permute",
-    "permute_dims",
-    "xp.permute_dims(x, {axes})",
-    "the standard spells it permute_dims",
-)
-_fn(
-    "t",
-    "t",
-    "matrix_transpose",
-    "xp.matrix_transpose(x)",
-    "the standard's matrix_transpose swaps the last two axes",
-)
-_fn(
-    "t",
-    "movedim",
-    "moveaxis",
-    "xp.moveaxis(x, {arg1}, {arg2})",
-    "the standard spells it moveaxis (2023.12)",
-)
-_fn(
-    "t",
-    "unsqueeze",
-    "expand_dims",
-    "xp.expand_dims(x, axis={axis})",
-    "the standard spells it expand_dims",
-)
+        "permute_dims, or use xp.matrix_transpose(x) for the last two")
+_fn("t", "permute", "permute_dims", "xp.permute_dims(x, {axes})", _renamed("permute_dims"))
+_fn("t", "t", "matrix_transpose", "xp.matrix_transpose(x)",
+    "the standard's matrix_transpose swaps the last two axes")
+_fn("t", "movedim", "moveaxis", "xp.moveaxis(x, {arg1}, {arg2})",
+    "the standard spells it moveaxis (2023.12)")
+_fn("t", "unsqueeze", "expand_dims", "xp.expand_dims(x, axis={axis})", _renamed("expand_dims"))
 _fn("njct", "ravel", "reshape", "xp.reshape(x, (-1,))", "the standard has no ravel")
-_fn(
-    "t",
-    "flatten",
-    "reshape",
-    "xp.reshape(x, (-1,))",
-    "the standard has no flatten; with start_dim, reshape to the partial shape",
-)
-_fn(
-    "njct",
-    "hstack",
-    "concat",
-    "xp.concat(arrays, axis=1)",
-    "hstack joins 1-D arrays along axis 0 and others along axis 1: pick the axis",
-)
-_fn(
-    "njct",
-    "vstack",
-    "concat",
-    "xp.concat(arrays, axis=0)",
-    "vstack first makes 1-D arrays rows; for 1-D inputs use xp.stack(arrays, axis=0)",
-)
-_fn(
-    "njct",
-    "column_stack",
-    "stack",
-    "xp.stack(arrays, axis=1)",
-    "matches column_stack for 1-D inputs; 2-D inputs need xp.concat(arrays, axis=1)",
-)
-_fn(
-    "njct",
-    "atleast_1d",
-    None,
-    "xpx.atleast_nd(x, ndim=1)",
-    "not in the standard; array-api-extra has atleast_nd",
-)
-_fn(
-    "njct",
-    "atleast_2d",
-    None,
-    "xpx.atleast_nd(x, ndim=2)",
-    "not in the standard; array-api-extra has atleast_nd",
-)
-_fn(
-    "njct",
-    "atleast_3d",
-    None,
-    "xpx.atleast_nd(x, ndim=3)",
-    "not in the standard; array-api-extra has atleast_nd (which prepends axes, where "
-    "atleast_3d appends one)",
-)
-_fn("njct", "flipud", "flip", "xp.flip(x, axis=0)")
-_fn("njct", "fliplr", "flip", "xp.flip(x, axis=1)")
-_fn(
-    "njct",
-    "split",
-    None,
-    "tuple(x[i:j] for i, j in zip(bounds[:-1], bounds[1:]))",
-    "the standard has no split; slice, or use xp.unstack when every piece has size 1",
-)
-_fn(
-    "njc",
-    "array_split",
-    None,
-    "tuple(x[i:j] for i, j in zip(bounds[:-1], bounds[1:]))",
-    "the standard has no split; slice, or use xp.unstack when every piece has size 1",
-)
-_fn(
-    "t",
-    "chunk",
-    None,
-    "tuple(x[i:j] for i, j in zip(bounds[:-1], bounds[1:]))",
-    "the standard has no chunk; slice",
-)
-_fn("t", "unbind", "unstack", "xp.unstack(x, axis={axis})", "the standard spells it unstack")
-_fn("t", "broadcast_tensors", "broadcast_arrays", "xp.broadcast_arrays(*arrays)")
-_fn(
-    "t",
-    "repeat_interleave",
-    "repeat",
-    "xp.repeat(x, {arg1})",
-    "the standard spells it repeat (2023.12); pass axis= for a dim",
-)
-_fn("njct", "ndim", "ndim", "x.ndim", "the standard has the attribute, not a function")
+_fn("t", "flatten", "reshape", "xp.reshape(x, (-1,))",
+    "the standard has no flatten; with start_dim, reshape to the partial shape")
+_fn("njct", "hstack", "concat", "xp.concat(arrays, axis=1)",
+    "hstack joins 1-D arrays along axis 0 and others along axis 1: pick the axis")
+_fn("njct", "vstack", "concat", "xp.concat(arrays, axis=0)",
+    "vstack first makes 1-D arrays rows; for 1-D inputs use xp.stack(arrays, axis=0)")
+_fn("njct", "column_stack", "stack", "xp.stack(arrays, axis=1)",
+    "matches column_stack for 1-D inputs; 2-D inputs need xp.concat(arrays, axis=1)")
+for _n in (1, 2, 3):
+    _fn("njct", f"atleast_{_n}d", None, f"xpx.atleast_nd(x, ndim={_n})",
+        "not in the standard; array-api-extra has atleast_nd (which prepends new axes)")
+_fn("njct", "flipud", "flip", "xp.flip(x, axis=0)", "the standard flips with flip(axis=)")
+_fn("njct", "fliplr", "flip", "xp.flip(x, axis=1)", "the standard flips with flip(axis=)")
+_SLICES = "tuple(x[i:j] for i, j in zip(bounds[:-1], bounds[1:]))"
+_fn("njct", "split", None, _SLICES,
+    "the standard has no split; slice, or use xp.unstack when every piece has size 1")
+_fn("njc", "array_split", None, _SLICES,
+    "the standard has no split; slice, or use xp.unstack when every piece has size 1")
+_fn("t", "chunk", None, _SLICES, "the standard has no chunk; slice")
+_fn("t", "unbind", "unstack", "xp.unstack(x, axis={axis})", _renamed("unstack"))
+_fn("t", "broadcast_tensors", "broadcast_arrays", "xp.broadcast_arrays(*arrays)",
+    _renamed("broadcast_arrays"))
+_fn("t", "repeat_interleave", "repeat", "xp.repeat(x, {arg1}, axis={axis_kw})",
+    "the standard spells it repeat (2023.12)")
+_fn("njc", "ndim", "ndim", "x.ndim", "the standard has the attribute, not a function")
 _fn("nj", "shape", "shape", "x.shape", "the standard has the attribute, not a function")
-_fn(
-    "njc",
-    "size",
-    "size",
-    "array_api_compat.size(x)",
+_fn("njc", "size", "size", "array_api_compat.size(x)",
     "x.size is the standard attribute but may be None for unknown shapes (and is a method "
-    "in PyTorch); array_api_compat.size works everywhere",
-)
-_fn(
-    "t",
-    "numel",
-    "size",
-    "array_api_compat.size(x)",
+    "in PyTorch); array_api_compat.size works everywhere")
+_fn("t", "numel", "size", "array_api_compat.size(x)",
     "x.size is the standard attribute (a method in PyTorch); array_api_compat.size works "
-    "everywhere",
-)
+    "everywhere")
 
-# --- indexing and searching ---------------------------------------------------------------
+# --- indexing and searching --------------------------------------------------------------
 
-_fn(
-    "t",
-    "gather",
-    "take_along_axis",
-    "xp.take_along_axis(x, indices, axis={axis})",
-    "the standard spells it take_along_axis (2024.12)",
-)
-_fn("t", "index_select", "take", "xp.take(x, indices, axis={axis})", "the standard spells it take")
+_fn("t", "gather", "take_along_axis", "xp.take_along_axis(x, indices, axis={axis})",
+    "the standard spells it take_along_axis (2024.12)")
+_fn("t", "index_select", "take", "xp.take(x, indices, axis={axis})", _renamed("take"))
 _fn("t", "masked_select", None, "x[mask]", "boolean indexing is standard")
-_fn(
-    "njct",
-    "argwhere",
-    "nonzero",
-    "xp.stack(xp.nonzero(x), axis=-1)",
-    "the standard has nonzero, which returns one index array per axis",
-)
-_fn(
-    "njct",
-    "unique",
-    "unique_values",
-    "xp.unique_values(x)",
+_fn("njct", "argwhere", "nonzero", "xp.stack(xp.nonzero(x), axis=-1)",
+    "the standard has nonzero, which returns one index array per axis")
+_fn("njct", "unique", "unique_values", "xp.unique_values(x)",
     "return_counts/return_inverse/return_index map to xp.unique_counts, "
-    "xp.unique_inverse and xp.unique_all",
-)
-_fn(
-    "t",
-    "topk",
-    "sort",
-    "xp.sort(x, axis=-1, descending=True)[..., :k]",
-    "the standard has no topk; sort (values) or argsort (indices) and slice",
-)
-_fn("t", "is_tensor", None, "array_api_compat.is_array_api_obj(x)")
-_fn("t", "is_floating_point", "isdtype", "xp.isdtype(x.dtype, 'real floating')")
-_fn("t", "is_complex", "isdtype", "xp.isdtype(x.dtype, 'complex floating')")
+    "xp.unique_inverse and xp.unique_all")
+_fn("t", "topk", "sort", "xp.sort(x, axis=-1, descending=True)[..., :k]",
+    "the standard has no topk; sort (values) or argsort (indices) and slice")
+_fn("t", "is_tensor", None, "array_api_compat.is_array_api_obj(x)",
+    "the standard has no array test; array-api-compat has one for every library")
+_fn("t", "is_floating_point", "isdtype", "xp.isdtype(x.dtype, 'real floating')",
+    "the standard asks dtype questions with isdtype")
+_fn("t", "is_complex", "isdtype", "xp.isdtype(x.dtype, 'complex floating')",
+    "the standard asks dtype questions with isdtype")
 
 # --- linear algebra ----------------------------------------------------------------------
 
-_fn(
-    "njct",
-    "dot",
-    "matmul",
-    "xp.matmul(a, b)",
+_fn("njct", "dot", "matmul", "xp.matmul(a, b)",
     "for two 1-D arrays use xp.vecdot(a, b); for N-D dot (last axis of a against the "
-    "second-to-last of b) use xp.tensordot",
-)
+    "second-to-last of b) use xp.tensordot")
 for _name in ("mm", "bmm", "mv"):
-    _fn("t", _name, "matmul", "xp.matmul(a, b)", "the standard spells it matmul")
-_fn(
-    "njct",
-    "inner",
-    "vecdot",
-    "xp.vecdot(a, b)",
-    "matches inner for 1-D arrays; vecdot conjugates its first argument for complex input",
-)
-_fn("njct", "outer", "linalg.outer", "xp.linalg.outer(a, b)", "outer lives in the linalg extension")
-_fn(
-    "njct",
-    "linalg.norm",
-    "linalg.vector_norm",
-    "xp.linalg.vector_norm(x, axis={axis_kw}, keepdims={keepdims})",
+    _fn("t", _name, "matmul", "xp.matmul(a, b)", _renamed("matmul"))
+_fn("njct", "inner", "vecdot", "xp.vecdot(a, b)",
+    "matches inner for 1-D arrays; vecdot conjugates its first argument for complex input")
+_fn("njct", "outer", "linalg.outer", "xp.linalg.outer(a, b)",
+    "outer lives in the linalg extension")
+_NORM = "xp.linalg.vector_norm(x, axis={axis_kw}, keepdims={keepdims})"
+_fn("njct", "linalg.norm", "linalg.vector_norm", _NORM,
     "the standard splits norm into linalg.vector_norm and linalg.matrix_norm (ord='fro', "
-    "'nuc', or a matrix ord over two axes)",
-)
-_fn(
-    "t",
-    "norm",
-    "linalg.vector_norm",
-    "xp.linalg.vector_norm(x, axis={axis_kw}, keepdims={keepdims})",
-    "the standard splits norm into linalg.vector_norm and linalg.matrix_norm",
-)
-_fn(
-    "njct",
-    "trace",
-    "linalg.trace",
-    "xp.linalg.trace(x)",
-    "NumPy's trace uses the first two axes, the standard's linalg.trace the last two",
-)
-_fn(
-    "njct",
-    "diagonal",
-    "linalg.diagonal",
-    "xp.linalg.diagonal(x)",
-    "NumPy's diagonal uses the first two axes, the standard's linalg.diagonal the last two",
-)
-_fn(
-    "njct",
-    "diag",
-    None,
-    "xpx.create_diagonal(x)",
+    "'nuc', or a matrix ord over two axes)")
+_fn("t", "norm", "linalg.vector_norm", _NORM,
+    "the standard splits norm into linalg.vector_norm and linalg.matrix_norm")
+_fn("njct", "trace", "linalg.trace", "xp.linalg.trace(x)",
+    "NumPy's trace uses the first two axes, the standard's linalg.trace the last two")
+_fn("njct", "diagonal", "linalg.diagonal", "xp.linalg.diagonal(x)",
+    "NumPy's diagonal uses the first two axes, the standard's linalg.diagonal the last two")
+_fn("njct", "diag", None, "xpx.create_diagonal(x)",
     "builds a diagonal matrix from a 1-D array (array-api-extra); to read the diagonal of "
-    "a 2-D array use xp.linalg.diagonal(x)",
-)
-_fn("t", "det", "linalg.det", "xp.linalg.det(x)")
-_fn("t", "inverse", "linalg.inv", "xp.linalg.inv(x)")
-_fn(
-    "t",
-    "svd",
-    "linalg.svd",
-    "xp.linalg.svd(x, full_matrices=False)",
-    "torch.svd returns V where linalg.svd returns Vh (its conjugate transpose)",
-)
-_fn(
-    "njct",
-    "einsum",
-    None,
-    "xp.backend.einsum(subscripts, *operands)",
+    "a 2-D array use xp.linalg.diagonal(x)")
+_fn("t", "det", "linalg.det", "xp.linalg.det(x)", "det lives in the linalg extension")
+_fn("t", "inverse", "linalg.inv", "xp.linalg.inv(x)", "the standard spells it linalg.inv")
+_fn("t", "svd", "linalg.svd", "xp.linalg.svd(x, full_matrices=False)",
+    "torch.svd returns V where linalg.svd returns Vh (its conjugate transpose)")
+_fn("njct", "einsum", None, "xp.backend.einsum(subscripts, *operands)",
     "the standard has no einsum; rewrite with matmul/tensordot/vecdot, or keep it through "
-    "the escape hatch to mark it as acknowledged",
-)
+    "the escape hatch to mark it as acknowledged")
 _fn("njct", "kron", None, "xpx.kron(a, b)", "not in the standard; array-api-extra has kron")
 
 # --- statistics and comparison -----------------------------------------------------------
 
-_fn(
-    "njct",
-    "amax",
-    "max",
-    "xp.max(x, axis={axis}, keepdims={keepdims})",
-    "the standard spells it max",
-)
-_fn(
-    "njct",
-    "amin",
-    "min",
-    "xp.min(x, axis={axis}, keepdims={keepdims})",
-    "the standard spells it min",
-)
-_fn(
-    "njct",
-    "cumsum",
-    "cumulative_sum",
-    "xp.cumulative_sum(x, axis={axis})",
+_fn("njct", "amax", "max", "xp.max(x, axis={axis}, keepdims={keepdims})", _renamed("max"))
+_fn("njct", "amin", "min", "xp.min(x, axis={axis}, keepdims={keepdims})", _renamed("min"))
+_fn("njct", "cumsum", "cumulative_sum", "xp.cumulative_sum(x, axis={axis})",
     "cumulative_sum (2023.12) needs axis= for arrays with more than one dimension, where "
-    "NumPy flattens",
-)
-_fn(
-    "njct",
-    "cumprod",
-    "cumulative_prod",
-    "xp.cumulative_prod(x, axis={axis})",
+    "NumPy flattens")
+_fn("njct", "cumprod", "cumulative_prod", "xp.cumulative_prod(x, axis={axis})",
     "cumulative_prod (2024.12) needs axis= for arrays with more than one dimension, where "
-    "NumPy flattens",
-)
-_fn(
-    "njc",
-    "ptp",
-    "max",
-    "xp.max(x, axis={axis}) - xp.min(x, axis={axis})",
-    "the standard has no ptp",
-)
-_fn(
-    "njc",
-    "average",
-    "mean",
-    "xp.mean(x, axis={axis})",
-    "with weights: xp.sum(x * w, axis=...) / xp.sum(w, axis=...)",
-)
-_fn(
-    "njct",
-    "median",
-    None,
-    "xp.backend.median(x)",
-    "the standard has no median (nor quantile); keep it through the escape hatch",
-)
-for _name, _libs in [("nansum", "njct"), ("nanmean", "njct"), ("nanmax", "njc"), ("nanmin", "njc")]:
+    "NumPy flattens")
+_fn("njc", "ptp", "max", "xp.max(x, axis={axis}) - xp.min(x, axis={axis})",
+    "the standard has no ptp")
+_fn("njc", "average", "mean", "xp.mean(x, axis={axis})",
+    "with weights: xp.sum(x * w, axis=...) / xp.sum(w, axis=...)")
+_fn("njct", "median", None, "xp.backend.median(x)",
+    "the standard has no median (nor quantile); keep it through the escape hatch")
+for _name, _libs in [("nansum", "njct"), ("nanmean", "njct"), ("nanmax", "njc"),
+                     ("nanmin", "njc"), ("nan_to_num", "njct")]:
     _fn(_libs, _name, None, f"xpx.{_name}(x)", f"not in the standard; array-api-extra has {_name}")
-_fn(
-    "njct",
-    "nan_to_num",
-    None,
-    "xpx.nan_to_num(x)",
-    "not in the standard; array-api-extra has nan_to_num",
-)
 _fn("njct", "cov", None, "xpx.cov(m)", "not in the standard; array-api-extra has cov")
-_fn(
-    "njct",
-    "isclose",
-    None,
-    "xpx.isclose(a, b)",
-    "not in the standard; array-api-extra has isclose (rtol/atol as in NumPy)",
-)
-_fn(
-    "njct",
-    "allclose",
-    None,
-    "bool(xp.all(xpx.isclose(a, b)))",
-    "not in the standard; array-api-extra has isclose (a host sync through bool)",
-)
-_fn(
-    "njc",
-    "array_equal",
-    None,
-    "a.shape == b.shape and bool(xp.all(a == b))",
-    "not in the standard (a host sync through bool)",
-)
-_fn(
-    "t",
-    "equal",
-    None,
-    "a.shape == b.shape and bool(xp.all(a == b))",
-    "torch.equal compares whole tensors; the standard's equal is element-wise",
-)
-_fn("njct", "deg2rad", None, "xpx.deg2rad(x)", "not in the standard; array-api-extra has it")
-_fn("njc", "radians", None, "xpx.deg2rad(x)", "not in the standard; array-api-extra has it")
-_fn("njct", "rad2deg", None, "xpx.rad2deg(x)", "not in the standard; array-api-extra has it")
-_fn("njc", "degrees", None, "xpx.rad2deg(x)", "not in the standard; array-api-extra has it")
-_fn("njct", "sinc", None, "xpx.sinc(x)", "not in the standard; array-api-extra has it")
-_fn("njct", "angle", None, "xpx.angle(x)", "not in the standard; array-api-extra has it")
-_fn("nj", "setdiff1d", None, "xpx.setdiff1d(x1, x2)", "not in the standard; array-api-extra has it")
-_fn("nj", "union1d", None, "xpx.union1d(x1, x2)", "not in the standard; array-api-extra has it")
+_fn("njct", "isclose", None, "xpx.isclose(a, b)",
+    "not in the standard; array-api-extra has isclose (rtol/atol as in NumPy)")
+_fn("njct", "allclose", None, "bool(xp.all(xpx.isclose(a, b)))",
+    "not in the standard; array-api-extra has isclose (a host sync through bool)")
+_fn("njc", "array_equal", None, "a.shape == b.shape and bool(xp.all(a == b))",
+    "not in the standard (a host sync through bool)")
+_fn("t", "equal", None, "a.shape == b.shape and bool(xp.all(a == b))",
+    "torch.equal compares whole tensors; the standard's equal is element-wise")
+for _name, _std, _libs in [
+    ("deg2rad", "deg2rad", "njct"), ("radians", "deg2rad", "njc"),
+    ("rad2deg", "rad2deg", "njct"), ("degrees", "rad2deg", "njc"),
+    ("sinc", "sinc", "njct"), ("angle", "angle", "njct"),
+]:
+    _fn(_libs, _name, None, f"xpx.{_std}(x)", f"not in the standard; array-api-extra has {_std}")
+for _name in ("setdiff1d", "union1d"):
+    _fn("nj", _name, None, f"xpx.{_name}(x1, x2)",
+        f"not in the standard; array-api-extra has {_name}")
 _fn("njc", "pad", None, "xpx.pad(x, pad_width)", "not in the standard; array-api-extra has pad")
-_fn(
-    "njc",
-    "fill_diagonal",
-    None,
+_fn("njc", "fill_diagonal", None,
     "x = xp.where(xp.eye(*x.shape, dtype=xp.bool, device=x.device), value, x)",
-    "fill_diagonal writes in place, which standard arrays need not allow",
-)
+    "fill_diagonal writes in place, which standard arrays need not allow")
 
 # --- neural-network helpers --------------------------------------------------------------
 
@@ -899,28 +387,14 @@ for _libs, _name in [("t", "sigmoid"), ("t", "special.expit"), ("j", "nn.sigmoid
 for _libs, _name in [("t", "relu"), ("t", "nn.functional.relu"), ("j", "nn.relu")]:
     _fn(_libs, _name, "maximum", "xp.maximum(x, 0)", _RELU_NOTE)
 for _libs, _name in [("t", "nn.functional.one_hot"), ("j", "nn.one_hot")]:
-    _fn(
-        _libs,
-        _name,
-        None,
-        "xpx.one_hot(x, num_classes)",
-        "not in the standard; array-api-extra has one_hot",
-    )
-_fn(
-    "t",
-    "nn.functional.pad",
-    None,
-    "xpx.pad(x, pad_width)",
-    "array-api-extra has pad; torch lists the padding from the last axis backwards",
-)
+    _fn(_libs, _name, None, "xpx.one_hot(x, num_classes)",
+        "not in the standard; array-api-extra has one_hot")
+_fn("t", "nn.functional.pad", None, "xpx.pad(x, pad_width)",
+    "array-api-extra has pad; torch lists the padding from the last axis backwards")
 for _name in ("no_grad", "inference_mode"):
-    _fn(
-        "t",
-        _name,
-        None,
+    _fn("t", _name, None,
         f"torch.{_name}() if array_api_compat.is_torch_namespace(xp) else contextlib.nullcontext()",
-        "autograd is outside the standard; keep the context manager for PyTorch only",
-    )
+        "autograd is outside the standard; keep the context manager for PyTorch only")
 
 # --- random numbers ----------------------------------------------------------------------
 
@@ -928,452 +402,211 @@ _RANDOM_NOTE = (
     "the standard has no random numbers: draw on the host with rng = "
     "np.random.default_rng(seed) and move them with xp.asarray(..., device=device)"
 )
+_SEED = "rng = np.random.default_rng(seed)"
 _NORMAL = "xp.asarray(rng.standard_normal(shape), device=device)"
 _UNIFORM = "xp.asarray(rng.random(shape), device=device)"
 _INTEGERS = "xp.asarray(rng.integers(low, high, shape), device=device)"
+_PERMUTATION = "xp.asarray(rng.permutation(n), device=device)"
 for _libs, _name, _suggestion in [
-    ("nc", "random.rand", _UNIFORM),
-    ("nc", "random.randn", _NORMAL),
-    ("nc", "random.random", _UNIFORM),
-    ("ncj", "random.normal", _NORMAL),
-    ("ncj", "random.uniform", _UNIFORM),
-    ("nc", "random.randint", _INTEGERS),
-    ("nc", "random.seed", "rng = np.random.default_rng(seed)"),
-    ("n", "random.default_rng", "rng = np.random.default_rng(seed)"),
-    ("ncj", "random.permutation", "xp.asarray(rng.permutation(n), device=device)"),
+    ("nc", "random.rand", _UNIFORM), ("nc", "random.randn", _NORMAL),
+    ("nc", "random.random", _UNIFORM), ("ncj", "random.normal", _NORMAL),
+    ("ncj", "random.uniform", _UNIFORM), ("nc", "random.randint", _INTEGERS),
+    ("nc", "random.seed", _SEED), ("n", "random.default_rng", _SEED),
+    ("ncj", "random.permutation", _PERMUTATION),
     ("ncj", "random.choice", "xp.asarray(rng.choice(a, size), device=device)"),
-    ("j", "random.key", "rng = np.random.default_rng(seed)"),
-    ("j", "random.PRNGKey", "rng = np.random.default_rng(seed)"),
-    ("t", "rand", _UNIFORM),
-    ("t", "randn", _NORMAL),
-    ("t", "randint", _INTEGERS),
-    ("t", "randperm", "xp.asarray(rng.permutation(n), device=device)"),
+    ("j", "random.key", _SEED), ("j", "random.PRNGKey", _SEED),
+    ("t", "rand", _UNIFORM), ("t", "randn", _NORMAL), ("t", "randint", _INTEGERS),
+    ("t", "randperm", _PERMUTATION), ("t", "normal", _NORMAL), ("t", "manual_seed", _SEED),
     ("t", "rand_like", "xp.asarray(rng.random(x.shape), dtype=x.dtype, device=x.device)"),
-    ("t", "randn_like", "xp.asarray(rng.standard_normal(x.shape), dtype=x.dtype, device=x.device)"),
-    ("t", "normal", _NORMAL),
-    ("t", "manual_seed", "rng = np.random.default_rng(seed)"),
+    ("t", "randn_like",
+     "xp.asarray(rng.standard_normal(x.shape), dtype=x.dtype, device=x.device)"),
 ]:
     _fn(_libs, _name, None, _suggestion, _RANDOM_NOTE)
 
-# --- standard names used the non-standard way (any library) ------------------------------
+# --- standard names used the non-standard way --------------------------------------------
 
-_TORCH_PAIR_NOTE = (
+_PAIR_NOTE = (
     "torch.{name}(a, b) is element-wise; the standard's {name} reduces one array and "
     "{pair} compares two"
 )
 _TUPLE_NOTE = (
-    "torch returns (values, indices) here; xp.{name} gives the values and xp.arg{name} the indices"
+    "torch returns (values, indices) here; xp.{name} gives the values and xp.arg{name} "
+    "the indices"
 )
 for _name, _pair in (("max", "maximum"), ("min", "minimum")):
-    for _kind, _two in (("function", "xp.{pair}(a, b)"), ("method", "xp.{pair}(x, other)")):
-        _add(
-            "t",
-            _kind,
-            _name,
-            USAGE if _kind == "function" else NS,
-            _pair,
-            _two.format(pair=_pair),
-            _TORCH_PAIR_NOTE.format(name=_name, pair=_pair),
-            when="two_arrays",
-        )
+    for _kind, _status, _two in (("function", USAGE, "xp.{pair}(a, b)"),
+                                 ("method", NS, "xp.{pair}(x, other)")):
+        _add("t", _kind, _name, _status, _pair, _two.format(pair=_pair),
+             _PAIR_NOTE.format(name=_name, pair=_pair), when="two_arrays")
         for _when in ("positional_axis", "dim_keyword"):
-            _add(
-                "t",
-                _kind,
-                _name,
-                USAGE if _kind == "function" else NS,
-                _name,
-                f"xp.{_name}(x, axis={{axis}}, keepdims={{keepdims}})",
-                _TUPLE_NOTE.format(name=_name),
-                when=_when,
-            )
+            _add("t", _kind, _name, _status, _name,
+                 f"xp.{_name}(x, axis={{axis}}, keepdims={{keepdims}})",
+                 _TUPLE_NOTE.format(name=_name), when=_when)
 
 _CORRECTION_NOTE = (
     "torch's {name} divides by N - 1 by default (correction=1), the standard's by N "
     "(correction=0): pass correction= to keep the numbers"
 )
 for _name in ("std", "var"):
-    _template = f"xp.{_name}(x, axis={{axis}}, correction=1, keepdims={{keepdims}})"
+    _default = f"xp.{_name}(x, axis={{axis}}, correction=1, keepdims={{keepdims}})"
     _explicit = f"xp.{_name}(x, axis={{axis}}, correction={{correction}}, keepdims={{keepdims}})"
     _note = _CORRECTION_NOTE.format(name=_name)
-    _add("t", "function", _name, USAGE, _name, _template, _note, when="default_correction")
-    _add("t", "method", _name, NS, _name, _template, _note, when="default_correction")
-    _add(
-        "*",
-        "function",
-        _name,
-        USAGE,
-        _name,
-        _explicit,
-        "the standard spells ddof/unbiased as correction=",
-        when="ddof_keyword",
-    )
-    _add(
-        "t",
-        "function",
-        _name,
-        USAGE,
-        _name,
-        _explicit,
-        "the standard spells unbiased= as correction= (1 or 0)",
-        when="unbiased_keyword",
-    )
+    _add("t", "function", _name, USAGE, _name, _default, _note, when="default_correction")
+    _add("t", "function", _name, USAGE, _name, _explicit,
+         "the standard spells unbiased= as correction= (1 or 0)", when="unbiased_keyword")
+    _add("t", "method", _name, NS, _name, _default, _note, when="default_correction")
+    _add("*", "function", _name, USAGE, _name, _explicit,
+         "the standard spells ddof= as correction=", when="ddof_keyword")
 
-_add(
-    "t",
-    "function",
-    "sort",
-    USAGE,
-    "sort",
-    "xp.sort(x, axis={axis})",
-    "torch.sort returns (values, indices); the standard's sort returns the values and "
-    "argsort the indices",
-)
+_add("t", "function", "sort", USAGE, "sort", "xp.sort(x, axis={axis})",
+     "torch.sort returns (values, indices); the standard's sort returns the values and "
+     "argsort the indices")
 
 _AXIS_NOTE = "the standard takes axis as a keyword argument"
 _DIM_NOTE = "the standard spells dim= as axis= and keepdim= as keepdims="
-for _name in (
-    "sum",
-    "prod",
-    "mean",
-    "std",
-    "var",
-    "max",
-    "min",
-    "any",
-    "all",
-    "argmax",
-    "argmin",
-    "count_nonzero",
-):
+for _name in ("sum", "prod", "mean", "std", "var", "max", "min", "any", "all", "argmax",
+              "argmin", "count_nonzero"):
     _template = f"xp.{_name}(x, axis={{axis}}, keepdims={{keepdims}})"
     _add("*", "function", _name, USAGE, _name, _template, _AXIS_NOTE, when="positional_axis")
     _add("*", "function", _name, USAGE, _name, _template, _DIM_NOTE, when="dim_keyword")
 for _name, _template in [
-    ("concat", "xp.concat(arrays, axis={axis})"),
-    ("stack", "xp.stack(arrays, axis={axis})"),
-    ("flip", "xp.flip(x, axis={axis})"),
-    ("sort", "xp.sort(x, axis={axis})"),
+    ("concat", "xp.concat(arrays, axis={axis})"), ("stack", "xp.stack(arrays, axis={axis})"),
+    ("flip", "xp.flip(x, axis={axis})"), ("sort", "xp.sort(x, axis={axis})"),
     ("argsort", "xp.argsort(x, axis={axis})"),
 ]:
     _add("*", "function", _name, USAGE, _name, _template, _AXIS_NOTE, when="positional_axis")
     _add("*", "function", _name, USAGE, _name, _template, _DIM_NOTE, when="dim_keyword")
-_add(
-    "*",
-    "function",
-    "roll",
-    USAGE,
-    "roll",
-    "xp.roll(x, {arg1}, axis={axis_kw})",
-    _DIM_NOTE,
-    when="dim_keyword",
-)
-_add(
-    "*",
-    "function",
-    "squeeze",
-    USAGE,
-    "squeeze",
-    "xp.squeeze(x, axis=...)",
-    "the standard's squeeze needs the axis to remove",
-    when="no_axis",
-)
-_add(
-    "*",
-    "function",
-    "squeeze",
-    USAGE,
-    "squeeze",
-    "xp.squeeze(x, axis={axis})",
-    _DIM_NOTE,
-    when="dim_keyword",
-)
-_add(
-    "*",
-    "function",
-    "linalg.vector_norm",
-    USAGE,
-    "linalg.vector_norm",
-    "xp.linalg.vector_norm(x, axis={axis_kw}, keepdims={keepdims})",
-    _DIM_NOTE,
-    when="dim_keyword",
-)
-_add(
-    "*",
-    "function",
-    "where",
-    USAGE,
-    "nonzero",
-    "xp.nonzero(condition)",
-    "one-argument where is nonzero; the standard's where always takes three",
-    when="single_arg",
-)
-_add(
-    "*",
-    "function",
-    "round",
-    USAGE,
-    "round",
-    "xp.round(x * 10.0**{arg1}) / 10.0**{arg1}",
-    "the standard's round has no decimals",
-    when="round_decimals",
-)
-_add(
-    "*",
-    "function",
-    "clip",
-    USAGE,
-    "clip",
-    "xp.clip(x, min={min}, max={max})",
-    "the standard spells a_min/a_max as min/max",
-    when="a_min_keyword",
-)
+_add("*", "function", "roll", USAGE, "roll", "xp.roll(x, {arg1}, axis={axis_kw})", _DIM_NOTE,
+     when="dim_keyword")
+_add("*", "function", "squeeze", USAGE, "squeeze", "xp.squeeze(x, axis=...)",
+     "the standard's squeeze needs the axis to remove", when="no_axis")
+_add("*", "function", "squeeze", USAGE, "squeeze", "xp.squeeze(x, axis={axis})", _DIM_NOTE,
+     when="dim_keyword")
+_add("*", "function", "linalg.vector_norm", USAGE, "linalg.vector_norm", _NORM, _DIM_NOTE,
+     when="dim_keyword")
+_add("*", "function", "where", USAGE, "nonzero", "xp.nonzero(condition)",
+     "one-argument where is nonzero; the standard's where always takes three",
+     when="single_arg")
+_add("*", "function", "round", USAGE, "round",
+     "xp.round(x * 10.0**{decimals}) / 10.0**{decimals}",
+     "the standard's round has no decimals", when="round_decimals")
+_add("*", "function", "clip", USAGE, "clip", "xp.clip(x, min={min}, max={max})",
+     "the standard spells a_min/a_max as min/max", when="a_min_keyword")
 
 # --- methods: the standard array has none beyond dunders, to_device and __dlpack__ --------
 
 _METHOD_NOTE = "array methods are not in the standard; call the namespace function"
 for _name in ("sum", "prod", "mean", "max", "min", "any", "all", "argmax", "argmin"):
-    _method("*", _name, _name, f"xp.{_name}(x, axis={{axis}}, keepdims={{keepdims}})", _METHOD_NOTE)
+    _method("*", _name, _name, f"xp.{_name}(x, axis={{axis}}, keepdims={{keepdims}})",
+            _METHOD_NOTE)
 for _name in ("std", "var"):
-    _method(
-        "*",
-        _name,
-        _name,
-        f"xp.{_name}(x, axis={{axis}}, correction={{correction}}, keepdims={{keepdims}})",
-        _METHOD_NOTE + "; NumPy's ddof= is the standard's correction=",
-    )
+    _method("*", _name, _name,
+            f"xp.{_name}(x, axis={{axis}}, correction={{correction}}, keepdims={{keepdims}})",
+            _METHOD_NOTE + "; NumPy's ddof= is the standard's correction=")
 _method("*", "cumsum", "cumulative_sum", "xp.cumulative_sum(x, axis={axis})", _METHOD_NOTE)
 _method("*", "cumprod", "cumulative_prod", "xp.cumulative_prod(x, axis={axis})", _METHOD_NOTE)
 _method("*", "argsort", "argsort", "xp.argsort(x, axis={axis})", _METHOD_NOTE)
-_method(
-    "*",
-    "sort",
-    "sort",
-    "xp.sort(x, axis={axis})",
-    "NumPy's x.sort() sorts in place and returns None; torch's returns (values, indices); "
-    "xp.sort returns the sorted values",
-)
-_method(
-    "*",
-    "nonzero",
-    "nonzero",
-    "xp.nonzero(x)",
-    "xp.nonzero returns a tuple of index arrays (torch's method returns one 2-D tensor)",
-)
+_method("*", "sort", "sort", "xp.sort(x, axis={axis})",
+        "NumPy's x.sort() sorts in place and returns None, torch's returns (values, indices); "
+        "xp.sort returns the sorted values")
+_method("*", "nonzero", "nonzero", "xp.nonzero(x)",
+        "xp.nonzero returns a tuple of index arrays (torch's method returns one 2-D tensor)")
 
 for _name, _std in [
-    ("abs", "abs"),
-    ("exp", "exp"),
-    ("log", "log"),
-    ("sqrt", "sqrt"),
-    ("sin", "sin"),
-    ("cos", "cos"),
-    ("tan", "tan"),
-    ("tanh", "tanh"),
-    ("sinh", "sinh"),
-    ("cosh", "cosh"),
-    ("asin", "asin"),
-    ("acos", "acos"),
-    ("atan", "atan"),
-    ("floor", "floor"),
-    ("ceil", "ceil"),
-    ("trunc", "trunc"),
-    ("sign", "sign"),
-    ("log1p", "log1p"),
-    ("expm1", "expm1"),
-    ("log2", "log2"),
-    ("log10", "log10"),
-    ("square", "square"),
-    ("reciprocal", "reciprocal"),
-    ("neg", "negative"),
-    ("negative", "negative"),
-    ("conj", "conj"),
-    ("conjugate", "conj"),
-    ("isnan", "isnan"),
-    ("isinf", "isinf"),
-    ("isfinite", "isfinite"),
-    ("logical_not", "logical_not"),
+    ("abs", "abs"), ("exp", "exp"), ("log", "log"), ("sqrt", "sqrt"), ("sin", "sin"),
+    ("cos", "cos"), ("tan", "tan"), ("tanh", "tanh"), ("sinh", "sinh"), ("cosh", "cosh"),
+    ("asin", "asin"), ("acos", "acos"), ("atan", "atan"), ("floor", "floor"),
+    ("ceil", "ceil"), ("trunc", "trunc"), ("sign", "sign"), ("log1p", "log1p"),
+    ("expm1", "expm1"), ("log2", "log2"), ("log10", "log10"), ("square", "square"),
+    ("reciprocal", "reciprocal"), ("neg", "negative"), ("negative", "negative"),
+    ("conj", "conj"), ("conjugate", "conj"), ("isnan", "isnan"), ("isinf", "isinf"),
+    ("isfinite", "isfinite"), ("logical_not", "logical_not"),
 ]:
     _method("*", _name, _std, f"xp.{_std}(x)", _METHOD_NOTE)
-_method(
-    "*", "round", "round", "xp.round(x)", _METHOD_NOTE + "; the standard's round has no decimals"
-)
+_method("*", "round", "round", "xp.round(x)",
+        _METHOD_NOTE + "; the standard's round has no decimals")
 _method("*", "clip", "clip", "xp.clip(x, min={min}, max={max})", _METHOD_NOTE)
-_method("t", "clamp", "clip", "xp.clip(x, min={min}, max={max})", "the standard spells it xp.clip")
-_method(
-    "*",
-    "exp2",
-    None,
-    "xp.backend.exp2(x)",
-    "the standard has no exp2; keep it through the escape hatch xp.backend.exp2(x)",
-)
+_method("t", "clamp", "clip", "xp.clip(x, min={min}, max={max})", _renamed("xp.clip"))
+_method("*", "exp2", None, "xp.backend.exp2(x)",
+        "the standard has no exp2; keep it through the escape hatch xp.backend.exp2(x)")
 _method("t", "sigmoid", None, _SIGMOID, "the standard has no sigmoid")
 _method("t", "relu", "maximum", "xp.maximum(x, 0)", _RELU_NOTE)
 _method("t", "softmax", None, _SOFTMAX, "the standard has no softmax")
 
 for _name, _std in [
-    ("add", "add"),
-    ("sub", "subtract"),
-    ("mul", "multiply"),
-    ("div", "divide"),
-    ("pow", "pow"),
-    ("maximum", "maximum"),
-    ("minimum", "minimum"),
-    ("remainder", "remainder"),
-    ("eq", "equal"),
-    ("ne", "not_equal"),
-    ("gt", "greater"),
-    ("ge", "greater_equal"),
-    ("lt", "less"),
-    ("le", "less_equal"),
+    ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("div", "divide"),
+    ("pow", "pow"), ("maximum", "maximum"), ("minimum", "minimum"),
+    ("remainder", "remainder"), ("eq", "equal"), ("ne", "not_equal"), ("gt", "greater"),
+    ("ge", "greater_equal"), ("lt", "less"), ("le", "less_equal"),
 ]:
     _method("t", _name, _std, f"xp.{_std}(x, {{arg0}})", _METHOD_NOTE)
-for _name in ("matmul", "mm", "dot"):
-    _method(
-        "*" if _name == "dot" else "t",
-        _name,
-        "matmul",
-        "xp.matmul(x, y)",
-        _METHOD_NOTE + "; for two 1-D arrays use xp.vecdot",
-    )
+for _libs, _name in (("t", "matmul"), ("t", "mm"), ("*", "dot")):
+    _method(_libs, _name, "matmul", "xp.matmul(x, y)",
+            _METHOD_NOTE + "; for two 1-D arrays use xp.vecdot")
 
 _INPLACE_NOTE = (
     "in-place methods are outside the standard (JAX arrays are immutable): compute the "
     "new array and rebind the name"
 )
-for _name, _suggestion in [
-    ("add_", "x = xp.add(x, {arg0})"),
-    ("sub_", "x = xp.subtract(x, {arg0})"),
-    ("mul_", "x = xp.multiply(x, {arg0})"),
-    ("div_", "x = xp.divide(x, {arg0})"),
-    ("clamp_", "x = xp.clip(x, min={min}, max={max})"),
-    ("zero_", "x = xp.zeros_like(x)"),
-    ("fill_", "x = xp.full_like(x, {arg0})"),
+for _name, _std, _suggestion in [
+    ("add_", "add", "x = xp.add(x, {arg0})"),
+    ("sub_", "subtract", "x = xp.subtract(x, {arg0})"),
+    ("mul_", "multiply", "x = xp.multiply(x, {arg0})"),
+    ("div_", "divide", "x = xp.divide(x, {arg0})"),
+    ("clamp_", "clip", "x = xp.clip(x, min={min}, max={max})"),
+    ("zero_", "zeros_like", "x = xp.zeros_like(x)"),
+    ("fill_", "full_like", "x = xp.full_like(x, {arg0})"),
 ]:
-    _method("t", _name, _suggestion.split("(")[0].split(".")[-1], _suggestion, _INPLACE_NOTE)
+    _method("t", _name, _std, _suggestion, _INPLACE_NOTE)
 _method("nc", "fill", "full_like", "x = xp.full_like(x, {arg0})", _INPLACE_NOTE)
 
 _method("*", "reshape", "reshape", "xp.reshape(x, {shape})", _METHOD_NOTE)
-_method(
-    "t",
-    "view",
-    "reshape",
-    "xp.reshape(x, {shape})",
-    "view never copies, xp.reshape(x, shape, copy=False) fails where a view is impossible",
-)
+_method("t", "view", "reshape", "xp.reshape(x, {shape})",
+        "view never copies; xp.reshape(x, shape, copy=False) fails where a view is impossible")
 _method("t", "view_as", "reshape", "xp.reshape(x, y.shape)", _METHOD_NOTE)
 _method("*", "flatten", "reshape", "xp.reshape(x, (-1,))", _METHOD_NOTE)
 _method("*", "ravel", "reshape", "xp.reshape(x, (-1,))", _METHOD_NOTE)
-_method(
-    "t",
-    "transpose",
-    "permute_dims",
-    "xp.permute_dims(x, axes)",
-    "torch's x.transpose(i, j) exchanges two axes: pass all axes with those two "
-    "exchanged, or use xp.matrix_transpose(x) for the last two",
-)
-_method(
-    "*",
-    "transpose",
-    "permute_dims",
-    "xp.permute_dims(x, {axes})",
-    _METHOD_NOTE + "; x.transpose() reverses all axes",
-)
-_method(
-    "*",
-    "swapaxes",
-    "permute_dims",
-    "xp.permute_dims(x, axes)",
-    "pass all axes with the two exchanged",
-)
+_method("t", "transpose", "permute_dims", "xp.permute_dims(x, axes)",
+        "torch's x.transpose(i, j) exchanges two axes: pass all axes with those two "
+        "exchanged, or use xp.matrix_transpose(x) for the last two")
+_method("*", "transpose", "permute_dims", "xp.permute_dims(x, {axes})",
+        _METHOD_NOTE + "; x.transpose() reverses all axes")
+_method("*", "swapaxes", "permute_dims", "xp.permute_dims(x, axes)",
+        "pass all axes with the two exchanged")
 _method("t", "permute", "permute_dims", "xp.permute_dims(x, {axes})", _METHOD_NOTE)
 _method("t", "t", "matrix_transpose", "xp.matrix_transpose(x)", _METHOD_NOTE)
-_method(
-    "*",
-    "squeeze",
-    "squeeze",
-    "xp.squeeze(x, {axis})",
-    _METHOD_NOTE + "; the standard's squeeze needs the axis to remove",
-)
+_method("*", "squeeze", "squeeze", "xp.squeeze(x, {axis})",
+        _METHOD_NOTE + "; the standard's squeeze needs the axis to remove")
 _method("t", "unsqueeze", "expand_dims", "xp.expand_dims(x, axis={axis})", _METHOD_NOTE)
 _method("t", "expand", "broadcast_to", "xp.broadcast_to(x, {shape})", _METHOD_NOTE)
 _method("t", "expand_as", "broadcast_to", "xp.broadcast_to(x, y.shape)", _METHOD_NOTE)
-_method(
-    "t",
-    "repeat",
-    "tile",
-    "xp.tile(x, {shape})",
-    "torch's x.repeat(...) tiles the whole tensor: that is xp.tile",
-)
+_method("t", "repeat", "tile", "xp.tile(x, {shape})",
+        "torch's x.repeat(...) tiles the whole tensor: that is xp.tile")
 _method("*", "repeat", "repeat", "xp.repeat(x, {arg0}, axis={axis_kw})", _METHOD_NOTE)
-_method(
-    "t",
-    "repeat_interleave",
-    "repeat",
-    "xp.repeat(x, {arg0}, axis={axis_kw})",
-    "the standard spells it repeat (2023.12)",
-)
+_method("t", "repeat_interleave", "repeat", "xp.repeat(x, {arg0}, axis={axis_kw})",
+        "the standard spells it repeat (2023.12)")
 _method("*", "flip", "flip", "xp.flip(x, axis={axis})", _METHOD_NOTE)
 _method("*", "take", "take", "xp.take(x, indices, axis={axis_kw})", _METHOD_NOTE)
-_method(
-    "t",
-    "gather",
-    "take_along_axis",
-    "xp.take_along_axis(x, indices, axis={axis})",
-    "the standard spells it take_along_axis (2024.12)",
-)
+_method("t", "gather", "take_along_axis", "xp.take_along_axis(x, indices, axis={axis})",
+        "the standard spells it take_along_axis (2024.12)")
 _method("t", "index_select", "take", "xp.take(x, indices, axis={axis})", _METHOD_NOTE)
 _method("t", "masked_fill", "where", "xp.where(mask, {arg1}, x)", _METHOD_NOTE)
 _method("t", "unbind", "unstack", "xp.unstack(x, axis={axis})", _METHOD_NOTE)
-_method(
-    "*",
-    "diagonal",
-    "linalg.diagonal",
-    "xp.linalg.diagonal(x)",
-    "NumPy's diagonal uses the first two axes, the standard's linalg.diagonal the last two",
-)
-_method(
-    "*",
-    "trace",
-    "linalg.trace",
-    "xp.linalg.trace(x)",
-    "NumPy's trace uses the first two axes, the standard's linalg.trace the last two",
-)
-_method(
-    "t",
-    "norm",
-    "linalg.vector_norm",
-    "xp.linalg.vector_norm(x, axis={axis_kw}, keepdims={keepdims})",
-    "the standard splits norm into linalg.vector_norm and linalg.matrix_norm",
-)
+_method("*", "diagonal", "linalg.diagonal", "xp.linalg.diagonal(x)",
+        "NumPy's diagonal uses the first two axes, the standard's linalg.diagonal the last two")
+_method("*", "trace", "linalg.trace", "xp.linalg.trace(x)",
+        "NumPy's trace uses the first two axes, the standard's linalg.trace the last two")
+_method("t", "norm", "linalg.vector_norm", _NORM,
+        "the standard splits norm into linalg.vector_norm and linalg.matrix_norm")
 
-_method(
-    "*",
-    "astype",
-    "astype",
-    "xp.astype(x, {dtype})",
-    "the standard has the function xp.astype, not the method",
-)
-_add(
-    "t",
-    "method",
-    "type",
-    NS,
-    "astype",
-    "xp.astype(x, {dtype})",
-    "a dtype cast is xp.astype in the standard",
-    when="dtype_arg",
-)
+_method("*", "astype", "astype", "xp.astype(x, {dtype})",
+        "the standard has the function xp.astype, not the method")
+_add("t", "method", "type", NS, "astype", "xp.astype(x, {dtype})",
+     "a dtype cast is xp.astype in the standard", when="dtype_arg")
 _method("t", "type", "dtype", "x.dtype", "the standard array carries its dtype in x.dtype")
 _method("t", "type_as", "astype", "xp.astype(x, y.dtype)", _METHOD_NOTE)
-for _name, _dtype in [
-    ("float", "float32"),
-    ("double", "float64"),
-    ("half", "float16"),
-    ("int", "int32"),
-    ("long", "int64"),
-    ("bool", "bool"),
-]:
+for _name, _dtype in [("float", "float32"), ("double", "float64"), ("half", "float16"),
+                      ("int", "int32"), ("long", "int64"), ("bool", "bool")]:
     _note = "a dtype cast is xp.astype in the standard"
     if _dtype == "float16":
         _note += "; float16 is not one of the standard's dtypes"
@@ -1381,102 +614,47 @@ for _name, _dtype in [
 
 _method("*", "copy", "asarray", "xp.asarray(x, copy=True)", _METHOD_NOTE)
 _method("t", "clone", "asarray", "xp.asarray(x, copy=True)", _METHOD_NOTE)
-_method(
-    "t",
-    "contiguous",
-    None,
-    "x",
-    "memory layout is not part of the standard; drop it (xp.asarray(x, copy=True) when "
-    "a fresh buffer is the point)",
-)
-_method(
-    "t",
-    "detach",
-    None,
-    "x",
-    "autograd is outside the standard; detach where tensors enter the array-API code",
-)
-_method(
-    "t", "new_zeros", "zeros", "xp.zeros({shape}, dtype=x.dtype, device=x.device)", _METHOD_NOTE
-)
-_method("t", "new_ones", "ones", "xp.ones({shape}, dtype=x.dtype, device=x.device)", _METHOD_NOTE)
-_method(
-    "t", "new_empty", "empty", "xp.empty({shape}, dtype=x.dtype, device=x.device)", _METHOD_NOTE
-)
-_method(
-    "t", "new_full", "full", "xp.full({arg0}, {arg1}, dtype=x.dtype, device=x.device)", _METHOD_NOTE
-)
-_method(
-    "t", "new_tensor", "asarray", "xp.asarray(data, dtype=x.dtype, device=x.device)", _METHOD_NOTE
-)
-_method("t", "is_floating_point", "isdtype", "xp.isdtype(x.dtype, 'real floating')", _METHOD_NOTE)
+_method("t", "contiguous", None, "x",
+        "memory layout is not part of the standard; drop it (xp.asarray(x, copy=True) when "
+        "a fresh buffer is the point)")
+_method("t", "detach", None, "x",
+        "autograd is outside the standard; detach where tensors enter the array-API code")
+for _name, _std, _template in [
+    ("new_zeros", "zeros", "xp.zeros({shape}, dtype=x.dtype, device=x.device)"),
+    ("new_ones", "ones", "xp.ones({shape}, dtype=x.dtype, device=x.device)"),
+    ("new_empty", "empty", "xp.empty({shape}, dtype=x.dtype, device=x.device)"),
+    ("new_full", "full", "xp.full({arg0}, {arg1}, dtype=x.dtype, device=x.device)"),
+    ("new_tensor", "asarray", "xp.asarray(data, dtype=x.dtype, device=x.device)"),
+]:
+    _method("t", _name, _std, _template, _METHOD_NOTE + "; take dtype and device from x")
+_method("t", "is_floating_point", "isdtype", "xp.isdtype(x.dtype, 'real floating')",
+        _METHOD_NOTE)
 _method("t", "is_complex", "isdtype", "xp.isdtype(x.dtype, 'complex floating')", _METHOD_NOTE)
 _method("t", "size", "shape", "x.shape", "the standard's x.size is the element count")
 _method("t", "dim", "ndim", "x.ndim", "the standard spells it x.ndim")
 _method("t", "ndimension", "ndim", "x.ndim", "the standard spells it x.ndim")
 for _name in ("numel", "nelement"):
-    _method(
-        "t",
-        _name,
-        "size",
-        "array_api_compat.size(x)",
-        "the standard's x.size is the element count but may be None (and is a method in "
-        "PyTorch); array_api_compat.size works everywhere",
-    )
+    _method("t", _name, "size", "array_api_compat.size(x)",
+            "the standard's x.size is the element count but may be None (and is a method in "
+            "PyTorch); array_api_compat.size works everywhere")
 
 # --- attributes --------------------------------------------------------------------------
 
-_add(
-    "*",
-    "attribute",
-    "T",
-    USAGE,
-    "permute_dims",
-    "xp.permute_dims(x, {reversed_axes})",
-    "the standard defines x.T for 2-D arrays only; use x.mT to transpose the last two axes "
-    "of a stack of matrices",
-    when="ndim_not_2",
-)
-_add(
-    "*",
-    "attribute",
-    "real",
-    NS,
-    "real",
-    "xp.real(x)",
-    "the standard has the function xp.real, not the attribute",
-)
-_add(
-    "*",
-    "attribute",
-    "imag",
-    NS,
-    "imag",
-    "xp.imag(x)",
-    "the standard has the function xp.imag, not the attribute",
-)
-_add("t", "attribute", "H", NS, "conj", "xp.conj(x.mT)", "conjugate transpose of the last two axes")
-_add(
-    "t", "attribute", "mH", NS, "conj", "xp.conj(x.mT)", "conjugate transpose of the last two axes"
-)
-_add(
-    "n",
-    "attribute",
-    "flat",
-    NS,
-    "reshape",
-    "xp.reshape(x, (-1,))",
-    "the standard has no flat iterator",
-)
-_add(
-    "j",
-    "attribute",
-    "at",
-    NS,
-    None,
-    "xpx.at(x, idx).set(value)",
-    "array-api-extra's at gives functional updates on every library",
-)
+_add("*", "attribute", "T", USAGE, "permute_dims", "xp.permute_dims(x, {reversed_axes})",
+     "the standard defines x.T for 2-D arrays only; use x.mT to transpose the last two axes "
+     "of a stack of matrices", when="ndim_not_2")
+_add("*", "attribute", "real", NS, "real", "xp.real(x)",
+     "the standard has the function xp.real, not the attribute")
+_add("*", "attribute", "imag", NS, "imag", "xp.imag(x)",
+     "the standard has the function xp.imag, not the attribute")
+for _name in ("H", "mH"):
+    _add("t", "attribute", _name, NS, "conj", "xp.conj(x.mT)",
+         "the standard spells a conjugate transpose of the last two axes xp.conj(x.mT)")
+_add("n", "attribute", "flat", NS, "reshape", "xp.reshape(x, (-1,))",
+     "the standard has no flat iterator")
+_add("j", "attribute", "at", NS, None, "xpx.at(x, idx).set(value)",
+     "array-api-extra's at gives functional updates on every library")
+
+# fmt: on
 
 ENTRIES: tuple[Replacement, ...] = tuple(_entries)
-del _entries

@@ -62,8 +62,21 @@ class Replacement:
 
 #: every dtype name a library may spell; the standard ones render as ``xp.NAME``
 _STANDARD_DTYPES = frozenset(
-    "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 "
-    "float32 float64 complex64 complex128".split()
+    {
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    }
 )
 _ALL_DTYPES = _STANDARD_DTYPES | {"float16", "bfloat16", "half", "double", "float", "long"}
 _PYTHON_DTYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
@@ -171,7 +184,8 @@ def _ndim_not_2(args: tuple, kwargs: dict, self_obj: object) -> bool:
 
 
 def _device_arg(args: tuple, kwargs: dict, self_obj: object) -> bool:
-    return "device" in kwargs or any(_is_device(v) for v in args)
+    # a bare int is a device ordinal here: x.to(0) moves x to accelerator 0
+    return "device" in kwargs or any(_is_device(v) or _is_int(v) for v in args)
 
 
 def _cuda_arg(args: tuple, kwargs: dict, self_obj: object) -> bool:
@@ -237,7 +251,7 @@ CONDITIONS: Mapping[str, Condition] = MappingProxyType(
         "no_axis": _no_axis,
         # x.T on an array that is not 2-D
         "ndim_not_2": _ndim_not_2,
-        # .to("cuda"), .to(device=...), .to(torch.device(...)): a device, not a dtype
+        # .to("cuda"), .to(device=...), .to(torch.device(...)), .to(0): a device, not a dtype
         "device_arg": _device_arg,
         # an argument naming a CUDA device ("cuda", "cuda:1", torch.device("cuda"))
         "cuda_arg": _cuda_arg,
@@ -420,6 +434,10 @@ class _CallValues:
     def _sizes(self) -> str | None:
         return _as_tuple(self.args)
 
+    def _decimals(self) -> str | None:
+        value = self._keyword_or_operand(("decimals",), 1)
+        return None if value is None else _literal(value)
+
     def _min(self) -> str | None:
         value = self._keyword_or_operand(("min", "a_min"), 1)
         return None if value is None else _literal(value)
@@ -447,6 +465,7 @@ PLACEHOLDERS: frozenset[str] = frozenset(
         "shape",
         "axes",
         "sizes",
+        "decimals",
         "min",
         "max",
         "reversed_axes",

@@ -147,6 +147,9 @@ def test_float64_to_jax_becomes_float32_with_a_note() -> None:
         assert conversion.value.dtype == jnp.float32
         assert conversion.mode == "copy" and not conversion.shares_memory
         assert "float64 became float32: JAX runs with jax_enable_x64 off" in conversion.notes
+    strict = convert_to(xps.asarray([1.0, 2.0]), "jax")
+    assert strict.value.dtype == jnp.float32 and strict.mode == "copy"
+    assert "float64 became float32: JAX runs with jax_enable_x64 off" in strict.notes
     int64 = convert_to(np.arange(3), "jax")
     assert int64.value.dtype == jnp.int32
     assert "int64 became int32: JAX runs with jax_enable_x64 off" in int64.notes
@@ -241,11 +244,13 @@ def test_strided_torch_to_jax_falls_back_to_a_copy() -> None:
     np.testing.assert_array_equal(np.asarray(conversion.value), t.numpy())
 
 
-def test_big_endian_numpy_to_torch_falls_back_to_a_copy() -> None:
+@pytest.mark.parametrize("target", ["torch", "jax", "strict", "strict:device1"])
+def test_big_endian_numpy_falls_back_to_a_copy(target: str) -> None:
     x = np.arange(4, dtype=">f4")
-    conversion = convert_to(x, "torch")
-    assert conversion.mode == "copy" and "DLPack" in conversion.reason
-    np.testing.assert_array_equal(conversion.value.numpy(), x)
+    conversion = convert_to(x, target)
+    assert conversion.mode == "copy" and not conversion.shares_memory
+    assert "byte order" in conversion.reason
+    np.testing.assert_array_equal(on_host(conversion.value), x)
 
 
 # --- what cannot be converted --------------------------------------------------------

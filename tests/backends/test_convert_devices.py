@@ -85,7 +85,9 @@ def test_two_cpu_devices_are_listed(two_devices: dict) -> None:
         ("jax_cpu1->strict:device1", "device1", "zero_copy", None),
     ],
 )
-def test_jax_second_cpu_device(two_devices: dict, case: str, device: str, mode: str, reason) -> None:
+def test_jax_second_cpu_device(
+    two_devices: dict, case: str, device: str, mode: str, reason
+) -> None:
     landed, got_mode, got_reason, shares, same_buffer, equal = two_devices[case]
     assert (landed, got_mode, got_reason) == (device, mode, reason)
     assert shares == same_buffer == (mode == "zero_copy")

@@ -25,7 +25,12 @@ def test_namespace_is_array_api_strict() -> None:
 
 @pytest.mark.parametrize(
     ("spelled", "name"),
-    [(None, "CPU_DEVICE"), ("CPU_DEVICE", "CPU_DEVICE"), ("cpu", "CPU_DEVICE"), ("device1", "device1")],
+    [
+        (None, "CPU_DEVICE"),
+        ("CPU_DEVICE", "CPU_DEVICE"),
+        ("cpu", "CPU_DEVICE"),
+        ("device1", "device1"),
+    ],
 )
 def test_resolve_device(spelled: str | None, name: str) -> None:
     assert backend.resolve_device(spelled) == xps.Device(name)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import array_api_compat
 import numpy as np
 import pytest
 

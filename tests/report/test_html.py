@@ -10,8 +10,6 @@ import time
 from dataclasses import replace
 from html.parser import HTMLParser
 
-import pytest
-
 from porter_ext.compare.model import DeviceFinding
 from porter_ext.record.model import ErrorInfo
 from porter_ext.report import (
@@ -248,7 +246,6 @@ def test_long_sources_and_messages_are_capped() -> None:
     assert "600 more calls are in the JSON report." in html
 
 
-@pytest.mark.slow
 def test_a_big_report_stays_small_and_fast() -> None:
     report = make_report(2000, calls=5, replays=2)
     start = time.perf_counter()

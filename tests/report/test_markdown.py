@@ -52,7 +52,7 @@ def test_sections_and_top_findings(report: Report) -> None:
         assert heading in text
     top = text[text.index("## Top findings") : text.index("## Environment")]
     rows = [r for r in top.splitlines() if r.startswith("| <code>")]
-    assert rows[0].startswith("| <code>Tensor.norm</code> | non\\_standard | 12 |")
+    assert rows[0].startswith("| <code>Tensor.norm</code> | non\\_standard | 9 |")
     assert "torch.accelerator.synchronize()" in top
     assert "cell 0, cell 1, cell 2" in top
     _assert_tables_keep_their_shape(text)
@@ -69,15 +69,23 @@ def test_cells_show_only_what_needs_a_look(report: Report) -> None:
     assert "❌" in text and "✅" in text
 
 
+def _outside_fences(text: str) -> str:
+    return re.sub(r"^(`{3,})python\n.*?\n\1$", "", text, flags=re.S | re.M)
+
+
 def test_person_text_is_inert_and_tables_keep_their_columns() -> None:
     text = render_markdown(_evil_report())
-    assert "<script>alert" not in text
-    assert "<img" not in text
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
-    assert "a\\|b&#96;c&#96;&#96;d" in text
+    outside = _outside_fences(text)
+    assert "<script>alert" not in outside
+    assert "<img" not in outside
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in outside
+    assert "a\\|b&#96;c&#96;&#96;d" in outside
     _assert_tables_keep_their_shape(text)
-    # the source keeps its own text, inside a fence no backtick run can close
-    assert f"x = 1  # {EVIL}" in text
+    # The source is shown verbatim, but only inside a fenced code block (where Markdown
+    # renders everything as text) whose fence no backtick run in it can close.
+    fence = "```"
+    assert f"{fence}python\nx = 1  # {EVIL}\ny = f(x)\n{fence}" in text
+    assert text.count("<script>alert") == 1
 
 
 def test_md_text() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import subprocess
 import sys
@@ -63,6 +64,14 @@ def _sample_arrays() -> dict[str, object]:
     return arrays
 
 
+def _has(obj: object, name: str) -> bool:
+    try:  # torch raises RuntimeError for .imag on a real tensor
+        getattr(obj, name)
+    except Exception:
+        return False
+    return True
+
+
 def _ids(entries: list[Replacement]) -> list[str]:
     return [f"{e.library}:{e.kind}:{e.name}:{e.when}" for e in entries]
 
@@ -84,8 +93,7 @@ def test_entries_are_well_formed():
         assert e.status in STATUSES, e
         assert e.when is None or e.when in CONDITIONS, e
         assert e.suggestion.strip(), e
-        if e.standard_name is None:
-            assert e.note, f"{e} has no standard name and says nothing about why"
+        assert e.note, f"{e} says nothing about why"
         unknown = set(re.findall(r"\{(\w+)\}", e.suggestion)) - PLACEHOLDERS
         assert not unknown, (e, unknown)
 
@@ -125,7 +133,7 @@ _MEMBERS = [e for e in ENTRIES if e.kind != "function" and e.library not in ("cu
 def test_array_method_or_attribute_exists(entry: Replacement):
     arrays = _sample_arrays()
     if entry.library == "*":
-        owners = [lib for lib, x in arrays.items() if hasattr(x, entry.name)]
+        owners = [lib for lib, x in arrays.items() if _has(x, entry.name)]
         assert owners, f"no array library has .{entry.name}"
         return
     if entry.library not in arrays:
@@ -140,7 +148,7 @@ _STANDARD = sorted({e.standard_name for e in ENTRIES if e.standard_name})
 @pytest.mark.parametrize("name", _STANDARD)
 def test_standard_name_is_in_the_standard(name: str):
     array = array_api_strict.asarray([[1.0, 2.0], [3.0, 4.0]])
-    if hasattr(array, name):  # shape, ndim, size, device, to_device, mT, …
+    if _has(array, name):  # shape, ndim, size, device, to_device, mT, …
         return
     _resolve(array_api_strict, name)
 
@@ -262,6 +270,7 @@ def test_to_device_versus_dtype_cast():
         (("meta",), {}),
         ((torch.device("cpu"),), {}),
         ((), {"device": torch.device("meta")}),
+        ((0,), {}),
     ]:
         entry = choose(find("torch", "method", "to"), args, kwargs, x)
         assert (entry.status, entry.when) == ("device_specific", "device_arg"), args
@@ -384,6 +393,15 @@ def test_render_fills_arguments():
     assert _render("torch", "method", "float", self_obj=x) == "xp.astype(x, xp.float32)"
     assert _render("torch", "method", "pow", 2, self_obj=x) == "xp.pow(x, 2)"
     assert _render("torch", "method", "add", x, self_obj=x) == "xp.add(x, ...)"
+
+
+def test_render_round_decimals():
+    assert _render("numpy", "function", "round", np.ones(3), 2) == (
+        "xp.round(x * 10.0**2) / 10.0**2"
+    )
+    assert _render("torch", "function", "round", torch.ones(3), decimals=1) == (
+        "xp.round(x * 10.0**1) / 10.0**1"
+    )
 
 
 def test_render_std_correction():
@@ -510,7 +528,7 @@ def test_exp2_points_at_the_escape_hatch():
 # --- cheap to load ------------------------------------------------------------------------
 
 
-def test_module_imports_no_array_library_and_loads_fast():
+def test_module_imports_no_array_library_and_loads_fast(tmp_path):
     code = textwrap.dedent(
         """
         import sys, time
@@ -519,16 +537,23 @@ def test_module_imports_no_array_library_and_loads_fast():
         before = {m for m in sys.modules if m.split(".")[0] in heavy}
         start = time.perf_counter()
         from porter_ext.spec import replacements as r
-        loaded = time.perf_counter() - start
-        entry = r.choose(r.find("torch", "method", "sum"), (1,), {}, object())
+        entry = r.choose(r.find("torch", "method", "sum"), (1,), {}, object())  # builds the index
+        seconds = time.perf_counter() - start
         r.render_suggestion(entry, (1,), {})
         after = {m for m in sys.modules if m.split(".")[0] in heavy}
         print(sorted(after - before))
-        print(loaded)
+        print(seconds)
         """
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    assert out[0] == "[]"
-    assert float(out[1]) < 0.1  # well under 10 ms on an idle machine; generous for CI
+    # bytecode in a private cache, as an installed package has it; the second run reads it
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        ).stdout.splitlines()
+        for _ in range(2)
+    ]
+    assert runs[1][0] == "[]"
+    # a few milliseconds on an idle machine; the bound leaves room for a busy CI runner
+    assert float(runs[1][1]) < 0.05
