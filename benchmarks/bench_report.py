@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from porter_ext.report import render_html, render_markdown, validate  # noqa: E402
-from tests.report.conftest import make_replay, mismatched_entry, make_report  # noqa: E402
+from tests.report.conftest import make_replay, make_report, mismatched_entry  # noqa: E402
 
 
 def timed(fn, *args, repeat: int = 1):
@@ -42,8 +42,12 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--replays", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=5, help="runs per measurement")
-    parser.add_argument("--mismatched-cells", type=int, default=10,
-                        help="cells whose first replay has a mismatched 2-D output (plotted)")
+    parser.add_argument(
+        "--mismatched-cells",
+        type=int,
+        default=10,
+        help="cells whose first replay has a mismatched 2-D output (plotted)",
+    )
     args = parser.parse_args()
 
     report = make_report(args.cells, calls=args.calls, replays=args.replays)
@@ -51,18 +55,25 @@ def main() -> int:
     cells = list(report.cells)
     for i in range(min(args.mismatched_cells, len(cells))):
         j = i * max(1, len(cells) // max(1, args.mismatched_cells))
-        replays = [make_replay("numpy", outputs=[mismatched_entry(shape=(200, 300), seed=i)]),
-                   *cells[j].replays[1:]]
+        replays = [
+            make_replay("numpy", outputs=[mismatched_entry(shape=(200, 300), seed=i)]),
+            *cells[j].replays[1:],
+        ]
         cells[j] = type(cells[j])(**{**vars(cells[j]), "replays": replays})
-    report = type(report).build(cells, report.environment,
-                                array_api_version=report.array_api_version,
-                                notebook=report.source.notebook,
-                                porter_version=report.porter_version)
+    report = type(report).build(
+        cells,
+        report.environment,
+        array_api_version=report.array_api_version,
+        notebook=report.source.notebook,
+        porter_version=report.porter_version,
+    )
 
     calls = sum(len(c.calls) for c in report.cells)
-    print(f"report: {len(report.cells)} cells, {calls} call sites, "
-          f"{sum(len(c.replays) for c in report.cells)} replays, "
-          f"{report.summary.mismatches} mismatched outputs")
+    print(
+        f"report: {len(report.cells)} cells, {calls} call sites, "
+        f"{sum(len(c.replays) for c in report.cells)} replays, "
+        f"{report.summary.mismatches} mismatched outputs"
+    )
     render_html(report)  # warm-up: template compilation, matplotlib import
     html, t_html, med_html, cpu_html = timed(render_html, report, repeat=args.repeat)
     md, t_md, _, _ = timed(render_markdown, report, repeat=args.repeat)
@@ -73,10 +84,14 @@ def main() -> int:
     mb = len(html.encode()) / 1e6
     ok_time, ok_size = t_html < 2.0, mb < 5.0
     print(f"best of {args.repeat} runs (wall seconds); median and CPU seconds for HTML")
-    print(f"html      {t_html:6.3f} s  {mb:6.2f} MB   median {med_html:.3f} s, CPU {cpu_html:.3f} s"
-          f"   (targets < 2 s: {'ok' if ok_time else 'MISSED'}, < 5 MB: {'ok' if ok_size else 'MISSED'})")
+    print(
+        f"html      {t_html:6.3f} s  {mb:6.2f} MB   median {med_html:.3f} s, CPU {cpu_html:.3f} s"
+        f"   (targets < 2 s: {'ok' if ok_time else 'MISSED'}, < 5 MB: {'ok' if ok_size else 'MISSED'})"
+    )
     print(f"markdown  {t_md:6.3f} s  {len(md.encode()) / 1e6:6.2f} MB")
-    print(f"json      {t_json:6.3f} s  {len(text.encode()) / 1e6:6.2f} MB  (to_dict {t_dict:.3f} s)")
+    print(
+        f"json      {t_json:6.3f} s  {len(text.encode()) / 1e6:6.2f} MB  (to_dict {t_dict:.3f} s)"
+    )
     print(f"validate  {t_validate:6.3f} s")
     return 0 if ok_time and ok_size else 1
 

@@ -220,14 +220,15 @@ def execute_notebook(path: Path, *, timeout: float, progress: bool) -> dict[str,
                 final = nbformat.v4.new_code_cell(
                     _REPORT_CODE.format(name=path.name, path=report_path)
                 )
-                client.execute_cell(final, len(nb.cells))
+                nb.cells.append(final)
+                client.execute_cell(final, len(nb.cells) - 1)
         except CliError:
             raise
         except Exception as exc:
             bar.close()
             if not client.kc:
                 raise CliError(f"the kernel could not start: {exc}") from None
-            raise CliError(f"running {path.name} failed: {type(exc).__name__}: {exc}") from None
+            raise CliError(f"running {path.name} failed: {type(exc).__name__}: {exc}") from exc
         bar.close()
         errors = [o for o in final.get("outputs", []) if o.get("output_type") == "error"]
         if errors or not os.path.exists(report_path):

@@ -123,7 +123,10 @@ class Session:
 
     # -- recording one cell ------------------------------------------------------------
     def _execution_count(self) -> int | None:
-        return getattr(self.shell, "execution_count", None) if self.shell is not None else None
+        """The running cell's count: IPython counts the cell before running it (its own
+        displayhook shows ``Out[execution_count - 1]``)."""
+        count = getattr(self.shell, "execution_count", None) if self.shell is not None else None
+        return count - 1 if isinstance(count, int) and count > 0 else count
 
     def port_cell(
         self, source: str, options: PortOptions | None = None

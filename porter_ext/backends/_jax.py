@@ -45,7 +45,8 @@ class JaxBackend(Backend):
         found = [spell(d) for d in jax.devices()]
         if not found or not found[0].startswith("cpu"):
             found += [spell(d) for d in jax.devices("cpu")]
-        return found
+        default = spell(self.resolve_device(None))
+        return [default] + [d for d in found if d != default]
 
     def unavailable_kinds(self) -> list[tuple[str, str]]:
         if not self.available()[0]:
@@ -80,7 +81,11 @@ class JaxBackend(Backend):
     def resolve_device(self, device: str | None) -> Any:
         jax = self.lib()
         if device is None:
-            return jax.devices()[0]
+            # the person may have set jax.config.update("jax_default_device", ...)
+            default = jax.config.jax_default_device
+            if default is None:
+                return jax.devices()[0]
+            return jax.devices(default)[0] if isinstance(default, str) else default
         platform, _, index = device.lower().partition(":")
         try:
             candidates = jax.devices(platform)

@@ -54,14 +54,8 @@ class TorchBackend(Backend):
         return [(f"torch:{self._expected_accelerator()}", NO_ACCELERATOR)]
 
     def _expected_accelerator(self) -> str:
-        """The accelerator kind this build was made for (``cuda`` when it says nothing)."""
-        torch = self.lib()
-        xpu = getattr(torch, "xpu", None)
-        if xpu is not None and getattr(xpu, "_is_compiled", lambda: False)():
-            return "xpu"
-        if torch.backends.mps.is_built():
-            return "mps"
-        return "cuda"
+        """The accelerator kind to name in the missing entry: ``mps`` on Apple builds."""
+        return "mps" if self.lib().backends.mps.is_built() else "cuda"
 
     def namespace(self) -> Any:
         self.lib()
@@ -122,17 +116,16 @@ class TorchBackend(Backend):
         return x.resolve_conj().resolve_neg()
 
     def to_host(self, x: Any) -> numpy.ndarray:
-        torch = self.lib()
-        x = self._exportable(x)
-        if x.dtype == torch.bfloat16:
-            x = x.float()
-        return x.numpy()
+        tensor = self._exportable(x)
+        try:
+            return tensor.numpy()
+        except TypeError:  # bfloat16, float8, complex32: NumPy has no such dtype
+            return tensor.to(
+                self.lib().complex64 if tensor.is_complex() else self.lib().float32
+            ).numpy()
 
     def host_copy(self, x: Any) -> numpy.ndarray:
-        torch = self.lib()
-        host = self._exportable(x)
-        if host.dtype == torch.bfloat16:
-            return host.float().numpy()
-        if host.data_ptr() != x.data_ptr() or host.device != x.device:
-            return host.numpy()  # already a fresh buffer
-        return host.numpy().copy()
+        host = self.to_host(x)
+        if x.device.type == "cpu" and host.ctypes.data == x.data_ptr():
+            return host.copy()
+        return host  # cast, resolved or moved: already a fresh buffer

@@ -137,7 +137,10 @@ class Backend(ABC):
             return getattr(module, "__version__", None) if module else None
 
     def default_device(self) -> str:
-        return self.devices()[0]
+        devices = self.devices()
+        if not devices:
+            raise BackendUnavailable(self.available()[1] or f"{self.name} sees no device")
+        return devices[0]
 
     @abstractmethod
     def devices(self) -> list[str]:

@@ -143,19 +143,27 @@ def _host_view(x: Any, source: Backend, trail: _Trail) -> numpy.ndarray:
     x = _off_fake_device(x, source, trail)
     if dtype_name(x) == "bfloat16":
         trail.copied("DLPack cannot carry bfloat16 into NumPy")
-        trail.note("bfloat16 became float32: NumPy has no bfloat16")
-        return source.host_copy(x)
+        return _host_copy(x, source, trail)
     dl_device = _dlpack_device(x)
     if dl_device is None or dl_device[0] != DL_CPU:
         trail.copied(f"the {source.name} array is on {source.device_of(x)}; NumPy is host-only")
-        return source.host_copy(x)
+        return _host_copy(x, source, trail)
     try:
         host = np.from_dlpack(x)
     except REFUSED as error:
         trail.copied(f"DLPack export to NumPy failed ({_why(error)}); copied through the host")
-        return source.host_copy(x)
+        return _host_copy(x, source, trail)
     if not host.flags.writeable:
         trail.note(f"read-only: a NumPy view of an immutable {source.title} buffer")
+    return host
+
+
+def _host_copy(x: Any, source: Backend, trail: _Trail) -> numpy.ndarray:
+    """The source adapter's host copy, noting a dtype NumPy lacks (bfloat16 → float32)."""
+    host = source.host_copy(x)
+    before, after = dtype_name(x), dtype_name(host)
+    if before != after:
+        trail.note(f"{before} became {after}: NumPy has no {before}")
     return host
 
 
@@ -238,10 +246,10 @@ def _to_jax(x: Any, source: Backend, target: Backend, device: Any, trail: _Trail
 def _jax_import(x: Any, source: Backend, jax: Any, trail: _Trail, exact: bool) -> Any:
     """DLPack import onto the producer's device; ``exact``: the dtype is kept, so no cast."""
     ready = _off_fake_device(x, source, trail)
-    dl_device = _dlpack_device(ready)
     try:
         if not exact:
             return jax.dlpack.from_dlpack(ready)  # JAX casts, hence copies, anyway
+        dl_device = _dlpack_device(ready)
         if dl_device is not None and dl_device[0] == DL_CPU:
             pointer = _data_pointer(ready, source)
             if pointer is not None and pointer % 64:

@@ -51,7 +51,7 @@ def classify(
     if callee.library == "array_api_compat":
         return STANDARD_HELPER
     entry = choose(entries, args, kwargs, self_obj) if entries else None
-    suggestion = render_suggestion(entry, args, kwargs) if entry is not None else None
+    suggestion = render_suggestion(entry, args, kwargs, self_obj) if entry is not None else None
     if entry is not None and entry.status in ("device_specific", "host_sync"):
         return Verdict(entry.status, entry.standard_name, suggestion, entry.note)
 

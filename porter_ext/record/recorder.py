@@ -398,7 +398,6 @@ class Recorder:
         return out
 
 
-
 _aliases: dict[tuple[Callee, str], Callee] = {}
 _attributes: dict[tuple[type, str], Callee | None] = {}
 

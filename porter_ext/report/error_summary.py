@@ -62,7 +62,9 @@ def error_map(abs_err: np.ndarray, *, size: int = MAP_SIZE) -> list[list[float |
     return [[None if not np.isfinite(v) else float(f"{v:.4g}") for v in row] for row in blocks]
 
 
-def summarize_error(expected: Any, actual: Any) -> tuple[ErrorHistogram, list[list[float | None]] | None]:
+def summarize_error(
+    expected: Any, actual: Any
+) -> tuple[ErrorHistogram, list[list[float | None]] | None]:
     """Histogram and error map of |actual - expected| for two host arrays of one shape."""
     exp = np.asarray(expected)
     act = np.asarray(actual)

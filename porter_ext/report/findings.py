@@ -52,6 +52,4 @@ def group_findings(report: Report) -> list[FindingGroup]:
                 group.cells.append(cell.label)
             if group.suggestion is None and call.suggestion:
                 group.suggestion = call.suggestion
-    return sorted(
-        groups.values(), key=lambda g: (STATUS_ORDER.get(g.status, 9), -g.count, g.name)
-    )
+    return sorted(groups.values(), key=lambda g: (STATUS_ORDER.get(g.status, 9), -g.count, g.name))

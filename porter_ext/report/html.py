@@ -11,22 +11,25 @@ everything.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import math
+import re
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
 from porter_ext.record.model import STATUSES, CallRecord
 from porter_ext.report.findings import group_findings
-from porter_ext.report.model import CellEntry, OutputEntry, Report, ReplayEntry
+from porter_ext.report.model import CellEntry, OutputEntry, ReplayEntry, Report
 
 MAX_SOURCE_LINES = 400  #: source lines shown per cell
 MAX_LINE_CHARS = 300  #: characters shown per source line
-MAX_CALL_ROWS = 400  #: call rows shown per cell
+MAX_CALL_ROWS = 400  #: call rows, and output rows, shown per cell
 MAX_TEXT = 1000  #: characters shown of one message (exceptions can print whole arrays)
 MAX_PLOTS = 16  #: figures per report: each costs ~0.1 s and 10-35 kB
 MAX_GROUP_CELLS = 8  #: cells named per finding group
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _clip(text: str | None, limit: int = MAX_TEXT) -> str:
@@ -73,6 +76,7 @@ class _CellView:
     devices: list[dict[str, Any]]
     plots: list[tuple[str, str]] = field(default_factory=list)
     plots_omitted: int = 0
+    plots_reason: str = ""
 
 
 def _call_note(call: CallRecord) -> str:
@@ -84,7 +88,9 @@ def _call_note(call: CallRecord) -> str:
 
 def _source_lines(cell: CellEntry) -> tuple[list[_Line], int]:
     """Numbered source lines, each flagged line carrying what happened there."""
-    raw = cell.source.splitlines() or [""]
+    # Python numbers lines at \n, \r\n and \r only; str.splitlines would also split at
+    # \f, \x85 or \u2028 and shift every later line away from the recorded line numbers.
+    raw = _LINE_BREAK.split(cell.source.removesuffix("\n").removesuffix("\r"))
     lines = [_Line(i, _clip(t, MAX_LINE_CHARS)) for i, t in enumerate(raw, start=1)]
 
     seen: dict[tuple[int, str], int] = {}  # (line, note) → times seen, to merge repeats
@@ -190,18 +196,26 @@ def _output_rows(cell: CellEntry) -> tuple[list[dict[str, Any]], list[dict[str, 
                     "conversion": _clip(out.conversion or "—", 300),
                 }
             )
-    return numerics, devices
+    return numerics[:MAX_CALL_ROWS], devices[:MAX_CALL_ROWS]
 
 
 class _PlotBudget:
-    """Counts figures across the report so that a notebook full of mismatches stays small."""
+    """Counts figures across the report so that a notebook full of mismatches stays small,
+    and says why a figure is missing (the cap, or no matplotlib installed)."""
 
     def __init__(self, limit: int) -> None:
         self.left = limit
+        self.available = importlib.util.find_spec("matplotlib") is not None
 
     def take(self) -> bool:
         self.left -= 1
-        return self.left >= 0
+        return self.available and self.left >= 0
+
+    @property
+    def reason(self) -> str:
+        if not self.available:
+            return "because matplotlib is not installed"
+        return "to keep the report small"
 
 
 def _plots(cell: CellEntry, budget: _PlotBudget) -> tuple[list[tuple[str, str]], int]:
@@ -221,11 +235,12 @@ def _plots(cell: CellEntry, budget: _PlotBudget) -> tuple[list[tuple[str, str]],
                     f"max abs err {_num(out.max_abs_err)}"
                 )
                 wanted.append(
-                    (caption, functools.partial(plots.error_figure, out.error_histogram, out.error_map))
+                    (
+                        caption,
+                        functools.partial(plots.error_figure, out.error_histogram, out.error_map),
+                    )
                 )
-    placement = {
-        (o.name, r.backend): o.device_ok for r in cell.replays for o in r.outputs
-    }
+    placement = {(o.name, r.backend): o.device_ok for r in cell.replays for o in r.outputs}
     if any(ok is False for ok in placement.values()):
         names = list(dict.fromkeys(name for name, _ in placement))
         backends = list(dict.fromkeys(b for _, b in placement))
@@ -240,7 +255,11 @@ def _plots(cell: CellEntry, budget: _PlotBudget) -> tuple[list[tuple[str, str]],
         if not budget.take():
             omitted += 1
             continue
-        uri = draw()
+        try:
+            uri = draw()
+        except Exception:  # a figure is an illustration: never lose the report over one
+            omitted += 1
+            continue
         if uri:
             done.append((caption, uri))
     return done, omitted
@@ -256,7 +275,9 @@ def _cell_view(position: int, cell: CellEntry, budget: _PlotBudget) -> _CellView
     return _CellView(
         anchor=f"cell-{position}",
         title=title,
-        error=None if cell.error is None else replace(cell.error, message=_clip(cell.error.message)),
+        error=None
+        if cell.error is None
+        else replace(cell.error, message=_clip(cell.error.message)),
         lines=lines,
         lines_hidden=hidden,
         calls=[_call_row(c) for c in cell.calls[:MAX_CALL_ROWS]],
@@ -267,6 +288,7 @@ def _cell_view(position: int, cell: CellEntry, budget: _PlotBudget) -> _CellView
         devices=devices,
         plots=plots,
         plots_omitted=omitted,
+        plots_reason=budget.reason,
     )
 
 
@@ -320,7 +342,9 @@ def render_html(report: Report, *, max_plots: int = MAX_PLOTS) -> str:
     for group in group_findings(report):
         shown = ", ".join(group.cells[:MAX_GROUP_CELLS])
         more = len(group.cells) - MAX_GROUP_CELLS
-        groups.append({**vars(group), "cells_text": shown + (f" and {more} more" if more > 0 else "")})
+        groups.append(
+            {**vars(group), "cells_text": shown + (f" and {more} more" if more > 0 else "")}
+        )
     meta = {
         "schema": report.schema,
         "porter_version": report.porter_version,
@@ -328,13 +352,17 @@ def render_html(report: Report, *, max_plots: int = MAX_PLOTS) -> str:
         "summary": vars(summary),
     }
     budget = _PlotBudget(max_plots)
-    return _environment().get_template("report.html.j2").render(
-        r=report,
-        css=_asset("report.css"),
-        js=_asset("report.js"),
-        meta_json=Markup(script_json(meta)),
-        stats=stats,
-        groups=groups,
-        statuses=STATUSES,
-        cells=[_cell_view(i, cell, budget) for i, cell in enumerate(report.cells)],
+    return (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            r=report,
+            css=_asset("report.css"),
+            js=_asset("report.js"),
+            meta_json=Markup(script_json(meta)),
+            stats=stats,
+            groups=groups,
+            statuses=STATUSES,
+            cells=[_cell_view(i, cell, budget) for i, cell in enumerate(report.cells)],
+        )
     )

@@ -117,7 +117,12 @@ def _cell_section(cell: CellEntry) -> list[str]:
             ]
             for f in cell.device_findings
         ]
-        out += ["**Device findings**", "", table(["line", "call", "kind", "backend", "message"], rows), ""]
+        out += [
+            "**Device findings**",
+            "",
+            table(["line", "call", "kind", "backend", "message"], rows),
+            "",
+        ]
     outputs = [(r.backend, o) for r in cell.replays for o in r.outputs]
     if outputs:
         rows = [
@@ -147,12 +152,21 @@ def _cell_section(cell: CellEntry) -> list[str]:
             else:
                 detail = md_text(r.reason or "")
             rows.append([md_code(r.backend), md_text(r.status), detail])
-        out += ["**Replays that did not run**", "", table(["backend", "status", "detail"], rows), ""]
+        out += [
+            "**Replays that did not run**",
+            "",
+            table(["backend", "status", "detail"], rows),
+            "",
+        ]
     return out
 
 
-def render_markdown(report: Report) -> str:
-    """The report as GitHub-flavoured Markdown text."""
+def render_markdown(report: Report, *, max_cells: int | None = None) -> str:
+    """The report as GitHub-flavoured Markdown text.
+
+    `max_cells` limits the cells shown in detail (a pull-request comment holds some 65 000
+    characters); the summary and the top findings always cover every cell.
+    """
     s = report.summary
     name = f": {md_code(report.source.notebook)}" if report.source.notebook else ""
     out = [
@@ -164,10 +178,29 @@ def render_markdown(report: Report) -> str:
         "## Summary",
         "",
         table(
-            ["cells", "calls", "outside the standard", "device findings", "replays ok",
-             "replays failed", "numeric mismatches"],  # fmt: skip
-            [[str(v) for v in (s.cells, s.calls, s.non_standard, s.device_findings,
-                               s.replays_ok, s.replays_failed, s.mismatches)]],  # fmt: skip
+            [
+                "cells",
+                "calls",
+                "outside the standard",
+                "device findings",
+                "replays ok",
+                "replays failed",
+                "numeric mismatches",
+            ],  # fmt: skip
+            [
+                [
+                    str(v)
+                    for v in (
+                        s.cells,
+                        s.calls,
+                        s.non_standard,
+                        s.device_findings,
+                        s.replays_ok,
+                        s.replays_failed,
+                        s.mismatches,
+                    )
+                ]
+            ],  # fmt: skip
         ),
         "",
     ]
@@ -179,10 +212,20 @@ def render_markdown(report: Report) -> str:
             if len(g.cells) > MAX_GROUP_CELLS:
                 cells += f" and {len(g.cells) - MAX_GROUP_CELLS} more"
             rows.append(
-                [md_code(g.name), md_text(g.status), str(g.count), md_text(cells),
-                 md_text(g.suggestion or "")]  # fmt: skip
+                [
+                    md_code(g.name),
+                    md_text(g.status),
+                    str(g.count),
+                    md_text(cells),
+                    md_text(g.suggestion or ""),
+                ]  # fmt: skip
             )
-        out += ["## Top findings", "", table(["call", "status", "count", "cells", "suggestion"], rows), ""]
+        out += [
+            "## Top findings",
+            "",
+            table(["call", "status", "count", "cells", "suggestion"], rows),
+            "",
+        ]
     if report.environment.backends:
         rows = [
             [
@@ -194,14 +237,29 @@ def render_markdown(report: Report) -> str:
             ]
             for b in report.environment.backends
         ]
-        out += ["## Environment", "", table(["backend", "version", "available", "devices", "reason"], rows), ""]
+        out += [
+            "## Environment",
+            "",
+            table(["backend", "version", "available", "devices", "reason"], rows),
+            "",
+        ]
     newsworthy = [c for c in report.cells if _has_news(c)]
     quiet = [c for c in report.cells if not _has_news(c)]
     out += ["## Cells", ""]
     if not report.cells:
         out += ["No cells were recorded.", ""]
-    for cell in newsworthy:
+    shown = newsworthy if max_cells is None else newsworthy[: max(0, max_cells)]
+    for cell in shown:
         out += _cell_section(cell)
+    if len(shown) < len(newsworthy):
+        rest = newsworthy[len(shown) :]
+        out += [
+            f"{len(rest)} more cell(s) with findings are in the full report: "
+            + ", ".join(md_text(c.label) for c in rest[:50])
+            + (" …" if len(rest) > 50 else "")
+            + ".",
+            "",
+        ]
     if quiet:
         labels = ", ".join(md_text(c.label) for c in quiet)
         out += [f"Nothing to report in {len(quiet)} cell(s): {labels}.", ""]

@@ -268,9 +268,7 @@ class Environment:
     def to_dict(self) -> dict[str, Any]:
         return {
             "python": self.python,
-            "backends": [
-                {**_record_dict(b), "devices": list(b.devices)} for b in self.backends
-            ],
+            "backends": [{**_record_dict(b), "devices": list(b.devices)} for b in self.backends],
         }
 
     @classmethod

@@ -89,9 +89,7 @@ def _draw_map(fig: Any, ax: Any, emap: list[list[float | None]]) -> None:
     ax.set_ylabel(f"rows ({len(emap)} blocks)", fontsize=8)
 
 
-def error_figure(
-    hist: ErrorHistogram | None, emap: list[list[float | None]] | None
-) -> str | None:
+def error_figure(hist: ErrorHistogram | None, emap: list[list[float | None]] | None) -> str | None:
     """PNG data URI of the error distribution (and map, for 2-D outputs); None if neither."""
     if hist is None and not emap:
         return None

@@ -38,8 +38,10 @@ class ReportError(ValueError):
 @functools.cache
 def report_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of `porter.report/1`, as shipped in the package."""
-    text = resources.files("porter_ext.report").joinpath("schema", SCHEMA_RESOURCE).read_text(
-        encoding="utf-8"
+    text = (
+        resources.files("porter_ext.report")
+        .joinpath("schema", SCHEMA_RESOURCE)
+        .read_text(encoding="utf-8")
     )
     return json.loads(text)
 
@@ -69,8 +71,10 @@ _TYPES: dict[str, Any] = {
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,
     "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
 }
 
 
@@ -196,7 +200,13 @@ def validate(data: Any) -> None:
     a valid `porter.report/1` document."""
     if is_valid_fast(data):
         return
-    errors = list(_validator().iter_errors(data))
+    try:
+        validator = _validator()
+    except ImportError:
+        raise ReportError(
+            "not a valid porter report (install jsonschema to be told which field is wrong)"
+        ) from None
+    errors = list(validator.iter_errors(data))
     if not errors:
         return
     first = min(

@@ -48,9 +48,7 @@ def render(report: Report, format: Format) -> str:
     return render_html(report)
 
 
-def write_report(
-    report: Report, path: str | PathLike[str], format: Format | None = None
-) -> Path:
+def write_report(report: Report, path: str | PathLike[str], format: Format | None = None) -> Path:
     """Validate, render and write the report; returns the path written.
 
     The file is written to a temporary name and then moved into place, so a reader (or a

@@ -56,6 +56,10 @@ b = convert_to(a, "torch")
 c = convert_to(b.value, "jax:cpu:1")
 out["round_trip"] = [device_of(a), b.mode, c.mode, device_of(c.value), values(c.value) == values(t)]
 out["devices"] = get_backend("jax").devices()
+jax.config.update("jax_default_device", cpu1)
+out["default_cpu1"] = [get_backend("jax").devices(),
+                       device_of(convert_to(sources["numpy"], "jax").value)]
+jax.config.update("jax_default_device", None)
 out["specs"] = [i.spec for i in list_backends() if i.library == "jax" and i.available]
 print(json.dumps(out))
 """
@@ -92,6 +96,12 @@ def test_jax_second_cpu_device(
     assert (landed, got_mode, got_reason) == (device, mode, reason)
     assert shares == same_buffer == (mode == "zero_copy")
     assert equal
+
+
+def test_jax_default_device_setting_is_the_library_default(two_devices: dict) -> None:
+    devices, landed = two_devices["default_cpu1"]
+    assert devices == ["cpu:1", "cpu:0"]
+    assert landed == "cpu:1"
 
 
 def test_jax_second_cpu_device_round_trip(two_devices: dict) -> None:

@@ -153,7 +153,8 @@ def make_cell(
         error=None,
         calls=[make_call(i) for i in range(calls)],
         device_findings=[make_finding()],
-        replays=replays if isinstance(replays, list)
+        replays=replays
+        if isinstance(replays, list)
         else [make_replay(next(backends), next(statuses)) for _ in range(replays)],
     )
     fields.update(overrides)
@@ -192,8 +193,13 @@ def report() -> Report:
         cells[1],
         error=ErrorInfo("RuntimeError", "Expected all tensors to be on the same device", 3),
         replays=[
-            make_replay("numpy", outputs=[mismatched_entry(), make_output("s", device_ok=False,
-                        device="cpu:0", expected_device="cpu:1")]),  # fmt: skip
+            make_replay(
+                "numpy",
+                outputs=[
+                    mismatched_entry(),
+                    make_output("s", device_ok=False, device="cpu:0", expected_device="cpu:1"),
+                ],
+            ),  # fmt: skip
             make_replay("jax:cpu:1", "error"),
             make_replay("cupy", "skipped"),
             make_replay("torch:meta", "timeout", seconds=30.0, reason="timed out after 30 s"),

@@ -138,7 +138,22 @@ def test_plot_budget_caps_figures() -> None:
     report = Report.build(cells, make_environment(), array_api_version="2024.12")
     html = render_html(report, max_plots=2)
     assert html.count("<img") == 2
-    assert html.count("plot(s) omitted") == 2
+    assert html.count("1 plot(s) omitted to keep the report small") == 2
+
+
+def test_without_matplotlib_plots_are_omitted_with_the_reason(monkeypatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "matplotlib" else real(name, *a),
+    )
+    cell = make_cell(0, replays=[make_replay("numpy", outputs=[mismatched_entry()])])
+    html = render_html(Report.build([cell], make_environment(), array_api_version="x"))
+    assert "<img" not in html
+    assert "1 plot(s) omitted because matplotlib is not installed" in html
 
 
 def test_rendering_does_not_touch_pyplot() -> None:
@@ -222,6 +237,15 @@ def test_unicode_survives() -> None:
     assert "Δx = √(α² + β²)  # 日本語 🙂" in html
     assert "résumé.ipynb" in html
     assert '<meta charset="utf-8">' in html
+
+
+def test_line_numbers_follow_python_not_str_splitlines() -> None:
+    source = "a = '\u2028\x0c'\r\nb = f(a)\rc = g(b)\n"
+    cell = make_cell(0, calls=0, replays=0, source=source, device_findings=[])
+    cell = replace(cell, calls=[make_call(1, line=3, name="g")])
+    html = render_html(Report.build([cell], make_environment(), array_api_version="x"))
+    assert '<div class="f"><i>3</i>c = g(b)</div>' in html
+    assert "<i>4</i>" not in html
 
 
 def test_empty_report_and_cells_without_calls() -> None:

@@ -143,3 +143,12 @@ def test_big_report_markdown_is_linear() -> None:
     text = render_markdown(make_report(300, calls=20, replays=3))
     assert text.count("### Cell") == 300
     _assert_tables_keep_their_shape(text)
+
+
+def test_max_cells_keeps_a_pull_request_comment_short() -> None:
+    report = make_report(300, calls=20, replays=3)
+    text = render_markdown(report, max_cells=5)
+    assert text.count("### Cell") == 5
+    assert "295 more cell(s) with findings are in the full report: cell 5, cell 6" in text
+    assert len(text) < 65_000
+    assert "| 300 | 6000 |" in text  # the summary still covers every cell

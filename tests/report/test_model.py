@@ -100,8 +100,14 @@ def test_summary_counts() -> None:
         std,
     ]
     replays = [
-        make_replay("numpy", outputs=[make_output("a", mismatch=True), make_output("b"),
-                                      make_output("c", within_tolerance=None)]),  # fmt: skip
+        make_replay(
+            "numpy",
+            outputs=[
+                make_output("a", mismatch=True),
+                make_output("b"),
+                make_output("c", within_tolerance=None),
+            ],
+        ),  # fmt: skip
         make_replay("jax", outputs=[make_output("a", device_ok=False)]),  # device, not numeric
         make_replay("strict", "error"),
         make_replay("torch", "timeout"),

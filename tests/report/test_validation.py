@@ -176,3 +176,17 @@ def test_fast_path_agrees_with_jsonschema_on_mutated_reports() -> None:
             disagreements.append(path)
     assert disagreements == []
     assert 100 < sum(verdicts) < 900  # both verdicts were exercised
+
+
+def test_without_jsonschema_valid_reports_pass_and_invalid_ones_fail(monkeypatch) -> None:
+    from porter_ext.report import validation
+
+    def missing() -> None:
+        raise ImportError("No module named 'jsonschema'")
+
+    monkeypatch.setattr(validation, "_validator", missing)
+    validate(_data())
+    data = _data()
+    data["cells"][0]["calls"][0]["status"] = "weird"
+    with pytest.raises(ReportError, match="install jsonschema"):
+        validate(data)
