@@ -14,11 +14,12 @@ import argparse
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from porter_ext.report import render_html, render_markdown, validate  # noqa: E402
+from porter_ext.report import Report, render_html, render_markdown, validate  # noqa: E402
 from tests.report.conftest import make_replay, make_report, mismatched_entry  # noqa: E402
 
 
@@ -59,8 +60,8 @@ def main() -> int:
             make_replay("numpy", outputs=[mismatched_entry(shape=(200, 300), seed=i)]),
             *cells[j].replays[1:],
         ]
-        cells[j] = type(cells[j])(**{**vars(cells[j]), "replays": replays})
-    report = type(report).build(
+        cells[j] = replace(cells[j], replays=replays)
+    report = Report.build(
         cells,
         report.environment,
         array_api_version=report.array_api_version,

@@ -125,7 +125,9 @@ def call_writes(call: ast.Call) -> set[str]:
     if name is None:
         return written
     in_place_name = _trailing_underscore(name)
-    if isinstance(func, ast.Attribute) and (in_place_name or name in INPLACE_METHODS):
+    # ``s.add(item)`` fills a set; ``xp.add(a, b)`` is the elementwise function
+    method = name in INPLACE_METHODS and not (name == "add" and len(call.args) != 1)
+    if isinstance(func, ast.Attribute) and (in_place_name or method):
         written |= roots(func.value)
     if (in_place_name or name in INPLACE_FUNCTIONS) and call.args:
         written |= roots(call.args[0])

@@ -151,4 +151,4 @@ def test_max_cells_keeps_a_pull_request_comment_short() -> None:
     assert text.count("### Cell") == 5
     assert "295 more cell(s) with findings are in the full report: cell 5, cell 6" in text
     assert len(text) < 65_000
-    assert "| 300 | 6000 |" in text  # the summary still covers every cell
+    assert f"| 300 | {report.summary.calls} |" in text  # the summary covers every cell

@@ -1,0 +1,326 @@
+"""The scope walker behind `analyse`: names read, bound, written into and handed on.
+
+Each scope of a cell (the module, a class body, a function or lambda, a comprehension)
+gets a `Scope`. Ordered scopes (module, class body) run top to bottom once, so they
+track which names are surely bound at each point; a function body runs later, so what it
+reads from outside counts as read where it was defined.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+from porter_ext.replay._effects import call_writes, close, passed_names, roots
+
+#: IPython magics whose argument is Python code run in the cell's namespace
+_CODE_MAGICS = frozenset({"time", "timeit"})
+_TIMEIT_OPTIONS = re.compile(r"^\s*(?:-[nrp]\s*\S+\s*|-[oqct]\s*)*")
+
+
+class Scope:
+    """One scope of the cell: the module, a class body, a function or lambda, a comprehension."""
+
+    def __init__(self, kind: str, parent: Scope | None = None):
+        self.kind = kind
+        self.parent = parent
+        self.ordered = kind in ("module", "class")  # runs top to bottom, once
+        self.definite: set[str] = set()  # surely bound at this point (ordered scopes)
+        self.reads: dict[str, None] = {}  # read while maybe unbound (ordered) / read at all
+        self.bound: dict[str, set[str]] = {}  # name -> kinds of binding: value, import, def
+        self.declared: set[str] = set()  # global / nonlocal
+        self.aliases: dict[str, set[str]] = {}
+        self.written: set[str] = set()
+        self.passed: dict[str, set[str]] = {}
+        self.callables: set[str] = set()  # defs, classes and lambdas bound here
+        self.nested_free: set[str] = set()
+        self.walrus: dict[str, set[str]] = {}  # comprehension: binds in the enclosing scope
+        self.deferred: list[tuple[set[str], frozenset[str]]] = []
+        self.star_import = False
+
+    def read(self, name: str) -> None:
+        if not (self.ordered and name in self.definite):
+            self.reads.setdefault(name)
+
+    def bind(self, name: str, kind: str = "value", alias: Iterable[str] = ()) -> None:
+        self.definite.add(name)
+        self.bound.setdefault(name, set()).add(kind)
+        if kind in ("def", "lambda"):
+            self.callables.add(name)
+        alias = set(alias) - {name}
+        if alias:
+            self.aliases.setdefault(name, set()).update(alias)
+
+    def unbind(self, name: str) -> None:
+        self.definite.discard(name)
+        self.bound.get(name, set()).discard("value")
+
+    def free(self) -> set[str]:
+        """Names this scope reads from outside itself."""
+        if self.ordered:
+            return set(self.reads) | self.nested_free
+        local = set(self.bound) - self.declared
+        return (set(self.reads) | self.nested_free) - local
+
+
+class Walker:
+    """Walks statements and expressions in evaluation order, filling `Scope` s."""
+
+    # -- statements ---------------------------------------------------------------------
+    def body(self, stmts: list[ast.stmt], s: Scope) -> None:
+        for stmt in stmts:
+            self.stmt(stmt, s)
+
+    def stmt(self, node: ast.stmt, s: Scope) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            self.exprs([*node.decorator_list, *node.args.defaults, *node.args.kw_defaults], s)
+            self.exprs([a.annotation for a in _params(node.args)] + [node.returns], s)
+            child = self.function(node.args, s)
+            self.body(node.body, child)
+            self.finish(child, s)
+            s.bind(node.name, "def")
+        elif isinstance(node, ast.ClassDef):
+            self.exprs([*node.decorator_list, *node.bases, *(k.value for k in node.keywords)], s)
+            child = Scope("class", s)
+            self.body(node.body, child)
+            self.finish(child, s)
+            s.bind(node.name, "def")
+        elif isinstance(node, ast.Assign):
+            self.expr(node.value, s)
+            alias = roots(node.value)
+            for target in node.targets:
+                self.target(target, s, alias)
+            if isinstance(node.value, ast.Lambda) and len(node.targets) == 1:
+                if isinstance(node.targets[0], ast.Name):
+                    s.bind(node.targets[0].id, "lambda")
+        elif isinstance(node, ast.AugAssign):
+            self.expr(node.value, s)
+            if isinstance(node.target, ast.Name):
+                s.read(node.target.id)  # x += 1 reads x, and modifies an array in place
+                s.written.add(node.target.id)
+                s.bind(node.target.id, "value", roots(node.value))
+            else:
+                self.target(node.target, s, roots(node.value))
+        elif isinstance(node, ast.AnnAssign):
+            self.exprs([node.annotation, node.value], s)
+            if node.value is not None or not isinstance(node.target, ast.Name):
+                self.target(node.target, s, roots(node.value))
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    s.read(target.id)
+                    s.unbind(target.id)
+                else:
+                    self.target(target, s, set())
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            self.expr(node.iter, s)
+            before = set(s.definite)
+            self.target(node.target, s, roots(node.iter))
+            self.body(node.body + node.orelse, s)
+            s.definite = before  # the loop may not run at all
+        elif isinstance(node, ast.While):
+            self.expr(node.test, s)
+            before = set(s.definite)
+            self.body(node.body + node.orelse, s)
+            s.definite = before
+        elif isinstance(node, ast.If):
+            self.expr(node.test, s)
+            self.branches(s, [node.body, node.orelse])
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                self.expr(item.context_expr, s)
+                if item.optional_vars is not None:
+                    self.target(item.optional_vars, s, roots(item.context_expr))
+            self.body(node.body, s)
+        elif isinstance(node, ast.Try | getattr(ast, "TryStar", ast.Try)):
+            self.try_(node, s)
+        elif isinstance(node, ast.Match):
+            self.expr(node.subject, s)
+            self.match(node, s, roots(node.subject))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == "*":
+                    s.star_import = True
+                else:
+                    s.bind(alias.asname or alias.name.partition(".")[0], "import")
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            s.declared.update(node.names)
+        else:  # Expr, Return, Raise, Assert, Pass, Break, Continue
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.expr(child, s)
+
+    def branches(self, s: Scope, bodies: list[list[ast.stmt]]) -> None:
+        """Run alternative bodies; afterwards only what every one of them bound is sure."""
+        before, after = set(s.definite), None
+        for stmts in bodies:
+            s.definite = set(before)
+            self.body(stmts, s)
+            after = s.definite if after is None else after & s.definite
+        s.definite = before | (after or set())
+
+    def try_(self, node: ast.Try, s: Scope) -> None:
+        before = set(s.definite)
+        self.body(node.body + node.orelse, s)
+        ends = [s.definite]
+        for handler in node.handlers:
+            s.definite = set(before)
+            self.expr(handler.type, s)
+            if handler.name:
+                s.bind(handler.name, "except")
+            self.body(handler.body, s)
+            ends.append(s.definite)
+        s.definite = set.intersection(*ends)
+        self.body(node.finalbody, s)
+
+    def match(self, node: ast.Match, s: Scope, alias: set[str]) -> None:
+        before = set(s.definite)
+        for case in node.cases:
+            s.definite = set(before)
+            for sub in ast.walk(case.pattern):
+                if isinstance(sub, ast.MatchValue):
+                    self.expr(sub.value, s)
+                elif isinstance(sub, ast.MatchClass):
+                    self.expr(sub.cls, s)
+                name = getattr(sub, "name", None) or getattr(sub, "rest", None)
+                if isinstance(name, str):
+                    s.bind(name, "value", alias)
+            self.expr(case.guard, s)
+            self.body(case.body, s)
+        s.definite = before
+
+    def target(self, node: ast.expr, s: Scope, alias: set[str]) -> None:
+        """A store: binds a name, or writes into an object (``x[0] = v``, ``x.a = v``)."""
+        if isinstance(node, ast.Name):
+            s.bind(node.id, "value", alias)
+        elif isinstance(node, ast.Tuple | ast.List):
+            for elt in node.elts:
+                self.target(elt, s, alias)
+        elif isinstance(node, ast.Starred):
+            self.target(node.value, s, alias)
+        elif isinstance(node, ast.Subscript | ast.Attribute):
+            self.expr(node.value, s)
+            if isinstance(node, ast.Subscript):
+                self.expr(node.slice, s)
+            written = roots(node.value)
+            s.written |= written
+            for name in written:  # the container now holds the value too
+                s.aliases.setdefault(name, set()).update(alias - {name})
+
+    # -- expressions --------------------------------------------------------------------
+    def exprs(self, nodes: Iterable[ast.expr | None], s: Scope) -> None:
+        for node in nodes:
+            self.expr(node, s)
+
+    def expr(self, node: ast.expr | None, s: Scope) -> None:
+        if node is None:
+            return
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                s.read(node.id)
+        elif isinstance(node, ast.NamedExpr):
+            self.expr(node.value, s)
+            if s.kind == "comprehension":
+                s.walrus.setdefault(node.target.id, set()).update(roots(node.value))
+            else:
+                s.bind(node.target.id, "value", roots(node.value))
+        elif isinstance(node, ast.Lambda):
+            self.exprs([*node.args.defaults, *node.args.kw_defaults], s)
+            child = self.function(node.args, s)
+            self.expr(node.body, child)
+            self.finish(child, s)
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+            self.comprehension(node, s)
+        elif isinstance(node, ast.Call):
+            self.expr(node.func, s)
+            self.exprs(node.args, s)
+            self.exprs([k.value for k in node.keywords], s)
+            s.written |= call_writes(node)
+            if isinstance(node.func, ast.Name):
+                s.passed.setdefault(node.func.id, set()).update(passed_names(node))
+            code = _magic_code(node)
+            if code is not None:
+                self.body(code, s)
+        else:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.expr(child, s)
+
+    def comprehension(self, node: ast.expr, s: Scope) -> None:
+        gens = node.generators  # type: ignore[attr-defined]
+        self.expr(gens[0].iter, s)  # the first iterable is evaluated outside
+        child = Scope("comprehension", s)
+        for i, gen in enumerate(gens):
+            if i:
+                self.expr(gen.iter, child)
+            self.target(gen.target, child, roots(gen.iter))
+            self.exprs(gen.ifs, child)
+        if isinstance(node, ast.DictComp):
+            self.exprs([node.key, node.value], child)
+        else:
+            self.expr(node.elt, child)  # type: ignore[attr-defined]
+        self.finish(child, s)
+
+    def function(self, args: ast.arguments, parent: Scope) -> Scope:
+        child = Scope("function", parent)
+        for arg in _params(args):
+            child.bind(arg.arg, "param")
+        return child
+
+    def finish(self, child: Scope, parent: Scope) -> None:
+        """Hand what a nested scope reads, writes and passes on to its parent."""
+        for callee, names in child.passed.items():
+            if callee in child.callables:  # a function defined in there may modify them
+                child.written |= names
+        free = child.free()
+        written = close(child.written, child.aliases)
+        parent.written |= written & free
+        for callee, names in child.passed.items():
+            outside = close(names, child.aliases) & free
+            if outside and callee in free:
+                parent.passed.setdefault(callee, set()).update(outside)
+        # a function body runs later: what it reads counts as read where it was defined;
+        # a class body or a comprehension runs here and now, its functions later
+        now = set() if child.kind == "function" else free & set(child.reads)
+        later = free if child.kind == "function" else free & child.nested_free
+        for name in sorted(now):
+            parent.read(name)
+        if parent.kind == "module":
+            parent.deferred.append((later, frozenset(parent.definite)))
+        else:
+            parent.nested_free |= later
+        for name, alias in child.walrus.items():
+            if parent.kind == "comprehension":
+                parent.walrus.setdefault(name, set()).update(alias)
+            else:
+                parent.bind(name, "value", alias)
+
+
+def _params(args: ast.arguments) -> list[ast.arg]:
+    found = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    return found + [a for a in (args.vararg, args.kwarg) if a is not None]
+
+
+def _magic_code(call: ast.Call) -> list[ast.stmt] | None:
+    """The statements of ``get_ipython().run_line_magic('time', 'y = f(x)')`` and friends."""
+    func = call.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("run_line_magic", "run_cell_magic")
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "get_ipython"
+    ):
+        return None
+    texts = [a.value for a in call.args if isinstance(a, ast.Constant)]
+    if len(texts) < 2 or texts[0] not in _CODE_MAGICS:
+        return None
+    parts = [_TIMEIT_OPTIONS.sub("", texts[1], count=1), *texts[2:]]
+    stmts: list[ast.stmt] = []
+    for code in parts:
+        try:
+            stmts += ast.parse(code).body
+        except SyntaxError:
+            continue
+    return stmts

@@ -1,0 +1,47 @@
+"""The call-site rewrite leaves Python's frame-sensitive calls and IPython's own alone."""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from porter_ext.record import run_recorded
+from porter_ext.record.transformer import transform
+
+
+def test_frame_sensitive_builtins_keep_working():
+    source = (
+        "class A:\n    def f(self):\n        return 1\n"
+        "class B(A):\n    def f(self):\n        return super().f() + 1\n"
+        "n = B().f()\nloc = sorted(locals())[:1]\nv = eval('n + 1')\n"
+    )
+    ns: dict = {}
+    run = run_recorded(source, ns)
+    assert run.exception is None
+    assert ns["n"] == 2 and ns["v"] == 3
+
+
+def test_keywords_named_like_the_hooks_parameters_pass_through():
+    ns: dict = {}
+    run = run_recorded("def g(site=0, f=0):\n    return site + f\nr = g(site=1, f=2)\n", ns)
+    assert run.exception is None and ns["r"] == 3
+
+
+def test_ipython_calls_are_not_rewritten():
+    tree = transform(ast.parse("get_ipython().run_line_magic('time', 'x = np.ones(2)')"), 0)
+    assert "__porter_call__" not in ast.unparse(tree)
+
+
+def test_sites_carry_cell_line_column_and_spelling():
+    tree = transform(ast.parse("y = np.concatenate([a])"), 7)
+    text = ast.unparse(tree)
+    assert "__porter_call__((7, 1, 4, 'concatenate'), np.concatenate" in text
+
+
+def test_generators_lambdas_and_comprehensions_are_recorded():
+    ns = {"np": np, "a": np.ones(3)}
+    run = run_recorded("f = lambda v: np.exp(v)\nr = [f(a) for _ in range(2)]\ns = sum(np.sum(a) for _ in range(3))\n", ns)
+    assert run.exception is None
+    counts = {c.name: c.count for c in run.calls}
+    assert counts == {"numpy.exp": 2, "numpy.sum": 3}
