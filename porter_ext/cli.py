@@ -300,7 +300,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"cannot read {args.report}: {exc.strerror or exc}") from None
     except ReportError as exc:
-        raise CliError(f"{args.report}: {exc}") from None
+        raise CliError(str(exc)) from None
     output = args.output or args.report.with_suffix(".html" if fmt == "html" else ".md")
     out = write_report(report, output, fmt)
     print(f"porter: report written to {out}")
