@@ -44,6 +44,15 @@ def _fail_kinds(text: str) -> list[str]:
     return kinds
 
 
+def _specs(text: str) -> list[str]:
+    from porter_ext.backends import SpecError, parse_specs
+
+    try:
+        return [str(s) for s in parse_specs(text)]
+    except SpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _positive(text: str) -> float:
     value = float(text)
     if value <= 0:
@@ -177,7 +186,9 @@ class _Progress:
             print(file=sys.stderr)
 
 
-def execute_notebook(path: Path, *, timeout: float, progress: bool) -> dict[str, Any]:
+def execute_notebook(
+    path: Path, *, timeout: float, progress: bool, backends: list[str] | None = None
+) -> dict[str, Any]:
     """Run every code cell of the notebook recorded; return the report as a dict."""
     import nbformat
     from nbclient import NotebookClient
@@ -204,6 +215,13 @@ def execute_notebook(path: Path, *, timeout: float, progress: bool) -> dict[str,
         report_path = os.path.join(tmp, "report.json")
         try:
             with client.setup_kernel():
+                if backends:
+                    setup = nbformat.v4.new_code_cell(
+                        f"get_ipython().run_line_magic('port', 'backends {','.join(backends)}')"
+                    )
+                    nb.cells.append(setup)
+                    client.execute_cell(setup, len(nb.cells) - 1)
+                    nb.cells.pop()
                 for index, cell in code_cells:
                     start = time.perf_counter()
                     try:
@@ -275,7 +293,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     fmt = _format_of(args.output, args.format, "json")
     progress = sys.stderr.isatty()
-    data = execute_notebook(args.notebook, timeout=args.timeout, progress=progress)
+    data = execute_notebook(
+        args.notebook, timeout=args.timeout, progress=progress, backends=args.backends
+    )
     validate(data)
     report = Report.from_dict(data)
     out = write_report(report, _output_path(args, fmt), fmt)

@@ -15,7 +15,29 @@ from porter_ext.session import PortOptions, drop_session, get_session
 
 LINE_USAGE = """\
 %port on | off | status | clear
+%port backends SPECS          (comma-separated LIB[:DEVICE]; "none" to stop replaying)
 %port report [-o PATH] [--format html|md|json]"""
+
+
+def _specs(text: str) -> list:
+    from porter_ext.backends import SpecError, parse_specs
+
+    try:
+        return parse_specs(text)
+    except SpecError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _number(text: str | None, what: str) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"{what} must be a number, not {text!r}") from None
+    if value < 0:
+        raise UsageError(f"{what} must not be negative")
+    return value
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,6 +60,17 @@ class PortMagics(Magics):
 
     @magic_arguments()
     @argument(
+        "-b",
+        "--backends",
+        default=None,
+        help="replay on these specs: LIB[:DEVICE],... (numpy, torch, jax, cupy, strict)",
+    )
+    @argument("--rtol", default=None, help="relative tolerance (overrides the policy)")
+    @argument("--atol", default=None, help="absolute tolerance (overrides the policy)")
+    @argument("--policy", default=None, help="tolerance policy: porter, torch, scipy, numpy")
+    @argument("--no-replay", action="store_true", help="record only, even with %%port backends set")
+    @argument("--timeout", default=None, help="seconds each replay may run")
+    @argument(
         "--strict",
         action="store_true",
         help="raise NonStandardError on any call outside the standard",
@@ -48,9 +81,25 @@ class PortMagics(Magics):
     @cell_magic
     def port(self, line: str, cell: str) -> None:
         """Run the cell once while recording every array call, and show what is outside
-        the array API standard, with the standard spelling to use instead."""
+        the array API standard, with the standard spelling to use instead; replay it on
+        other backends and devices and compare numbers and device placement."""
         args = parse_argstring(self.port, line)
-        options = PortOptions(strict=args.strict, quiet=args.quiet)
+        if args.policy is not None:
+            from porter_ext.compare.tolerance import POLICIES
+
+            if args.policy not in POLICIES:
+                raise UsageError(f"unknown policy {args.policy!r}; choose from {', '.join(POLICIES)}")
+        timeout = _number(args.timeout, "--timeout")
+        options = PortOptions(
+            strict=args.strict,
+            quiet=args.quiet,
+            backends=_specs(args.backends) if args.backends is not None else None,
+            no_replay=args.no_replay,
+            rtol=_number(args.rtol, "--rtol"),
+            atol=_number(args.atol, "--atol"),
+            policy=args.policy,
+            timeout=timeout if timeout else None,
+        )
         try:
             result, run = self.session.port_cell(cell, options)
         except SyntaxError:
@@ -87,6 +136,12 @@ class PortMagics(Magics):
         elif command == "clear":
             session.clear()
             print("porter: cell results cleared")
+        elif command == "backends":
+            if len(rest) != 1:
+                raise UsageError(f"%port backends takes one SPECS argument\nusage:\n{LINE_USAGE}")
+            session.config.backends = [] if rest[0] == "none" else _specs(rest[0])
+            shown = ", ".join(str(s) for s in session.config.backends) or "none"
+            print(f"porter: replaying recorded cells on: {shown}")
         elif command == "report":
             args = _report_parser().parse_args(rest)
             return self._report(args.output, args.format)

@@ -30,6 +30,15 @@ class PortOptions:
 
     strict: bool = False
     quiet: bool = False
+    #: backend specs to replay on; None: the session's (``%port backends``)
+    backends: list | None = None
+    no_replay: bool = False
+    rtol: float | None = None
+    atol: float | None = None
+    #: tolerance policy name (see porter_ext.compare.tolerance.POLICIES); None: the session's
+    policy: str | None = None
+    #: seconds each replay may run
+    timeout: float | None = None
 
 
 @dataclass
@@ -40,6 +49,10 @@ class SessionConfig:
     version: str = DEFAULT_VERSION
     #: strict checking in cells recorded by ``%port on``
     strict: bool = False
+    #: backend specs every recorded cell is replayed on (``%port backends SPECS``)
+    backends: list = field(default_factory=list)
+    #: tolerance policy for comparing replays
+    policy: str = "porter"
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -119,6 +132,7 @@ class Session:
         self.recording = False
         self._on_recorder: Recorder | None = None
         self._on_previous: Recorder | None = None
+        self._on_plan: tuple | None = None
         self.cell_index: int | None = None  # set by `porter run` for notebook cells
 
     # -- recording one cell ------------------------------------------------------------
@@ -129,7 +143,7 @@ class Session:
         return count - 1 if isinstance(count, int) and count > 0 else count
 
     def port_cell(
-        self, source: str, options: PortOptions | None = None
+        self, source: str, options: PortOptions | None = None, namespace: dict | None = None
     ) -> tuple[PortResult, CellRun]:
         """Run a cell once in the person's namespace while recording it, and keep the result.
 
@@ -149,9 +163,12 @@ class Session:
                 t.visit for t in self.shell.ast_transformers if not isinstance(t, OnTransformer)
             ]
         else:
-            code, namespace, flags, others = source, {}, 0, []
+            code, flags, others = source, 0, []
+            namespace = namespace if namespace is not None else {}
             filename = cell_filename(cell, code)
             tree = parse_cell(code, filename)
+        specs = [] if options.no_replay else list(options.backends if options.backends is not None else self.config.backends)
+        plan = self._plan(code, namespace, specs)
         run = run_recorded(
             code,
             namespace,
@@ -163,34 +180,72 @@ class Session:
             ast_transformers=others,
             compile_flags=flags,
         )
-        result = self.add(
-            CellEntry(
-                index=self.cell_index,
-                execution_count=count,
-                source=source,
-                error=run.error,
-                calls=run.calls,
-            ),
-            run.warnings,
+        warnings = list(run.warnings)
+        entry = CellEntry(
+            index=self.cell_index,
+            execution_count=count,
+            source=source,
+            error=run.error,
+            calls=run.calls,
         )
+        entry = self._replay(entry, plan, code, namespace, run, cell, options, flags, warnings)
+        result = self.add(entry, warnings)
         return result, run
+
+    def _plan(self, code: str, namespace: dict, specs: list):
+        if not specs:
+            return None
+        from porter_ext.replays import plan
+
+        try:
+            return plan(code, namespace, specs)
+        except Exception as exc:  # porter's failure: the person's run goes on unreplayed
+            print(f"porter: cannot replay this cell ({type(exc).__name__}: {exc})", file=sys.stderr)
+            return None
+
+    def _replay(self, entry, plan, code, namespace, run, cell, options, flags, warnings) -> CellEntry:
+        """The entry with its replays and device findings (the original run's too)."""
+        import dataclasses
+
+        from porter_ext.replays import original_findings, replay_entries
+
+        findings: list = []
+        replays: list = []
+        try:
+            findings = original_findings(entry)
+            if plan is not None:
+                replays, more = replay_entries(
+                    plan,
+                    code,
+                    namespace,
+                    run,
+                    cell=cell,
+                    strict=options.strict,
+                    version=self.config.version,
+                    policy=self.policy(options),
+                    timeout=options.timeout,
+                    compile_flags=flags,
+                )
+                findings += more
+        except Exception as exc:
+            warnings.append(f"porter: replaying the cell failed inside porter ({type(exc).__name__}: {exc})")
+        return dataclasses.replace(entry, replays=replays, device_findings=findings)
+
+    def policy(self, options: PortOptions):
+        from porter_ext.compare.tolerance import get_policy
+
+        policy = get_policy(options.policy or self.config.policy)
+        if options.rtol is not None or options.atol is not None:
+            policy = policy.override(rtol=options.rtol, atol=options.atol)
+        return policy
 
     def run_in(
         self, source: str, namespace: dict, options: PortOptions | None = None
     ) -> tuple[PortResult, CellRun]:
         """`port_cell` without IPython: run plain Python in ``namespace``."""
-        options = options or PortOptions()
-        cell = len(self.cells)
-        run = run_recorded(
-            source, namespace, cell=cell, strict=options.strict, version=self.config.version
-        )
-        result = self.add(
-            CellEntry(
-                index=None, execution_count=None, source=source, error=run.error, calls=run.calls
-            ),
-            run.warnings,
-        )
-        return result, run
+        if self.shell is not None:
+            raise ValueError("run_in is for sessions without a shell; use port_cell")
+        return self.port_cell(source, options, namespace)
 
     def add(self, entry: CellEntry, warnings: list[str] | None = None) -> PortResult:
         self.cells.append(entry)
@@ -246,6 +301,10 @@ class Session:
             strict=self.config.strict, version=self.config.version, cell=self._execution_count()
         )
         self._on_recorder = rec
+        self._on_plan = None
+        if self.config.backends:
+            code = self.shell.transform_cell(info.raw_cell or "")
+            self._on_plan = (code, self._plan(code, self.shell.user_ns, self.config.backends))
         from porter_ext.record import recorder as recorder_module
 
         self._on_previous = recorder_module._active
@@ -277,7 +336,13 @@ class Session:
             error=error,
             calls=calls,
         )
-        port = self.add(entry, rec.warnings)
+        warnings = list(rec.warnings)
+        code, plan = self._on_plan if self._on_plan is not None else ("", None)
+        value = result.result if getattr(result, "result", None) is not None else NO_VALUE
+        run = CellRun(source=code, calls=calls, error=error, exception=exc, value=value)
+        options = PortOptions(strict=self.config.strict)
+        entry = self._replay(entry, plan, code, self.shell.user_ns, run, result.execution_count, options, self.shell.compile.flags, warnings)
+        port = self.add(entry, warnings)
         from IPython.display import display
 
         display(port)
@@ -291,9 +356,11 @@ class Session:
 
     def status(self) -> str:
         state = "on" if self.recording else "off"
+        backends = ", ".join(str(b) for b in self.config.backends) or "none"
         return (
             f"porter: recording every cell is {state}; {len(self.cells)} cell result(s) kept; "
-            f"checking against the array API standard {self.config.version}"
+            f"checking against the array API standard {self.config.version}; "
+            f"replaying on: {backends}"
         )
 
     def report(self, notebook: str | None = None) -> Report:

@@ -1,0 +1,121 @@
+"""Device findings: where a cell's data did not stay on, or land on, the device it should.
+
+Judged from the recorded calls (the device of each call's array arguments and result)
+and, because a creation call inside ``jax.jit`` only records ``traced``, from where the
+cell's final outputs landed too. The JAX facts behind the rules (FACTS.md): inside jit,
+``array_api_compat.device(x)`` is None, so ``xp.zeros(n, device=device(x))`` silently
+means the default device; a jitted function whose outputs do not depend on its inputs
+returns them on the default device even when the inputs live on ``cpu:1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from porter_ext.compare.model import DeviceFinding
+from porter_ext.record.arrays import TRACED, device_of
+from porter_ext.record.model import CallRecord
+
+#: functions that make a new array (the last part of a call's qualified name)
+CREATION = frozenset(
+    {
+        "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye",
+        "identity", "tri", "asarray", "array", "tensor", "as_tensor", "zeros_like",
+        "ones_like", "empty_like", "full_like", "rand", "randn", "randint", "normal",
+        "uniform", "meshgrid",
+    }
+)  # fmt: skip
+#: creation functions that take an array and should keep its device
+FROM_ARRAY = frozenset(
+    {"asarray", "array", "tensor", "as_tensor", "zeros_like", "ones_like", "empty_like",
+     "full_like", "meshgrid"}
+)  # fmt: skip
+#: calls that move data on purpose: a different output device is what they are for
+MOVES = frozenset(
+    {"to_device", "to", "device_put", "device_get", "cpu", "cuda", "numpy", "from_dlpack",
+     "asnumpy", "get", "copy_to_host", "item", "tolist"}
+)  # fmt: skip
+_NOT_A_DEVICE = frozenset({TRACED, "unknown"})
+
+
+def _where(devices: Iterable[str]) -> str:
+    return ", ".join(sorted(set(devices)))
+
+
+def device_findings(
+    calls: list[CallRecord],
+    *,
+    backend: str | None,
+    input_devices: list[str],
+    default_device: str | None,
+    outputs: Mapping[str, Any] | None = None,
+) -> list[DeviceFinding]:
+    """Findings for one run of a cell (the original or a replay on ``backend``).
+
+    ``input_devices`` are the devices of the cell's array inputs, ``default_device`` the
+    backend's default (None: skip the default-device checks); ``outputs`` (name → value)
+    lets outputs that landed on the default device be named even when the call that
+    made them only recorded ``traced``.
+    """
+    homes = [d for d in dict.fromkeys(input_devices) if d not in _NOT_A_DEVICE]
+    off_default = bool(homes) and default_device is not None and default_device not in homes
+    found: list[DeviceFinding] = []
+
+    def add(call: CallRecord, kind: str, message: str) -> None:
+        found.append(DeviceFinding(call.line, call.name, kind, backend, message))  # type: ignore[arg-type]
+
+    for call in calls:
+        base = call.name.rpartition(".")[2]
+        ins = [d for d in call.devices_in if d not in _NOT_A_DEVICE]
+        out = call.device_out
+        placed = "device" in getattr(call, "keywords", [])
+        if call.status == "host_sync":
+            add(call, "host_sync", call.message or f"{call.name} copies data to the host and waits for the device")
+        if base == "device" and call.devices_in and set(call.devices_in) == {TRACED} and out is None:
+            where = f" ({default_device})" if default_device else ""
+            add(call, "traced_device",
+                f"{call.name} of a traced value (inside jit, grad or vmap) gives None: an array "
+                f"created with device=None lands on the default device{where}, not where the "
+                "inputs live")  # fmt: skip
+        if len(set(ins)) > 1:
+            add(call, "cross_device", f"{call.name} mixes arrays on {_where(ins)}")
+        if out is None or out in _NOT_A_DEVICE or placed:
+            continue
+        if base in CREATION:
+            if base in FROM_ARRAY and ins:
+                if out not in ins:
+                    add(call, "default_device_creation",
+                        f"{call.name} put its result on {out}, not on {_where(ins)} where its "
+                        "input lives")  # fmt: skip
+            elif off_default and out == default_device:
+                add(call, "default_device_creation",
+                    f"{call.name} without device= put its result on the default device {out} "
+                    f"while the cell's arrays live on {_where(homes)}: pass device=x.device")  # fmt: skip
+        elif base not in MOVES and len(set(ins)) == 1 and out not in ins:
+            add(call, "implicit_transfer",
+                f"{call.name} read arrays on {ins[0]} and put its result on {out}")  # fmt: skip
+    if off_default and outputs:
+        found += _output_findings(outputs, backend, default_device, homes)  # type: ignore[arg-type]
+    return found
+
+
+def _output_findings(
+    outputs: Mapping[str, Any], backend: str | None, default: str, homes: list[str]
+) -> list[DeviceFinding]:
+    from porter_ext.compare.outputs import leaves
+
+    found = []
+    for name, value in outputs.items():
+        for path, leaf in leaves(value, name, {}).items():
+            if device_of(leaf) == default:
+                found.append(
+                    DeviceFinding(
+                        None, path, "default_device_creation", backend,
+                        f"output {path} landed on the default device {default} while the "
+                        f"cell's array inputs live on {_where(homes)}: it was created without "
+                        "device= (inside jax.jit, results that do not depend on the inputs "
+                        "land on the default device)",
+                    )  # fmt: skip
+                )
+    return found

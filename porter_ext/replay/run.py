@@ -1,0 +1,168 @@
+"""Running a recorded cell again on another backend or device, in-process.
+
+Each replay gets a fresh namespace (see `inputs`), runs the cell through the same
+recorder as the original run, and keeps the values of the cell's outputs for comparison.
+A backend or device that is not there is `skipped` with its reason; an exception in the
+replay is an `error` with the cell line it came from (the porting blocker), and the next
+backend goes on. A time limit interrupts a runaway replay with SIGALRM, which only the
+main thread may use, and which only takes effect between Python bytecodes (a long call
+into a library finishes first).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from porter_ext.backends import BackendSpec, BackendUnavailable, ConversionError, SpecError
+from porter_ext.backends import get_backend, parse_spec
+from porter_ext.record.cell import NO_VALUE, cell_filename, run_recorded
+from porter_ext.record.model import CallRecord, ErrorInfo
+from porter_ext.replay.analysis import CellIO, analyse
+from porter_ext.replay.inputs import build_namespace
+from porter_ext.spec.standard import DEFAULT_VERSION
+
+
+class ReplayTimeout(BaseException):
+    """Raised inside a replay that ran past its limit (a BaseException, so that the cell's
+    own ``except Exception`` cannot swallow it)."""
+
+
+@dataclass
+class ReplayResult:
+    """One replay of a cell on one backend spec."""
+
+    spec: str  # "jax:cpu:1"
+    status: str  # "ok" | "error" | "skipped" | "timeout"
+    seconds: float | None = None  # the cell's own run time on the backend
+    error: ErrorInfo | None = None  # with the cell line (porting blocker)
+    reason: str | None = None  # why skipped
+    outputs: dict[str, Any] = field(default_factory=dict)  # name -> value; "_" last value
+    calls: list[CallRecord] = field(default_factory=list)
+    conversions: dict[str, str] = field(default_factory=dict)  # path -> zero_copy | copy: …
+    notes: list[str] = field(default_factory=list)
+    default_device: str | None = None
+    input_devices: list[str] = field(default_factory=list)
+    #: time spent preparing the replay namespace (conversions, copies), in seconds
+    prepare_seconds: float | None = None
+
+
+def collect_outputs(io: CellIO, namespace: Mapping[str, Any], value: Any = NO_VALUE) -> dict[str, Any]:
+    """The cell's outputs as found in ``namespace`` after a run; ``_`` for its last value."""
+    outputs = {name: namespace[name] for name in io.outputs if name in namespace}
+    if io.has_value and value is not NO_VALUE:
+        outputs["_"] = value
+    return outputs
+
+
+@contextmanager
+def time_limit(seconds: float | None, notes: list[str]) -> Iterator[None]:
+    """Raise `ReplayTimeout` in the body after ``seconds``; a previous timer is restored."""
+    if not seconds:
+        yield
+        return
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        notes.append(f"time limit of {seconds:g} s not applied: in-process replays can only be "
+                     "interrupted from the main thread")  # fmt: skip
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise ReplayTimeout(f"the replay ran past its time limit of {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer:  # someone else's timer was running: give it what is left of its time
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3))
+
+
+def replay_cell(
+    source: str,
+    person_ns: Mapping[str, Any],
+    spec: BackendSpec | str,
+    *,
+    io: CellIO | None = None,
+    cell: int | str = 0,
+    strict: bool = False,
+    version: str = DEFAULT_VERSION,
+    timeout: float | None = None,
+    compile_flags: int = 0,
+) -> ReplayResult:
+    """Run ``source`` (plain Python) again on ``spec`` in a namespace built from
+    ``person_ns``, which stays untouched. Never raises for a missing backend or device,
+    nor for the replay's own exception: the result says what happened."""
+    try:
+        spec = parse_spec(spec) if isinstance(spec, str) else spec
+        backend = get_backend(spec.library)
+        io = io if io is not None else analyse(source)
+    except (SpecError, SyntaxError) as error:
+        return ReplayResult(str(spec), "skipped", reason=str(error))
+    result = ReplayResult(str(spec), "ok")
+    start = time.perf_counter()
+    try:
+        prepared = build_namespace(io, person_ns, spec)
+        result.default_device = backend.default_device()
+    except BackendUnavailable as error:  # also DeviceUnavailable
+        return _skipped(result, error.reason)
+    except ConversionError as error:
+        return _skipped(result, f"cannot move an input to {spec}: {error}")
+    except Exception as error:  # porter's own failure: this backend only, the others go on
+        result.status = "error"
+        result.error = ErrorInfo(type(error).__name__, f"porter could not prepare the replay: {error}")
+        return result
+    result.prepare_seconds = time.perf_counter() - start
+    result.conversions = prepared.labels()
+    result.input_devices = list(prepared.devices)
+    result.notes = list(prepared.notes)
+    ns = prepared.namespace
+    filename = cell_filename(f"{cell}@{spec}", source)
+    run = None
+    try:
+        with time_limit(timeout, result.notes):
+            run = run_recorded(source, ns, cell=cell, strict=strict, version=version,
+                               filename=filename, compile_flags=compile_flags)  # fmt: skip
+    except ReplayTimeout:  # the timer fired outside the cell, just as it ended
+        pass
+    if run is None or isinstance(run.exception, ReplayTimeout):
+        result.status = "timeout"
+        result.seconds = run.seconds if run is not None else timeout
+        result.reason = f"ran past the time limit of {timeout:g} s"
+        if run is not None:
+            result.calls = run.calls
+            result.error = run.error
+        return result
+    result.seconds = run.seconds
+    result.calls = run.calls
+    result.notes += [w for w in run.warnings if w not in result.notes]
+    result.outputs = collect_outputs(io, ns, run.value)
+    if run.error is not None:
+        result.status, result.error = "error", run.error
+    return result
+
+
+def _skipped(result: ReplayResult, reason: str) -> ReplayResult:
+    result.status, result.reason = "skipped", reason
+    return result
+
+
+def replay_all(
+    source: str, person_ns: Mapping[str, Any], specs: list[BackendSpec | str], **kw: Any
+) -> list[ReplayResult]:
+    """`replay_cell` on each spec in turn (the cell is analysed once)."""
+    if kw.get("io") is None:
+        try:
+            kw["io"] = analyse(source)
+        except SyntaxError:
+            pass  # each replay reports it
+    return [replay_cell(source, person_ns, spec, **kw) for spec in specs]

@@ -1,0 +1,180 @@
+"""Replaying a recorded cell on other backends, for the session: the glue between the
+replay and compare stages and the report model.
+
+The original run is the person's and comes first; replays run afterwards on the inputs
+as they were *before* the original run (a snapshot of what the cell reads and may
+change), with their printed output held back, and each becomes a `ReplayEntry`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io as _io
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from porter_ext.record.cell import NO_VALUE, CellRun
+from porter_ext.report.model import CellEntry, ReplayEntry
+
+
+@dataclass
+class ReplayPlan:
+    """What the session needs to replay one cell: its analysis and the pre-run snapshot."""
+
+    specs: list
+    io: Any
+    snapshot: dict[str, Any] = field(default_factory=dict)
+
+
+class PreRunNamespace(dict):
+    """The person's namespace as it was before the cell ran: a copy holding the snapshot of
+    the inputs the cell rebinds or mutates. ``person`` is the real namespace, so that the
+    replay can tell the person's own functions (whose globals are the real one)."""
+
+    def __init__(self, person: Mapping[str, Any], snapshot: Mapping[str, Any]):
+        super().__init__(person)
+        self.update(snapshot)
+        self.person = person
+
+
+def _copy_value(value: Any, depth: int = 0) -> Any:
+    from porter_ext.record.arrays import library_of
+    from porter_ext.replay.inputs import copy_on
+
+    lib = library_of(value)
+    if lib is not None:
+        return copy_on(lib, value)
+    if depth < 4 and type(value) in (list, tuple):
+        return type(value)(_copy_value(v, depth + 1) for v in value)
+    if depth < 4 and type(value) is dict:
+        return {k: _copy_value(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def plan(code: str, namespace: Mapping[str, Any], specs: list) -> ReplayPlan:
+    """Analyse the cell and snapshot the inputs it may change, before it runs."""
+    from porter_ext.replay.analysis import analyse
+    from porter_ext.replay.inputs import user_callables
+
+    io = analyse(code)
+    mutated = set(io.mutated_given(n for n in io.passed if n in user_callables(namespace)))
+    snapshot = {}
+    for name in io.inputs:
+        if name not in namespace:
+            continue
+        value = namespace[name]
+        snapshot[name] = _copy_value(value) if name in mutated else value
+    return ReplayPlan(specs=specs, io=io, snapshot=snapshot)
+
+
+def replay_entries(
+    plan_: ReplayPlan,
+    code: str,
+    namespace: Mapping[str, Any],
+    run: CellRun,
+    *,
+    cell: int | str,
+    strict: bool,
+    version: str,
+    policy: Any,
+    timeout: float | None,
+    compile_flags: int,
+) -> tuple[list[ReplayEntry], list]:
+    """Replay on every spec and compare with the original run: the report's replay
+    entries and the device findings of the replays."""
+    from porter_ext.compare.devices import device_findings
+    from porter_ext.compare.outputs import compare_outputs
+    from porter_ext.replay.run import collect_outputs, replay_all
+
+    if run.exception is not None:
+        reason = f"not replayed: the original run raised {type(run.exception).__name__}"
+        return [ReplayEntry(backend=str(s), status="skipped", reason=reason) for s in plan_.specs], []
+    original = collect_outputs(plan_.io, namespace, run.value if run.value is not NO_VALUE else NO_VALUE)
+    held = _io.StringIO()
+    with contextlib.redirect_stdout(held), contextlib.redirect_stderr(held):
+        results = replay_all(
+            code,
+            PreRunNamespace(namespace, plan_.snapshot),
+            plan_.specs,
+            io=plan_.io,
+            cell=cell,
+            strict=strict,
+            version=version,
+            timeout=timeout,
+            compile_flags=compile_flags,
+        )
+    entries, findings = [], []
+    for result in results:
+        outputs = []
+        if result.status == "ok":
+            outputs = _with_error_summaries(compare_outputs(original, result, policy), original, result)
+        entries.append(
+            ReplayEntry(
+                backend=result.spec,
+                status=result.status,
+                seconds=result.seconds,
+                error=result.error,
+                reason=result.reason or ("; ".join(result.notes) or None),
+                outputs=outputs,
+                calls=result.calls,
+            )
+        )
+        if result.status in ("ok", "error"):
+            findings.extend(
+                device_findings(
+                    result.calls,
+                    backend=result.spec,
+                    input_devices=result.input_devices,
+                    default_device=result.default_device,
+                )
+            )
+            findings.extend(_output_device_findings(outputs, result.spec))
+    return entries, findings
+
+
+def _output_device_findings(outputs: list, backend: str) -> list:
+    from porter_ext.compare.model import DeviceFinding
+
+    return [
+        DeviceFinding(
+            line=None,
+            name=o.name,
+            kind="default_device_creation",
+            backend=backend,
+            message=f"output {o.name} landed on {o.device}, but the cell's inputs live on "
+            f"{o.expected_device}: a creation call without device= put it on the default device",
+        )
+        for o in outputs
+        if o.device_ok is False and o.expected_device and o.device != "traced"
+    ]
+
+
+def _with_error_summaries(comparisons: list, original: Mapping, result: Any) -> list:
+    """Attach the error histogram (and map, for 2-D) the report plots to mismatched outputs."""
+    from porter_ext.report.error_summary import with_error_summary
+
+    out = []
+    for comp in comparisons:
+        if comp.within_tolerance is False and comp.name in original and comp.name in result.outputs:
+            try:
+                comp = with_error_summary(comp, _host(original[comp.name]), _host(result.outputs[comp.name]))
+            except Exception:
+                pass  # a summary is a nicety: the comparison itself stands
+        out.append(comp)
+    return out
+
+
+def _host(value: Any) -> Any:
+    from porter_ext.backends import backend_for
+
+    backend = backend_for(value)
+    return backend.to_host(value) if backend is not None else value
+
+
+def original_findings(entry: CellEntry) -> list:
+    """Device findings of the original run (host syncs, mixed devices, traced reads)."""
+    from porter_ext.compare.devices import device_findings
+
+    devices = sorted({d for c in entry.calls for d in c.devices_in if d != "traced"})
+    return device_findings(entry.calls, backend=None, input_devices=devices, default_device=None)

@@ -1,0 +1,63 @@
+"""A whole report as one notebook output: what ``%port report`` shows without ``-o``.
+
+A full HTML report inside a notebook output is heavy (it is stored in the notebook, plots
+and all) and its styles would leak into the page, so the default is the Markdown report,
+which every front end renders (JupyterLab, nbconvert, GitHub). ``--format html`` puts the
+self-contained report in a sandboxed ``<iframe srcdoc>``: its sorting script runs, but it
+cannot reach the notebook around it. ``--format json`` is the report itself.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from porter_ext.report.model import Report
+
+#: formats `report_bundle` accepts; None means the default, "md"
+FORMATS: tuple[str, ...] = ("html", "md", "json")
+IFRAME_HEIGHT = "36em"
+
+
+def report_text(report: Report) -> str:
+    """The one-line summary every bundle carries as ``text/plain`` (terminals, logs)."""
+    s = report.summary
+    return (
+        f"porter report: {s.cells} cell(s), {s.calls} array call(s), {s.non_standard} outside "
+        f"the standard, {s.device_findings} device finding(s), {s.replays_ok} replay(s) ok, "
+        f"{s.replays_failed} failed, {s.mismatches} numeric mismatch(es). "
+        "Write it out with %port report -o report.html"
+    )
+
+
+def report_iframe(html_document: str) -> str:
+    """An HTML document embedded as one escaped attribute of a sandboxed iframe: no
+    ``allow-same-origin``, so the report's script cannot touch the notebook's page."""
+    return (
+        f'<iframe srcdoc="{escape(html_document, quote=True)}" sandbox="allow-scripts" '
+        f'title="porter report" style="width:100%;height:{IFRAME_HEIGHT};'
+        'border:1px solid rgba(128,128,128,.4)"></iframe>'
+    )
+
+
+def report_bundle(report: Report, fmt: str | None = None) -> dict[str, Any]:
+    """The MIME bundle of a report in `fmt` (html, md or json; None: md), validated first.
+
+    Display it with ``IPython.display.display(bundle, raw=True)``.
+    """
+    from porter_ext.report.write import render
+
+    fmt = fmt or "md"
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
+    text = render(report, fmt)  # type: ignore[arg-type]
+    bundle: dict[str, Any] = {"text/plain": report_text(report)}
+    if fmt == "json":
+        bundle["application/json"] = json.loads(text)
+    elif fmt == "md":
+        bundle["text/markdown"] = text
+    else:
+        bundle["text/html"] = report_iframe(text)
+    return bundle
