@@ -46,3 +46,13 @@ def test_the_torch_example_shows_each_finding():
     assert "non_standard" not in portable
     assert "non_standard" in _text(by_source["def scale(x):"])
     assert "acknowledged" in _text(by_source["def scale_acknowledged(x):"])
+
+
+def test_the_devices_example_flags_default_device_creation():
+    nb = _execute(ROOT / "notebooks" / "02_devices.ipynb")
+    ported = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%port -b")]
+    forgetful, jitted, portable = (_text(c) for c in ported)
+    assert "default_device_creation" in forgetful and "cpu:1" in forgetful
+    assert "replay strict:device1: error" in forgetful
+    assert "traced_device" in jitted and "output d landed on cpu:0" in jitted
+    assert "default_device_creation" not in portable and "2/2 replays ok" in portable
