@@ -200,3 +200,17 @@ def test_load_ext_works_with_only_numpy(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "True numpy.concatenate"
+
+
+def test_a_failing_rewrite_leaves_the_cell_running_and_the_transformer_registered(ip, monkeypatch, capsys):
+    from porter_ext import session as session_module
+
+    def broken(tree, cell):
+        raise RuntimeError("porter bug")
+
+    ip.run_line_magic("port", "on")
+    monkeypatch.setattr(session_module, "transform", broken)
+    result = run(ip, "import numpy as np\nv = np.ones(2).sum()\n")
+    assert result.success and ip.user_ns["v"] == 2.0
+    assert "porter bug" in capsys.readouterr().err
+    assert any(isinstance(t, session_module.OnTransformer) for t in ip.ast_transformers)

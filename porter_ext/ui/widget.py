@@ -301,7 +301,7 @@ class CellWidget(_Base):
         self.call_detail = W.HTML()
         self.calls_list: Any = None
         self.output_picker: Any = None
-        self.side_by_side = W.HBox(layout=W.Layout(flex_flow="row wrap", gap="16px"))
+        self.side_by_side = W.HBox(layout=W.Layout(flex_flow="row wrap"))
         self.tabs = W.Tab(
             children=[
                 self._calls_tab(),
@@ -362,7 +362,7 @@ class CellWidget(_Base):
             png = self._plot(i, out)
             if png:
                 column.append(W.Image(value=png, format="png", layout=W.Layout(width="260px")))
-            columns.append(W.VBox(column))
+            columns.append(W.VBox(column, layout=W.Layout(margin="0 24px 8px 0")))
         self.side_by_side.children = tuple(columns)
 
     def _plot(self, replay_index: int, out: OutputComparison) -> bytes | None:

@@ -1,0 +1,57 @@
+"""`%port report` without -o: a whole report as one notebook output."""
+
+from __future__ import annotations
+
+from html import unescape
+from html.parser import HTMLParser
+
+import pytest
+
+from porter_ext.report.html import render_html
+from porter_ext.report.markdown import render_markdown
+from porter_ext.report.model import Report
+from porter_ext.ui import report_bundle
+from tests.ui.entries import EVIL, demo_report
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    return demo_report(EVIL)
+
+
+def test_default_is_markdown_with_a_plain_summary(report):
+    bundle = report_bundle(report, None)
+    assert set(bundle) == {"text/plain", "text/markdown"}
+    assert bundle["text/markdown"] == render_markdown(report)
+    assert bundle["text/plain"].startswith("porter report: 2 cell(s), 10 array call(s)")
+    assert report_bundle(report, "md") == bundle
+
+
+def test_json_is_the_report_itself(report):
+    bundle = report_bundle(report, "json")
+    assert set(bundle) == {"text/plain", "application/json"}
+    assert bundle["application/json"]["schema"] == "porter.report/1"
+    assert Report.from_dict(bundle["application/json"]).to_dict() == report.to_dict()
+
+
+def test_html_is_a_sandboxed_iframe_holding_the_escaped_report(report):
+    html = report_bundle(report, "html")["text/html"]
+
+    class Tags(HTMLParser):
+        tags: list = []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append((tag, dict(attrs)))
+
+    parser = Tags()
+    parser.feed(html)
+    [(tag, attrs)] = parser.tags  # one element: the report cannot break out of srcdoc
+    assert tag == "iframe"
+    assert attrs["sandbox"] == "allow-scripts"  # no allow-same-origin
+    assert attrs["srcdoc"] == render_html(report)
+    assert unescape(html[html.index('"') + 1 : html.index('" sandbox')]) == render_html(report)
+
+
+def test_unknown_format_is_refused(report):
+    with pytest.raises(ValueError, match="unknown report format 'pdf'"):
+        report_bundle(report, "pdf")
