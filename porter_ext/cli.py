@@ -71,6 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("notebook", type=Path)
     run.add_argument(
+        "-b",
+        "--backends",
+        type=_specs,
+        default=[],
+        metavar="SPECS",
+        help="replay every cell on these specs: LIB[:DEVICE],... (numpy, torch, jax, cupy, strict)",
+    )
+    run.add_argument(
         "-o",
         "--output",
         type=Path,

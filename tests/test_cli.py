@@ -130,3 +130,46 @@ def test_backends_lists_what_it_sees():
         by_library.setdefault(e["library"], []).append(e)
     assert any(e["available"] for e in by_library["numpy"])
     assert all(not e["available"] and e["reason"] for e in by_library.get("cupy", []))
+
+
+DEVICES = ROOT / "notebooks" / "02_devices.ipynb"
+
+
+@pytest.mark.parametrize("fmt", ["json", "html", "md"])
+def test_run_with_backends_fills_replays_in_every_format(tmp_path, fmt):
+    out = tmp_path / f"devices.{fmt}"
+    result = porter("run", str(DEVICES), "-b", "numpy,torch", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    text = out.read_text()
+    if fmt == "json":
+        report = json.loads(text)
+        replayed = [c for c in report["cells"] if c["replays"]]
+        assert replayed
+        backends = {r["backend"] for c in replayed for r in c["replays"]}
+        # cells with their own -b keep it; the others get -b numpy,torch
+        assert {"numpy", "torch", "jax:cpu:1"} <= backends
+        assert report["summary"]["device_findings"] >= 1
+    elif fmt == "html":
+        assert text.lstrip().lower().startswith("<!doctype html")
+        assert "default_device_creation" in text
+    else:
+        assert r"default\_device\_creation" in text and "| backend |" in text
+
+
+def test_run_rejects_an_unknown_backend_with_the_valid_ones():
+    result = porter("run", str(EXAMPLE), "-b", "tensorflow")
+    assert result.returncode == 2
+    assert "numpy" in result.stderr
+
+
+def test_report_converts_json_and_names_bad_fields(tmp_path, example_report):
+    src = tmp_path / "r.json"
+    src.write_text(json.dumps(example_report))
+    result = porter("report", str(src), "--format", "md", "-o", str(tmp_path / "r.md"))
+    assert result.returncode == 0, result.stderr
+    assert "Tensor.sum" in (tmp_path / "r.md").read_text()
+    example_report["cells"][0]["calls"][0]["status"] = "weird"
+    src.write_text(json.dumps(example_report))
+    result = porter("report", str(src))
+    assert result.returncode == 2
+    assert "status" in result.stderr and "weird" in result.stderr

@@ -26,6 +26,8 @@ INPLACE_METHODS = frozenset(
 INPLACE_FUNCTIONS = frozenset(
     {"copyto", "put", "place", "putmask", "fill_diagonal", "shuffle", "at", "put_along_axis"}
 )
+#: in-place methods that are also namespace functions: positional arguments of the method
+_NAMESPACE_TWINS = {"add": 1, "sort": 0}
 #: keywords naming an output buffer
 OUT_KEYWORDS = frozenset({"out"})
 
@@ -58,46 +60,74 @@ FRESH_CALLS = frozenset(
 )  # fmt: skip
 
 
-def names_in(node: ast.AST) -> set[str]:
-    """Every name an expression reads."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+#: how a name's object relates to another's: "same" (the object or a view of it),
+#: "element" (something inside it: ``x[0]``, ``x.attr``, a row), "held" (a container
+#: that holds it: ``[x]``). Merging keeps the kind that reaches the most.
+Kind = str
+_RANK = {"held": 0, "same": 1, "element": 2}
+Roots = dict[str, Kind]
 
 
-def roots(node: ast.AST | None) -> set[str]:
-    """Names whose object the value of ``node`` may be, contain, or be a view of."""
+def merge(into: Roots, other: Roots) -> Roots:
+    for name, kind in other.items():
+        if name not in into or _RANK[kind] > _RANK[into[name]]:
+            into[name] = kind
+    return into
+
+
+def as_kind(found: Roots, kind: Kind) -> Roots:
+    return dict.fromkeys(found, kind)
+
+
+def roots(node: ast.AST | None) -> Roots:
+    """Names whose objects the value of ``node`` may be, be inside of, or hold."""
     if node is None:
-        return set()
+        return {}
     if isinstance(node, ast.Name):
-        return {node.id}
-    if isinstance(node, ast.Attribute | ast.Subscript | ast.Starred):
+        return {node.id: "same"}
+    if isinstance(node, ast.Attribute | ast.Subscript):
+        return as_kind(roots(node.value), "element")
+    if isinstance(node, ast.Starred):
         return roots(node.value)
     if isinstance(node, ast.NamedExpr):
-        return roots(node.value) | {node.target.id}
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return set().union(*(roots(e) for e in node.elts))
-    if isinstance(node, ast.Dict):
-        return set().union(*(roots(v) for v in node.values))
-    if isinstance(node, ast.IfExp):
-        return roots(node.body) | roots(node.orelse)
-    if isinstance(node, ast.BoolOp):
-        return set().union(*(roots(v) for v in node.values))
-    if isinstance(node, ast.BinOp | ast.UnaryOp | ast.Compare | ast.Constant | ast.JoinedStr):
-        return set()  # operators make new arrays; in-place operators are statements
-    if isinstance(node, ast.Lambda):
-        return set()
-    if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
-        return set().union(*(roots(g.iter) for g in node.generators))  # rows are views
-    if isinstance(node, ast.Call):
-        name = callee_name(node.func)
-        if name in FRESH_CALLS:
-            return set()
-        found = roots(node.func.value) if isinstance(node.func, ast.Attribute) else set()
-        for arg in node.args:
-            found |= roots(arg)
-        for kw in node.keywords:
-            found |= roots(kw.value)
+        return merge(roots(node.value), {node.target.id: "same"})
+    if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict):
+        found: Roots = {}
+        for elt in node.values if isinstance(node, ast.Dict) else node.elts:
+            merge(found, roots(elt))
+        return as_kind(found, "held")
+    if isinstance(node, ast.IfExp | ast.BoolOp):
+        found = {}
+        for part in [node.body, node.orelse] if isinstance(node, ast.IfExp) else node.values:
+            merge(found, roots(part))
         return found
-    return set().union(*(roots(c) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)))
+    if isinstance(node, ast.BinOp | ast.UnaryOp | ast.Compare | ast.Constant | ast.JoinedStr):
+        return {}  # operators make new arrays; in-place operators are statements
+    if isinstance(node, ast.Lambda):
+        return {}
+    if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+        found = {}
+        for gen in node.generators:  # the result holds the rows it iterated over
+            merge(found, roots(gen.iter))
+        return as_kind(found, "held")
+    if isinstance(node, ast.Call):
+        if callee_name(node.func) in FRESH_CALLS:
+            return {}
+        found = roots(node.func.value) if isinstance(node.func, ast.Attribute) else {}
+        for part in [*node.args, *(k.value for k in node.keywords)]:
+            merge(found, roots(part))
+        return as_kind(found, "element")  # a view, the argument itself, or a part of it
+    found = {}
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.expr):
+            merge(found, roots(child))
+    return as_kind(found, "element")
+
+
+def seeds(node: ast.AST | None) -> dict[str, bool]:
+    """Names written into when ``node``'s object is: name -> whether the write may go
+    below the name's own object (into something it holds)."""
+    return {name: kind != "same" for name, kind in roots(node).items()}
 
 
 def callee_name(func: ast.expr) -> str | None:
@@ -114,42 +144,57 @@ def _trailing_underscore(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_") and len(name) > 1
 
 
-def call_writes(call: ast.Call) -> set[str]:
-    """Names that a call may write into: its ``out=`` buffers, the receiver of an in-place
-    method, the first argument of an in-place function."""
-    written: set[str] = set()
+def add_seeds(into: dict[str, bool], more: dict[str, bool]) -> None:
+    for name, deep in more.items():
+        into[name] = into.get(name, False) or deep
+
+
+def call_writes(call: ast.Call) -> dict[str, bool]:
+    """What a call may write into (as `seeds`): its ``out=`` buffers, the receiver of an
+    in-place method, the first argument of an in-place function."""
+    written: dict[str, bool] = {}
     for kw in call.keywords:
         if kw.arg in OUT_KEYWORDS:
-            written |= roots(kw.value)
+            value = kw.value  # out=(a, b) names two buffers, each written directly
+            for part in value.elts if isinstance(value, ast.Tuple | ast.List) else [value]:
+                add_seeds(written, seeds(part))
     func, name = call.func, callee_name(call.func)
     if name is None:
         return written
     in_place_name = _trailing_underscore(name)
-    # ``s.add(item)`` fills a set; ``xp.add(a, b)`` is the elementwise function
-    method = name in INPLACE_METHODS and not (name == "add" and len(call.args) != 1)
+    # ``s.add(item)`` fills a set and ``x.sort()`` sorts in place, but ``xp.add(a, b)`` and
+    # ``xp.sort(x)`` are the namespace's functions, which make new arrays
+    twin = _NAMESPACE_TWINS.get(name)
+    method = name in INPLACE_METHODS and (twin is None or len(call.args) == twin)
     if isinstance(func, ast.Attribute) and (in_place_name or method):
-        written |= roots(func.value)
+        add_seeds(written, seeds(func.value))
     if (in_place_name or name in INPLACE_FUNCTIONS) and call.args:
-        written |= roots(call.args[0])
+        add_seeds(written, seeds(call.args[0]))
     return written
 
 
 def passed_names(call: ast.Call) -> set[str]:
     """Names whose objects a call hands to its callee (which may then modify them)."""
-    found: set[str] = set()
-    for arg in call.args:
-        found |= roots(arg)
-    for kw in call.keywords:
-        found |= roots(kw.value)
-    return found
+    found: Roots = {}
+    for part in [*call.args, *(k.value for k in call.keywords)]:
+        merge(found, roots(part))
+    return set(found)
 
 
-def close(names: set[str], aliases: dict[str, set[str]]) -> set[str]:
-    """``names`` with every name they may alias, transitively."""
-    done, todo = set(), list(names)
+def reach(start: dict[str, bool], aliases: dict[str, Roots]) -> dict[str, bool]:
+    """Every name a write may reach from ``start`` (name -> deep), following aliases:
+    a write into a view reaches its base, one into an element reaches its container
+    deeply, and only a deep write into a container reaches what it holds."""
+    seen: dict[str, bool] = {}
+    todo = list(start.items())
     while todo:
-        name = todo.pop()
-        if name not in done:
-            done.add(name)
-            todo.extend(aliases.get(name, ()))
-    return done
+        name, deep = todo.pop()
+        if name in seen and (seen[name] or not deep):
+            continue
+        seen[name] = deep or seen.get(name, False)
+        for other, kind in aliases.get(name, {}).items():
+            if kind == "same":
+                todo.append((other, deep))
+            elif kind == "element" or deep:
+                todo.append((other, True))
+    return seen

@@ -12,7 +12,8 @@ import ast
 import re
 from collections.abc import Iterable
 
-from porter_ext.replay._effects import call_writes, close, passed_names, roots
+from porter_ext.replay._effects import Roots, add_seeds, call_writes, merge, passed_names, reach
+from porter_ext.replay._effects import as_kind, roots, seeds
 
 #: IPython magics whose argument is Python code run in the cell's namespace
 _CODE_MAGICS = frozenset({"time", "timeit"})
@@ -30,12 +31,12 @@ class Scope:
         self.reads: dict[str, None] = {}  # read while maybe unbound (ordered) / read at all
         self.bound: dict[str, set[str]] = {}  # name -> kinds of binding: value, import, def
         self.declared: set[str] = set()  # global / nonlocal
-        self.aliases: dict[str, set[str]] = {}
-        self.written: set[str] = set()
+        self.aliases: dict[str, Roots] = {}  # name -> what its object may be related to
+        self.writes: dict[str, bool] = {}  # names written into (-> deeply)
         self.passed: dict[str, set[str]] = {}
         self.callables: set[str] = set()  # defs, classes and lambdas bound here
         self.nested_free: set[str] = set()
-        self.walrus: dict[str, set[str]] = {}  # comprehension: binds in the enclosing scope
+        self.walrus: dict[str, Roots] = {}  # comprehension: binds in the enclosing scope
         self.deferred: list[tuple[set[str], frozenset[str]]] = []
         self.star_import = False
 
@@ -43,14 +44,17 @@ class Scope:
         if not (self.ordered and name in self.definite):
             self.reads.setdefault(name)
 
-    def bind(self, name: str, kind: str = "value", alias: Iterable[str] = ()) -> None:
+    def bind(self, name: str, kind: str = "value", alias: Roots | None = None) -> None:
         self.definite.add(name)
         self.bound.setdefault(name, set()).add(kind)
         if kind in ("def", "lambda"):
             self.callables.add(name)
-        alias = set(alias) - {name}
+        self.relate(name, alias or {})
+
+    def relate(self, name: str, alias: Roots) -> None:
+        alias = {k: v for k, v in alias.items() if k != name}
         if alias:
-            self.aliases.setdefault(name, set()).update(alias)
+            merge(self.aliases.setdefault(name, {}), alias)
 
     def unbind(self, name: str) -> None:
         self.definite.discard(name)
@@ -98,8 +102,8 @@ class Walker:
             self.expr(node.value, s)
             if isinstance(node.target, ast.Name):
                 s.read(node.target.id)  # x += 1 reads x, and modifies an array in place
-                s.written.add(node.target.id)
-                s.bind(node.target.id, "value", roots(node.value))
+                add_seeds(s.writes, {node.target.id: False})
+                s.bind(node.target.id, "value", as_kind(roots(node.value), "held"))
             else:
                 self.target(node.target, s, roots(node.value))
         elif isinstance(node, ast.AnnAssign):
@@ -116,7 +120,7 @@ class Walker:
         elif isinstance(node, ast.For | ast.AsyncFor):
             self.expr(node.iter, s)
             before = set(s.definite)
-            self.target(node.target, s, roots(node.iter))
+            self.target(node.target, s, as_kind(roots(node.iter), "element"))
             self.body(node.body + node.orelse, s)
             s.definite = before  # the loop may not run at all
         elif isinstance(node, ast.While):
@@ -137,7 +141,7 @@ class Walker:
             self.try_(node, s)
         elif isinstance(node, ast.Match):
             self.expr(node.subject, s)
-            self.match(node, s, roots(node.subject))
+            self.match(node, s, as_kind(roots(node.subject), "element"))
         elif isinstance(node, ast.Import | ast.ImportFrom):
             for alias in node.names:
                 if alias.name == "*":
@@ -174,7 +178,7 @@ class Walker:
         s.definite = set.intersection(*ends)
         self.body(node.finalbody, s)
 
-    def match(self, node: ast.Match, s: Scope, alias: set[str]) -> None:
+    def match(self, node: ast.Match, s: Scope, alias: Roots) -> None:
         before = set(s.definite)
         for case in node.cases:
             s.definite = set(before)
@@ -190,23 +194,22 @@ class Walker:
             self.body(case.body, s)
         s.definite = before
 
-    def target(self, node: ast.expr, s: Scope, alias: set[str]) -> None:
+    def target(self, node: ast.expr, s: Scope, alias: Roots) -> None:
         """A store: binds a name, or writes into an object (``x[0] = v``, ``x.a = v``)."""
         if isinstance(node, ast.Name):
             s.bind(node.id, "value", alias)
         elif isinstance(node, ast.Tuple | ast.List):
-            for elt in node.elts:
-                self.target(elt, s, alias)
+            for elt in node.elts:  # unpacked: each is a part of the value
+                self.target(elt, s, as_kind(alias, "element"))
         elif isinstance(node, ast.Starred):
             self.target(node.value, s, alias)
         elif isinstance(node, ast.Subscript | ast.Attribute):
             self.expr(node.value, s)
             if isinstance(node, ast.Subscript):
                 self.expr(node.slice, s)
-            written = roots(node.value)
-            s.written |= written
-            for name in written:  # the container now holds the value too
-                s.aliases.setdefault(name, set()).update(alias - {name})
+            add_seeds(s.writes, seeds(node.value))
+            for name in roots(node.value):  # the container now holds the value too
+                s.relate(name, as_kind(alias, "held"))
 
     # -- expressions --------------------------------------------------------------------
     def exprs(self, nodes: Iterable[ast.expr | None], s: Scope) -> None:
@@ -222,7 +225,7 @@ class Walker:
         elif isinstance(node, ast.NamedExpr):
             self.expr(node.value, s)
             if s.kind == "comprehension":
-                s.walrus.setdefault(node.target.id, set()).update(roots(node.value))
+                merge(s.walrus.setdefault(node.target.id, {}), roots(node.value))
             else:
                 s.bind(node.target.id, "value", roots(node.value))
         elif isinstance(node, ast.Lambda):
@@ -236,7 +239,7 @@ class Walker:
             self.expr(node.func, s)
             self.exprs(node.args, s)
             self.exprs([k.value for k in node.keywords], s)
-            s.written |= call_writes(node)
+            add_seeds(s.writes, call_writes(node))
             if isinstance(node.func, ast.Name):
                 s.passed.setdefault(node.func.id, set()).update(passed_names(node))
             code = _magic_code(node)
@@ -254,7 +257,7 @@ class Walker:
         for i, gen in enumerate(gens):
             if i:
                 self.expr(gen.iter, child)
-            self.target(gen.target, child, roots(gen.iter))
+            self.target(gen.target, child, as_kind(roots(gen.iter), "element"))
             self.exprs(gen.ifs, child)
         if isinstance(node, ast.DictComp):
             self.exprs([node.key, node.value], child)
@@ -272,12 +275,13 @@ class Walker:
         """Hand what a nested scope reads, writes and passes on to its parent."""
         for callee, names in child.passed.items():
             if callee in child.callables:  # a function defined in there may modify them
-                child.written |= names
+                add_seeds(child.writes, dict.fromkeys(names, True))
         free = child.free()
-        written = close(child.written, child.aliases)
-        parent.written |= written & free
+        reached = reach(child.writes, child.aliases)
+        local = set(child.bound) - child.declared  # a row of `rows` is not local: rows is
+        add_seeds(parent.writes, {n: deep for n, deep in reached.items() if n not in local})
         for callee, names in child.passed.items():
-            outside = close(names, child.aliases) & free
+            outside = set(reach(dict.fromkeys(names, True), child.aliases)) - local
             if outside and callee in free:
                 parent.passed.setdefault(callee, set()).update(outside)
         # a function body runs later: what it reads counts as read where it was defined;

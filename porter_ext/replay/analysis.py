@@ -16,7 +16,7 @@ import builtins
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from porter_ext.replay._effects import close
+from porter_ext.replay._effects import Roots, add_seeds, reach
 from porter_ext.replay._walker import Scope, Walker
 
 _BUILTINS = frozenset(dir(builtins))
@@ -26,10 +26,10 @@ _BUILTINS = frozenset(dir(builtins))
 class CellIO:
     """The names a cell exchanges with the namespace it runs in.
 
-    ``passed`` maps each plainly named callee to the names the cell hands it, and
-    ``aliases`` each name to the names whose objects it may be (a view, the same
-    object): `mutated_given` uses them once it knows which callees are the person's
-    own functions.
+    ``passed`` maps each plainly named callee to the names the cell hands it,
+    ``writes`` the names the cell writes into (-> whether maybe below the object
+    itself), ``aliases`` each name to the names its object may be a view of, a part of,
+    or hold: `mutated_given` uses them once it knows which callees are the person's own.
     """
 
     inputs: tuple[str, ...]
@@ -41,15 +41,15 @@ class CellIO:
     builtins: tuple[str, ...] = ()
     star_import: bool = False
     passed: dict[str, frozenset[str]] = field(default_factory=dict)
-    aliases: dict[str, frozenset[str]] = field(default_factory=dict)
+    writes: dict[str, bool] = field(default_factory=dict)
+    aliases: dict[str, Roots] = field(default_factory=dict)
 
     def mutated_given(self, user_functions: Iterable[str]) -> frozenset[str]:
         """`mutated` plus the names passed to ``user_functions`` (which may modify them)."""
-        handed = set(self.mutated)
+        start = dict(self.writes)
         for name in user_functions:
-            handed |= self.passed.get(name, frozenset())
-        aliases = {k: set(v) for k, v in self.aliases.items()}
-        return frozenset(close(handed, aliases) & set(self.inputs))
+            add_seeds(start, dict.fromkeys(self.passed.get(name, ()), True))
+        return frozenset(set(reach(start, self.aliases)) & set(self.inputs))
 
 
 def analyse(source: str) -> CellIO:
@@ -66,18 +66,19 @@ def analyse(source: str) -> CellIO:
             if name not in definite and name not in definitions:
                 reads.setdefault(name)
     inputs = tuple(n for n in reads if n not in _BUILTINS)
-    handed = set(module.written)
-    for callee in module.callables:
-        handed |= module.passed.get(callee, set())
+    writes = dict(module.writes)
+    for callee in module.callables:  # functions of the cell may modify what they get
+        add_seeds(writes, dict.fromkeys(module.passed.get(callee, ()), True))
     return CellIO(
         inputs=inputs,
         outputs=tuple(n for n, k in kinds.items() if k & {"value", "lambda"}),
         imports=tuple(n for n, k in kinds.items() if "import" in k),
         definitions=tuple(definitions),
         has_value=bool(tree.body) and isinstance(tree.body[-1], ast.Expr),
-        mutated=frozenset(close(handed, module.aliases) & set(inputs)),
+        mutated=frozenset(set(reach(writes, module.aliases)) & set(inputs)),
         builtins=tuple(n for n in reads if n in _BUILTINS),
         star_import=module.star_import,
         passed={k: frozenset(v) for k, v in module.passed.items() if v},
-        aliases={k: frozenset(v) for k, v in module.aliases.items() if v},
+        writes=writes,
+        aliases={k: dict(v) for k, v in module.aliases.items() if v},
     )

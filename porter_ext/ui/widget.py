@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -33,15 +34,13 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 TAB_TITLES = ("Calls", "Numerics", "Devices", "Side by side")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # where Python numbers lines, unlike splitlines
 _COLOURS = {"ok": "46,125,50", "bad": "198,40,40", "na": "128,128,128"}
-_STATUS_CLASS = {
-    "standard": "ok",
-    "acknowledged": "na",
-    "host_sync": "na",
-}  # every other status is a finding: "bad"
+# every other call status is a finding, shown as "bad"
+_STATUS_CLASS = {"standard": "ok", "acknowledged": "na", "host_sync": "na"}
 _REPLAY_CLASS = {"ok": "ok", "skipped": "na"}  # error and timeout: "bad"
 _TABLE = 'style="border-collapse:collapse;font-size:12px;margin:4px 0"'
 _CELL = "padding:2px 8px;border-bottom:1px solid rgba(128,128,128,.3);text-align:left"
 _MISSING = "—"
+_YES_NO = {None: _MISSING, True: "yes", False: "no"}
 
 
 # --- small HTML helpers: every argument that can hold person text goes through `_t` ---
@@ -249,11 +248,7 @@ def output_card_html(replay: ReplayEntry, out: OutputComparison) -> str:
         ("mismatched", _t(_MISSING if out.mismatched is None else out.mismatched), None),
         ("NaN pattern", {None: _MISSING, True: "differs", False: "same"}[out.nan_mismatch], None),
         ("rtol / atol", f"{_num(out.rtol)} / {_num(out.atol)}", None),
-        (
-            "within tolerance",
-            {None: _MISSING, True: "yes", False: "no"}[out.within_tolerance],
-            _ok_class(out.within_tolerance),
-        ),
+        ("within tolerance", _YES_NO[out.within_tolerance], _ok_class(out.within_tolerance)),
     ]
     if out.note:
         fields.append(("note", _t(out.note), None))
@@ -326,7 +321,7 @@ class CellWidget(_Base):
             options=[(call_label(c), i) for i, c in enumerate(calls)],
             value=first,
             rows=min(len(calls), 10),
-            layout=W.Layout(width="100%"),
+            layout=W.Layout(width="98%"),  # 100% plus the widget margin overflows the tab
         )
         self.calls_list.observe(self._on_call, names="value")
         self._show_call(first)
@@ -374,13 +369,13 @@ class CellWidget(_Base):
                 self._plots[key] = None
         return self._plots[key]
 
+    def view(self) -> dict[str, Any]:
+        """The ``application/vnd.jupyter.widget-view+json`` data that points at this widget."""
+        return super()._repr_mimebundle_()[WIDGET_VIEW]
+
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The widget view plus the plain bundle, so `display(CellWidget(e))` also degrades."""
-        data = super()._repr_mimebundle_(**kwargs) or {}
-        bundle = cell_bundle(self.entry)
-        if WIDGET_VIEW in data:
-            bundle[WIDGET_VIEW] = data[WIDGET_VIEW]
-        return bundle
+        return {**cell_bundle(self.entry), WIDGET_VIEW: self.view()}
 
 
 # --- showing it ----------------------------------------------------------------------------
@@ -405,9 +400,9 @@ def mimebundle(entry: CellEntry) -> dict[str, Any]:
     bundle = cell_bundle(entry)
     if has_widget_front_end():
         try:
-            bundle[WIDGET_VIEW] = CellWidget(entry)._repr_mimebundle_()[WIDGET_VIEW]
-        except Exception:  # porter's own failure must not break the person's cell
-            pass
+            bundle[WIDGET_VIEW] = CellWidget(entry).view()
+        except Exception as exc:  # porter's own failure must not break the person's cell
+            print(f"porter: showing the plain view, the widget failed: {exc!r}", file=sys.stderr)
     return bundle
 
 

@@ -118,6 +118,13 @@ def test_syntax_error_propagates() -> None:
         ("with ctx as v:\n    v.fill(0)", ["ctx"]),
         ("pair = (a, b)\npair[0][0] = 1", ["a", "b"]),
         ("holder[0] = arr\nholder[0][1] = 2", ["arr", "holder"]),
+        ("c = [a]\ny = c[0]\ny[1] = 2", ["a"]),
+        # writing into a container is not writing into what it holds
+        ("lst = [x]\nlst.append(1)", []),
+        ("buf[:, 0] = x", ["buf"]),
+        ("out = xp.empty_like(x)\nout[0] = x[0]", []),
+        ("for row in [r for r in m]:\n    row[0] = 0", ["m"]),
+        ("[r.fill(0) for r in rows]", ["rows"]),
         # fresh results do not alias
         ("y = xp.sum(x)\ny[0] = 0", []),
         ("y = x + 1\ny[0] = 0", []),

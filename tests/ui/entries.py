@@ -79,12 +79,13 @@ def mismatch(name: str, *, seed: int = 0, **kw: object) -> OutputEntry:
 
 
 def demo_cell(evil: str = "", *, index: int | None = 0, count: int | None = 1) -> CellEntry:
+    comment = f"  # {evil}" if evil else ""
     source = (
         "import torch\n"
         "x = torch.ones(3, 4)\n"
         "y = x.sum(1)\n"
-        f"z = torch.zeros(4)  # {evil}\n"
-        f"w = torch.cuda.synchronize()  # {evil}\n"
+        f"z = torch.zeros(4){comment}\n"
+        f"w = torch.cuda.synchronize(){comment}\n"
     )
     calls = [
         call(
@@ -117,7 +118,7 @@ def demo_cell(evil: str = "", *, index: int | None = 0, count: int | None = 1) -
             devices_in=[f"cpu{evil}"],
             device_out=f"cpu{evil}",
             count=2,
-            message=f"created without device={evil}",
+            message=f"no device= given{evil}",
         ),
         call(
             5,
@@ -154,7 +155,12 @@ def demo_cell(evil: str = "", *, index: int | None = 0, count: int | None = 1) -
                 ),
             ],
         ),
-        ReplayEntry("strict", "error", 0.004, error=ErrorInfo("TypeError", f"bad{evil}", 3)),
+        ReplayEntry(
+            "strict",
+            "error",
+            0.004,
+            error=ErrorInfo("TypeError", f"sum() got an unexpected keyword dim{evil}", 3),
+        ),
         ReplayEntry("cupy", "skipped", reason=f"cupy is not installed{evil}"),
     ]
     return CellEntry(

@@ -34,7 +34,6 @@ from tests.ui.entries import (  # noqa: E402
     SCRIPT,
     call,
     demo_cell,
-    output,
 )
 
 #: what porter's own markup uses; anything else in an HTML value came from person text
@@ -199,7 +198,7 @@ def test_person_text_is_escaped_in_every_html_value(evil):
     for where in (
         "z = torch.zeros(4)  # ",  # source
         "torch.zeros",  # call name
-        "created without device=",  # message
+        "no device= given",  # message
         "no CUDA here",  # the cell's error
         "float32",  # dtype
         "cpu:0",  # device
@@ -211,7 +210,9 @@ def test_person_text_is_escaped_in_every_html_value(evil):
 
 def test_unicode_survives_and_the_caret_counts_characters():
     source = "α = 1\nβ = x.sum(1)  # 日本語 ✓\n"
-    item = call(2, len("β = ".encode()), "Tensor.sum", "non_standard", suggestion="xp.sum(x, axis=1)")
+    item = call(
+        2, len("β = ".encode()), "Tensor.sum", "non_standard", suggestion="xp.sum(x, axis=1)"
+    )
     entry = CellEntry(index=None, execution_count=7, source=source, calls=[item])
     detail = call_detail_html(entry, item)
     assert "2 | β = x.sum(1)  # 日本語 ✓\n        ^" in detail
@@ -260,9 +261,7 @@ def test_show_without_a_kernel_displays_the_plain_bundle(shell, entry):
     assert captured.outputs[0].data == cell_bundle(entry)
 
 
-def test_show_in_a_kernel_displays_one_output_with_widget_and_fallbacks(
-    shell, entry, monkeypatch
-):
+def test_show_in_a_kernel_displays_one_output_with_widget_and_fallbacks(shell, entry, monkeypatch):
     built: list[CellWidget] = []
 
     class Recording(CellWidget):
@@ -293,6 +292,22 @@ def test_a_widget_that_fails_to_build_falls_back(entry, monkeypatch):
 
     monkeypatch.setattr(widget_module, "CellWidget", broken)
     assert mimebundle(entry) == cell_bundle(entry)
+
+
+def test_nbconvert_renders_the_html_fallback_of_a_saved_widget_output(entry, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    nbconvert = pytest.importorskip("nbconvert")
+    monkeypatch.setattr(widget_module, "has_widget_front_end", lambda: True)
+    bundle = mimebundle(entry)
+    assert WIDGET_VIEW in bundle
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("%%port\n" + entry.source)
+    cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
+    nb.cells = [cell]
+    html, _ = nbconvert.HTMLExporter(template_name="basic").from_notebook_node(nb)
+    # no widget state was saved, so nbconvert shows the HTML instead of a dead widget
+    assert '<div class="porter-cell">' in html
+    assert bundle[WIDGET_VIEW]["model_id"] not in html
 
 
 def test_display_of_the_widget_itself_carries_the_fallbacks(entry):
