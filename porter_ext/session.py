@@ -92,9 +92,11 @@ class PortResult:
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
-        from porter_ext.ui.mime import cell_bundle
+        # the widget in a live front end, with text/html, text/plain and porter's JSON
+        # beside it for every other front end
+        from porter_ext.ui.widget import mimebundle
 
-        return cell_bundle(self.entry)
+        return mimebundle(self.entry)
 
     def __repr__(self) -> str:
         from porter_ext.ui.mime import cell_text

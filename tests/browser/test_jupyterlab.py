@@ -19,16 +19,24 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
 
-from tests.browser.support import save_screenshot
+from tests.browser.support import ROOT, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NOTEBOOK = "porter_demo.ipynb"
 PORT_CELL = "%%port\nimport torch\nx = torch.ones(3, 4)\ny = x.sum(1)"
+TABS_NOTEBOOK = "widget_tabs.ipynb"
+#: a widget over a cell with replays (a mismatch with its histogram, a wrong device)
+TABS_CELL = (
+    "from porter_ext.ui import CellWidget\n"
+    "from tests.ui.entries import demo_cell\n"
+    "CellWidget(demo_cell())"
+)
 LAB_CONFIG = """\
 c.LabApp.news_url = None
 c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"
@@ -50,7 +58,7 @@ class Lab:
     started_in: float
 
     def notebook_url(self, name: str) -> str:
-        return f"{self.url}/lab/tree/{name}?token={self.token}"
+        return f"{self.url}/lab/tree/{name}?reset&token={self.token}"  # reset: no restored tabs
 
     def api(self, path: str, method: str = "GET") -> int:
         request = urllib.request.Request(
@@ -66,17 +74,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _notebook(path: Path) -> None:
+def _notebook(path: Path, *sources: str) -> None:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
         "language": "python",
     }
-    nb.cells = [
-        nbformat.v4.new_code_cell("%load_ext porter_ext"),
-        nbformat.v4.new_code_cell(PORT_CELL),
-    ]
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
     nbformat.write(nb, path)
 
 
@@ -90,7 +95,8 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
     settings = base / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(json.dumps(NOTIFICATION_SETTINGS))
-    _notebook(root / NOTEBOOK)
+    _notebook(root / NOTEBOOK, "%load_ext porter_ext", PORT_CELL)
+    _notebook(root / TABS_NOTEBOOK, TABS_CELL)
     port, token = _free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
@@ -99,6 +105,8 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
         "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "MPLBACKEND": "Agg",
+        # the kernel imports tests.ui.entries for the tabs notebook
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     command = [
         sys.executable,
@@ -153,9 +161,11 @@ RUN_ALL = """async () => {
 }"""
 
 
-def test_the_port_cell_shows_the_widget(page, page_log, lab):
+def open_and_run(page, lab: Lab, notebook: str, text: str) -> tuple[float, float, Any]:
+    """Open a notebook, run all its cells, wait for a widget showing `text`; returns the
+    seconds to open, the seconds to run, and the widget."""
     start = time.perf_counter()
-    page.goto(lab.notebook_url(NOTEBOOK), timeout=60_000)
+    page.goto(lab.notebook_url(notebook), timeout=60_000)
     page.wait_for_function(
         "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
         " && window.jupyterapp.shell.currentWidget.sessionContext",
@@ -163,12 +173,23 @@ def test_the_port_cell_shows_the_widget(page, page_log, lab):
     )
     opened = time.perf_counter() - start
     page.evaluate(RUN_ALL)
-    widget = page.locator(".jp-OutputArea-output .jupyter-widgets", has_text="Tensor.sum").first
-    widget.wait_for(state="visible", timeout=60_000)
-    ran = time.perf_counter() - start - opened
+    widget = page.locator(".jp-OutputArea-output .jupyter-widgets", has_text=text).first
+    fallback = page.locator(".jp-OutputArea-output .porter-cell").first
+    widget.or_(fallback).wait_for(state="visible", timeout=30_000)
+    if not widget.is_visible():
+        pytest.fail(
+            "the output shows porter's HTML fallback, not the widget: %%port must display "
+            "porter_ext.ui.widget.show(result.entry) (or a bundle from ui.widget.mimebundle)"
+        )
+    return opened, time.perf_counter() - start - opened, widget
+
+
+def test_the_port_cell_shows_the_widget(page, page_log, lab):
+    start = time.perf_counter()
+    opened, ran, widget = open_and_run(page, lab, NOTEBOOK, "Tensor.sum")
 
     # the widget, not the HTML fallback, is what the output shows
-    output = page.locator(".jp-Cell").nth(1).locator(".jp-OutputArea")
+    output = page.locator(".jp-OutputArea", has=widget)
     assert output.locator(".porter-cell").count() == 0
     assert "porter: 2 findings in 2 array calls" in output.inner_text()
     tabs = output.locator(".lm-TabBar-tabLabel").all_inner_texts()
@@ -192,3 +213,28 @@ def test_the_port_cell_shows_the_widget(page, page_log, lab):
         f"\njupyter lab answered in {lab.started_in:.2f} s; notebook open in {opened:.2f} s; "
         f"run to widget in {ran:.2f} s; total {time.perf_counter() - start:.2f} s"
     )
+
+
+def test_the_tabs_show_numerics_devices_and_side_by_side(page, page_log, lab):
+    _, _, widget = open_and_run(page, lab, TABS_NOTEBOOK, "torch.cuda.synchronize")
+    tab = widget.locator(".lm-TabBar-tab")
+    # a tab's content is hidden until its tab is picked: waiting for visibility tests both
+
+    tab.filter(has_text="Numerics").click()
+    widget.get_by_text("12 mismatched").wait_for(timeout=10_000)
+    save_screenshot(widget.screenshot(), "widget-numerics.png")
+    tab.filter(has_text="Devices").click()
+    widget.get_by_text("default_device_creation").wait_for(timeout=10_000)
+    assert widget.get_by_text("(wrong)").is_visible()
+    save_screenshot(widget.screenshot(), "widget-devices.png")
+
+    tab.filter(has_text="Side by side").click()
+    plot = widget.locator("img")
+    plot.wait_for(timeout=10_000)
+    assert plot.evaluate("img => img.naturalWidth") > 0  # the PNG decoded
+    assert widget.get_by_text("max abs err").first.is_visible()
+    save_screenshot(widget.screenshot(), "widget-side-by-side.png", "widget-side-by-side.png")
+    widget.locator(".widget-dropdown select").select_option("z")
+    widget.get_by_text("copy: not 64-byte aligned").wait_for(timeout=10_000)
+    assert widget.locator("img").count() == 0  # no histogram for an output that matched
+    assert page_log.errors == []

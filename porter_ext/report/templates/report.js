@@ -37,7 +37,7 @@
   });
   var filter = document.getElementById("status-filter");
   if (filter) {
-    filter.parentNode.hidden = false;
+    filter.closest("p.filter").hidden = false;
     filter.addEventListener("change", function () {
       var want = filter.value;
       document.querySelectorAll("tr[data-s]").forEach(function (tr) {
