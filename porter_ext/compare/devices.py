@@ -71,8 +71,17 @@ def device_findings(
         out = call.device_out
         placed = "device" in getattr(call, "keywords", [])
         if call.status == "host_sync":
-            add(call, "host_sync", call.message or f"{call.name} copies data to the host and waits for the device")
-        if base == "device" and call.devices_in and set(call.devices_in) == {TRACED} and out is None:
+            add(
+                call,
+                "host_sync",
+                call.message or f"{call.name} copies data to the host and waits for the device",
+            )
+        if (
+            base == "device"
+            and call.devices_in
+            and set(call.devices_in) == {TRACED}
+            and out is None
+        ):
             where = f" ({default_device})" if default_device else ""
             add(call, "traced_device",
                 f"{call.name} of a traced value (inside jit, grad or vmap) gives None: an array "
@@ -111,7 +120,10 @@ def _output_findings(
             if device_of(leaf) == default:
                 found.append(
                     DeviceFinding(
-                        None, path, "default_device_creation", backend,
+                        None,
+                        path,
+                        "default_device_creation",
+                        backend,
                         f"output {path} landed on the default device {default} while the "
                         f"cell's array inputs live on {_where(homes)}: it was created without "
                         "device= (inside jax.jit, results that do not depend on the inputs "

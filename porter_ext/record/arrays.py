@@ -22,6 +22,7 @@ _ROOTS = {
 }
 
 TRACED = "traced"
+_MISSING = object()
 
 
 def _numpy_base() -> tuple[type, ...]:
@@ -155,8 +156,10 @@ _DEVICE_READERS: dict[str, Callable[[object], str]] = {
 
 def device_of(x: object) -> str | None:
     """The device ``x`` lives on, spelled as in backend specs; ``"traced"`` for a JAX tracer;
-    None when ``x`` is not an array. Never raises."""
-    lib = library_of(x)
+    None when ``x`` is not an array. Never raises. (On the recorder's hot path.)"""
+    lib = _type_library.get(type(x), _MISSING)
+    if lib is _MISSING:
+        lib = library_of(x)
     if lib is None:
         return None
     try:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from porter_ext.record import arrays
+from porter_ext.record.arrays import device_of as _device
 from porter_ext.record.arrays import library_of
 from porter_ext.record.classify import Verdict, classify, is_conditional, table_entries
 from porter_ext.record.model import CallRecord
@@ -91,18 +92,6 @@ def porter_attr(site: tuple, obj: Any, name: str) -> Any:
     if rec is None:
         return getattr(obj, name)
     return rec.attribute(site, obj, name)
-
-
-def _device(x: Any) -> str | None:
-    lib = _type_library.get(type(x), _MISSING)
-    if lib is _MISSING:
-        lib = library_of(x)
-    if lib is None:
-        return None
-    try:
-        return _device_readers[lib](x)
-    except Exception:
-        return "unknown"
 
 
 def _devices_in(args: tuple, kwargs: dict | None, self_obj: Any = _NO_SELF) -> tuple[str, ...]:

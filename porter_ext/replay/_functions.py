@@ -74,7 +74,11 @@ def code_may_mutate(code: types.CodeType) -> bool:
     for ins in dis.get_instructions(code):
         if ins.opname in _STORES or ins.opname.startswith("INPLACE_"):
             return True
-        if ins.opname == "BINARY_OP" and ins.argrepr.endswith("=") and ins.argrepr not in _COMPARISONS:
+        if (
+            ins.opname == "BINARY_OP"
+            and ins.argrepr.endswith("=")
+            and ins.argrepr not in _COMPARISONS
+        ):
             return True
     return any(isinstance(c, types.CodeType) and code_may_mutate(c) for c in code.co_consts)
 

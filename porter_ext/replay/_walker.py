@@ -12,8 +12,17 @@ import ast
 import re
 from collections.abc import Iterable
 
-from porter_ext.replay._effects import Roots, add_seeds, call_writes, merge, passed_names, reach
-from porter_ext.replay._effects import as_kind, roots, seeds
+from porter_ext.replay._effects import (
+    Roots,
+    add_seeds,
+    as_kind,
+    call_writes,
+    merge,
+    passed_names,
+    reach,
+    roots,
+    seeds,
+)
 
 #: IPython magics whose argument is Python code run in the cell's namespace
 _CODE_MAGICS = frozenset({"time", "timeit"})
@@ -23,9 +32,8 @@ _TIMEIT_OPTIONS = re.compile(r"^\s*(?:-[nrp]\s*\S+\s*|-[oqct]\s*)*")
 class Scope:
     """One scope of the cell: the module, a class body, a function or lambda, a comprehension."""
 
-    def __init__(self, kind: str, parent: Scope | None = None):
+    def __init__(self, kind: str):
         self.kind = kind
-        self.parent = parent
         self.ordered = kind in ("module", "class")  # runs top to bottom, once
         self.definite: set[str] = set()  # surely bound at this point (ordered scopes)
         self.reads: dict[str, None] = {}  # read while maybe unbound (ordered) / read at all
@@ -86,7 +94,7 @@ class Walker:
             s.bind(node.name, "def")
         elif isinstance(node, ast.ClassDef):
             self.exprs([*node.decorator_list, *node.bases, *(k.value for k in node.keywords)], s)
-            child = Scope("class", s)
+            child = Scope("class")
             self.body(node.body, child)
             self.finish(child, s)
             s.bind(node.name, "def")
@@ -95,9 +103,9 @@ class Walker:
             alias = roots(node.value)
             for target in node.targets:
                 self.target(target, s, alias)
-            if isinstance(node.value, ast.Lambda) and len(node.targets) == 1:
-                if isinstance(node.targets[0], ast.Name):
-                    s.bind(node.targets[0].id, "lambda")
+            (first, *more) = node.targets
+            if isinstance(node.value, ast.Lambda) and not more and isinstance(first, ast.Name):
+                s.bind(first.id, "lambda")
         elif isinstance(node, ast.AugAssign):
             self.expr(node.value, s)
             if isinstance(node.target, ast.Name):
@@ -253,7 +261,7 @@ class Walker:
     def comprehension(self, node: ast.expr, s: Scope) -> None:
         gens = node.generators  # type: ignore[attr-defined]
         self.expr(gens[0].iter, s)  # the first iterable is evaluated outside
-        child = Scope("comprehension", s)
+        child = Scope("comprehension")
         for i, gen in enumerate(gens):
             if i:
                 self.expr(gen.iter, child)
@@ -266,7 +274,7 @@ class Walker:
         self.finish(child, s)
 
     def function(self, args: ast.arguments, parent: Scope) -> Scope:
-        child = Scope("function", parent)
+        child = Scope("function")
         for arg in _params(args):
             child.bind(arg.arg, "param")
         return child

@@ -72,7 +72,8 @@ def is_array_namespace(value: object) -> bool:
     if not isinstance(value, types.ModuleType):
         return False
     name = value.__name__
-    if name in _API_MODULES or name.removeprefix("array_api_compat.") in _COMPAT - {name}:
+    compat, _, lib = name.partition(".")
+    if name in _API_MODULES or (compat == "array_api_compat" and lib in _COMPAT):
         return True
     if name == "numpy":  # NumPy 2 implements the standard in its main namespace
         return int(str(getattr(value, "__version__", "1")).split(".")[0]) >= 2
@@ -153,7 +154,9 @@ class _Builder:
                 self.note(f"not searched for arrays: more than {MAX_ITEMS} items", path)
                 return copy.copy(value) if mutable else value
             if isinstance(value, dict):
-                items = {k: self.walk(v, f"{path}[{k!r}]", depth + 1, mutable) for k, v in value.items()}
+                items = {
+                    k: self.walk(v, f"{path}[{k!r}]", depth + 1, mutable) for k, v in value.items()
+                }
                 changed = any(items[k] is not value[k] for k in value)
                 return items if changed or mutable else value
             seq = [self.walk(v, f"{path}[{i}]", depth + 1, mutable) for i, v in enumerate(value)]
@@ -166,7 +169,9 @@ class _Builder:
             try:  # the cell may change this object: give the replay its own
                 return copy.copy(value)
             except Exception:
-                self.note("shared with the replay (it could not be copied), which may modify it", path)
+                self.note(
+                    "shared with the replay (it could not be copied), which may modify it", path
+                )
         return value
 
     def array(self, value: Any, path: str, mutable: bool) -> Any:

@@ -11,16 +11,22 @@ into a library finishes first).
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from porter_ext.backends import BackendSpec, BackendUnavailable, ConversionError, SpecError
-from porter_ext.backends import get_backend, parse_spec
+from porter_ext.backends import (
+    BackendSpec,
+    BackendUnavailable,
+    ConversionError,
+    SpecError,
+    get_backend,
+    parse_spec,
+)
 from porter_ext.record.cell import NO_VALUE, cell_filename, run_recorded
 from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.replay.analysis import CellIO, analyse
@@ -52,7 +58,9 @@ class ReplayResult:
     prepare_seconds: float | None = None
 
 
-def collect_outputs(io: CellIO, namespace: Mapping[str, Any], value: Any = NO_VALUE) -> dict[str, Any]:
+def collect_outputs(
+    io: CellIO, namespace: Mapping[str, Any], value: Any = NO_VALUE
+) -> dict[str, Any]:
     """The cell's outputs as found in ``namespace`` after a run; ``_`` for its last value."""
     outputs = {name: namespace[name] for name in io.outputs if name in namespace}
     if io.has_value and value is not NO_VALUE:
@@ -60,13 +68,15 @@ def collect_outputs(io: CellIO, namespace: Mapping[str, Any], value: Any = NO_VA
     return outputs
 
 
-@contextmanager
+@contextlib.contextmanager
 def time_limit(seconds: float | None, notes: list[str]) -> Iterator[None]:
     """Raise `ReplayTimeout` in the body after ``seconds``; a previous timer is restored."""
     if not seconds:
         yield
         return
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "setitimer"
+    ):
         notes.append(f"time limit of {seconds:g} s not applied: in-process replays can only be "
                      "interrupted from the main thread")  # fmt: skip
         yield
@@ -119,7 +129,9 @@ def replay_cell(
         return _skipped(result, f"cannot move an input to {spec}: {error}")
     except Exception as error:  # porter's own failure: this backend only, the others go on
         result.status = "error"
-        result.error = ErrorInfo(type(error).__name__, f"porter could not prepare the replay: {error}")
+        result.error = ErrorInfo(
+            type(error).__name__, f"porter could not prepare the replay: {error}"
+        )
         return result
     result.prepare_seconds = time.perf_counter() - start
     result.conversions = prepared.labels()
@@ -161,8 +173,6 @@ def replay_all(
 ) -> list[ReplayResult]:
     """`replay_cell` on each spec in turn (the cell is analysed once)."""
     if kw.get("io") is None:
-        try:
+        with contextlib.suppress(SyntaxError):  # each replay reports it
             kw["io"] = analyse(source)
-        except SyntaxError:
-            pass  # each replay reports it
     return [replay_cell(source, person_ns, spec, **kw) for spec in specs]

@@ -58,7 +58,9 @@ def test_imports_functions_and_classes_are_listed_apart() -> None:
 def test_globals_read_in_functions_and_lambdas() -> None:
     assert analyse("def f(n):\n    return f(n - 1) + g(n)\n").inputs == ("g",)
     assert analyse("h = lambda v: v * scale").inputs == ("scale",)
-    assert analyse("def outer():\n    def inner():\n        return q\n    return inner").inputs == ("q",)
+    assert analyse("def outer():\n    def inner():\n        return q\n    return inner").inputs == (
+        "q",
+    )
     assert analyse("def f(a, b=dflt):\n    c = a\n    return c").inputs == ("dflt",)
     # a name bound before the function is defined is the cell's own
     assert analyse("xp = get()\ndef f(a):\n    return xp.sum(a)").inputs == ("get",)

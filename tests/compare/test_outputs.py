@@ -1,0 +1,106 @@
+"""`compare_outputs`: a replay's values against the original's, leaf by leaf, with devices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from porter_ext.compare import (
+    NumericDiff,
+    compare_outputs,
+    compare_outputs_detailed,
+    expected_device,
+    get_policy,
+)
+from porter_ext.record.strict import strict_namespace
+from porter_ext.replay import ReplayResult
+
+torch = pytest.importorskip("torch")
+xps = pytest.importorskip("array_api_strict")
+POLICY = get_policy("porter")
+
+
+def replay(outputs: dict, **kw) -> ReplayResult:
+    fields = {"status": "ok", "default_device": "cpu", "input_devices": ["cpu"], **kw}
+    return ReplayResult(spec="torch", outputs=outputs, **fields)
+
+
+def test_expected_device() -> None:
+    assert expected_device(["cpu:1", "cpu:1"], "cpu:0") == "cpu:1"
+    assert expected_device([], "cpu:0") == "cpu:0"
+    assert expected_device(["cpu:0", "cpu:1"], "cpu:0") is None
+    assert expected_device(["traced", "cpu:1"], "cpu:0") == "cpu:1"
+
+
+def test_nested_outputs_give_one_row_per_leaf() -> None:
+    a, b = np.arange(6.0, dtype=np.float32).reshape(2, 3), np.ones(2)
+    original = {"out": (a, {"b": b, "n": 2.0}), "s": "text", "mod": np, "f": len,
+                "xp": strict_namespace(np), "g": lambda v: v}  # fmt: skip
+    result = replay(
+        {"out": [torch.from_numpy(a.copy()), {"b": torch.from_numpy(b), "n": 2.0}], "s": "text"},
+        conversions={"out[0]": "zero_copy", "s": "copy: because"},
+    )
+    rows = {row.name: row for row in compare_outputs(original, result, POLICY)}
+    assert list(rows) == ["out[0]", "out[1]['b']", "out[1]['n']", "s"]
+    first = rows["out[0]"]
+    assert (first.shape, first.dtype, first.device) == ([2, 3], "float32", "cpu")
+    assert first.expected_device == "cpu" and first.device_ok and first.within_tolerance
+    assert (first.rtol, first.atol) == (1e-5, 1e-6) and first.conversion == "zero_copy"
+    assert rows["out[1]['b']"].dtype == "float64" and rows["out[1]['b']"].conversion is None
+    assert rows["out[1]['n']"].device is None and rows["out[1]['n']"].device_ok is None
+    assert rows["out[1]['n']"].within_tolerance and rows["out[1]['n']"].shape == []
+    text = rows["s"]
+    assert text.within_tolerance is None and text.note == "str is not an array or a number"
+    assert text.conversion == "copy: because"  # the input of the same name
+
+
+def test_missing_and_extra_outputs() -> None:
+    result = replay({"extra": np.ones(1), "same": 1})
+    rows = compare_outputs({"gone": np.ones(1), "same": 1}, result, POLICY)
+    by_name = {row.name: row for row in rows}
+    assert by_name["gone"].within_tolerance is False
+    assert by_name["gone"].note == "missing in the replay"
+    assert by_name["extra"].within_tolerance is None
+    assert by_name["extra"].note == "not in the original run"
+    assert by_name["same"].within_tolerance
+
+
+def test_a_mismatch_is_counted() -> None:
+    expected = np.linspace(0, 1, 100)
+    actual = torch.from_numpy(expected.copy())
+    actual[:10] += 1e-3
+    ((row, diff),) = compare_outputs_detailed({"y": expected}, replay({"y": actual}), POLICY)
+    assert row.within_tolerance is False and row.mismatched == 10
+    assert row.max_abs_err == pytest.approx(1e-3)
+    assert isinstance(diff, NumericDiff) and diff.error_sample is not None
+
+
+def test_devices_are_checked_against_the_inputs() -> None:
+    on1 = xps.asarray([1.0, 2.0], device=xps.Device("device1"))
+    on0 = xps.asarray([1.0, 2.0])
+    result = ReplayResult(
+        spec="strict:device1", status="ok", outputs={"a": on1, "b": on0},
+        default_device="CPU_DEVICE", input_devices=["device1"],
+    )  # fmt: skip
+    rows = {r.name: r for r in compare_outputs({"a": np.ones(2), "b": np.ones(2)}, result, POLICY)}
+    assert rows["a"].device == "device1" and rows["a"].device_ok
+    assert rows["b"].device == "CPU_DEVICE" and rows["b"].device_ok is False
+    assert rows["a"].dtype == "float64"  # not "array_api_strict.float64"
+
+
+def test_values_that_cannot_reach_the_host_say_why() -> None:
+    result = replay({"m": torch.ones(2, device="meta")})
+    (row,) = compare_outputs({"m": np.ones(2)}, result, POLICY)
+    assert row.device == "meta" and row.shape == [2]
+    assert row.note.startswith("could not move to the host")
+
+
+def test_a_replay_that_did_not_finish_compares_nothing() -> None:
+    for status in ("error", "skipped", "timeout"):
+        result = replay({"y": np.ones(1)}, status=status)
+        assert compare_outputs({"y": np.ones(1)}, result, POLICY) == []
+
+
+def test_the_default_policy_applies_without_one() -> None:
+    (row,) = compare_outputs({"y": np.ones(2)}, replay({"y": torch.ones(2, dtype=torch.float64)}))
+    assert row.within_tolerance and row.rtol == 1e-9
