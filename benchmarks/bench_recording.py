@@ -10,6 +10,12 @@ calls <= 1.5 us of overhead per call; %load_ext < 0.3 s with torch and jax not i
 from __future__ import annotations
 
 import json
+import os
+
+# one thread per library: on a shared 2-core machine, thread pools add noise to ratios
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import subprocess
 import sys
 import time
