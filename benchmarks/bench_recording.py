@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import json
 import os
-
-# one thread per library: on a shared 2-core machine, thread pools add noise to ratios
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-
 import subprocess
 import sys
 import time
 
 from porter_ext.record.cell import run_recorded
+
+# one thread per library (set before numpy/torch load, in `_namespaces`): on a shared
+# 2-core machine, thread pools add noise to the ratios
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 REALISTIC = """
 def step(a, b, xp):
