@@ -131,3 +131,12 @@ def test_tolerances_can_be_overridden(ip):
     )
     row = p.numerics.set_index("name").loc["y"]
     assert row["within_tolerance"] and row["rtol"] == 0.5
+
+
+def test_the_persons_functions_read_the_replays_namespace(ip):
+    ip.run_cell("%%port\nxp = array_namespace(x)\ndef total(v):\n    return xp.sum(v, axis=0)\n", store_history=True)
+    _, p = port(ip, "-b torch,strict:device1", "y = total(x)")
+    replays = {r.backend: r for r in p.entry.replays}
+    assert replays["torch"].status == "ok"
+    assert "torch.sum" in {c.name for c in replays["torch"].calls}
+    assert p.devices.set_index(["backend", "name"]).loc[("strict:device1", "y"), "device"] == "device1"

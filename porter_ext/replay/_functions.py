@@ -23,9 +23,13 @@ _COMPARISONS = frozenset({"==", "!=", "<=", ">="})
 
 
 def user_functions(ns: Mapping[str, Any]) -> dict[str, types.FunctionType]:
-    """Plain Python functions defined in ``ns`` (their globals are ``ns`` itself)."""
+    """Plain Python functions defined in ``ns`` (their globals are ``ns`` itself, or the
+    namespace ``ns`` stands for: a pre-run copy names it ``ns.person``)."""
+    home = getattr(ns, "person", ns)
     return {
-        k: v for k, v in ns.items() if isinstance(v, types.FunctionType) and v.__globals__ is ns
+        k: v
+        for k, v in ns.items()
+        if isinstance(v, types.FunctionType) and (v.__globals__ is ns or v.__globals__ is home)
     }
 
 
