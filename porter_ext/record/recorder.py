@@ -144,6 +144,7 @@ class Recorder:
         #: plain call there, so that repeated calls skip resolving and classifying
         self._fast: dict[tuple, tuple] = {}
         self._verdicts: dict[tuple, Verdict] = {}
+        self._interned: dict[tuple, Verdict] = {}
         self._entries: dict[Callee, tuple] = {}
         self.warnings: list[str] = []
 
@@ -214,7 +215,11 @@ class Recorder:
         if entries is None:
             entries = self._entries[callee] = table_entries(callee)
         if entries and is_conditional(entries):
-            return classify(callee, args, kwargs, self_obj, self.standard, entries)
+            # the verdict depends on argument values: intern equal ones, so that a call in a
+            # loop merges into one record instead of growing a bucket per call
+            verdict = classify(callee, args, kwargs, self_obj, self.standard, entries)
+            key = (callee, verdict.status, verdict.standard_name, verdict.suggestion, verdict.message)
+            return self._interned.setdefault(key, verdict)
         key = (site, callee, len(args), tuple(kwargs))
         verdict = self._verdicts.get(key)
         if verdict is None:

@@ -249,3 +249,16 @@ def test_recording_does_not_change_results():
     run = run_recorded(FOO, ns)
     assert run.exception is None
     assert torch.equal(ns["y"], plain_ns["y"])
+
+
+def test_a_long_loop_of_value_dependent_calls_stays_one_record():
+    import tracemalloc
+
+    ns = {"a": np.ones(3)}
+    tracemalloc.start()
+    run = run_recorded("for i in range(20000):\n    s = a.sum(0)\n", ns)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    [call] = [c for c in run.calls if c.name == "ndarray.sum"]
+    assert call.count == 20000
+    assert peak < 5_000_000
