@@ -215,11 +215,34 @@ class Recorder:
         if entries is None:
             entries = self._entries[callee] = table_entries(callee)
         if entries and is_conditional(entries):
-            # the verdict depends on argument values: intern equal ones, so that a call in a
-            # loop merges into one record instead of growing a bucket per call
-            verdict = classify(callee, args, kwargs, self_obj, self.standard, entries)
-            key = (callee, verdict.status, verdict.standard_name, verdict.suggestion, verdict.message)
-            return self._interned.setdefault(key, verdict)
+            # the verdict depends on argument values: key it by what the conditions and the
+            # suggestion read (literals, array ranks, types), and intern equal verdicts so
+            # that a call in a loop merges into one record
+            try:
+                key = (
+                    site,
+                    callee,
+                    _value_key(self_obj),
+                    tuple(_value_key(a) for a in args),
+                    tuple((k, _value_key(v)) for k, v in kwargs.items()),
+                )
+                hash(key)
+            except TypeError:
+                key = None
+            verdict = self._verdicts.get(key) if key is not None else None
+            if verdict is None:
+                verdict = classify(callee, args, kwargs, self_obj, self.standard, entries)
+                interned = (
+                    callee,
+                    verdict.status,
+                    verdict.standard_name,
+                    verdict.suggestion,
+                    verdict.message,
+                )
+                verdict = self._interned.setdefault(interned, verdict)
+                if key is not None:
+                    self._verdicts[key] = verdict
+            return verdict
         key = (site, callee, len(args), tuple(kwargs))
         verdict = self._verdicts.get(key)
         if verdict is None:
@@ -394,6 +417,24 @@ class Recorder:
 
 _aliases: dict[tuple[Callee, str], Callee] = {}
 _attributes: dict[tuple[type, str], Callee | None] = {}
+
+
+_LITERALS = (int, float, bool, str, complex, type(None))
+
+
+def _value_key(v: Any) -> object:
+    """What a value-dependent verdict may depend on: a literal's value, an array's rank,
+    otherwise the type."""
+    t = type(v)
+    if t in _LITERALS:
+        return (t, v)
+    if t is tuple and len(v) <= 8 and all(type(e) is int for e in v):
+        return (t, v)
+    if library_of(v) is not None:
+        return (t, getattr(v, "ndim", None))
+    if t is list or t is tuple:
+        return (t, len(v), tuple(type(e) for e in v[:4]))
+    return t
 
 
 _host_callees: dict[tuple[str, str], Callee] = {}
