@@ -24,7 +24,18 @@ INPLACE_METHODS = frozenset(
 )  # fmt: skip
 #: functions that write into their first argument (``np.copyto(dst, src)``, ``np.add.at``)
 INPLACE_FUNCTIONS = frozenset(
-    {"copyto", "put", "place", "putmask", "fill_diagonal", "shuffle", "at", "put_along_axis"}
+    {
+        "copyto",
+        "put",
+        "place",
+        "putmask",
+        "fill_diagonal",
+        "shuffle",
+        "at",
+        "put_along_axis",
+        "setattr",
+        "delattr",
+    }
 )
 #: in-place methods that are also namespace functions: positional arguments of the method
 _NAMESPACE_TWINS = {"add": 1, "sort": 0}

@@ -9,7 +9,6 @@ reads from outside counts as read where it was defined.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable
 
 from porter_ext.replay._effects import (
@@ -23,10 +22,7 @@ from porter_ext.replay._effects import (
     roots,
     seeds,
 )
-
-#: IPython magics whose argument is Python code run in the cell's namespace
-_CODE_MAGICS = frozenset({"time", "timeit"})
-_TIMEIT_OPTIONS = re.compile(r"^\s*(?:-[nrp]\s*\S+\s*|-[oqct]\s*)*")
+from porter_ext.replay._magics import magic_code
 
 
 class Scope:
@@ -43,6 +39,9 @@ class Scope:
         self.writes: dict[str, bool] = {}  # names written into (-> deeply)
         self.passed: dict[str, set[str]] = {}
         self.callables: set[str] = set()  # defs, classes and lambdas bound here
+        self.params: set[str] = set()
+        #: def name -> (writes into its parameters, callees it hands them to)
+        self.functions: dict[str, tuple[bool, set[str]]] = {}
         self.nested_free: set[str] = set()
         self.walrus: dict[str, Roots] = {}  # comprehension: binds in the enclosing scope
         self.deferred: list[tuple[set[str], frozenset[str]]] = []
@@ -90,7 +89,7 @@ class Walker:
             self.exprs([a.annotation for a in _params(node.args)] + [node.returns], s)
             child = self.function(node.args, s)
             self.body(node.body, child)
-            self.finish(child, s)
+            s.functions[node.name] = self.finish(child, s)  # type: ignore[assignment]
             s.bind(node.name, "def")
         elif isinstance(node, ast.ClassDef):
             self.exprs([*node.decorator_list, *node.bases, *(k.value for k in node.keywords)], s)
@@ -225,11 +224,16 @@ class Walker:
             self.expr(node, s)
 
     def expr(self, node: ast.expr | None, s: Scope) -> None:
-        if node is None:
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is ast.Load:  # type: ignore[union-attr]
+                s.read(node.id)  # type: ignore[union-attr]
+        elif kind is ast.Attribute:
+            self.expr(node.value, s)  # type: ignore[union-attr]
+        elif kind is ast.Constant or node is None:
             return
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                s.read(node.id)
+        elif kind is ast.BinOp:
+            self.exprs([node.left, node.right], s)  # type: ignore[union-attr]
         elif isinstance(node, ast.NamedExpr):
             self.expr(node.value, s)
             if s.kind == "comprehension":
@@ -250,7 +254,7 @@ class Walker:
             add_seeds(s.writes, call_writes(node))
             if isinstance(node.func, ast.Name):
                 s.passed.setdefault(node.func.id, set()).update(passed_names(node))
-            code = _magic_code(node)
+            code = magic_code(node)
             if code is not None:
                 self.body(code, s)
         else:
@@ -277,10 +281,12 @@ class Walker:
         child = Scope("function")
         for arg in _params(args):
             child.bind(arg.arg, "param")
+            child.params.add(arg.arg)
         return child
 
-    def finish(self, child: Scope, parent: Scope) -> None:
-        """Hand what a nested scope reads, writes and passes on to its parent."""
+    def finish(self, child: Scope, parent: Scope) -> tuple[bool, set[str]]:
+        """Hand what a nested scope reads, writes and passes on to its parent. For a
+        function: whether it writes into its parameters, and whom it hands them to."""
         for callee, names in child.passed.items():
             if callee in child.callables:  # a function defined in there may modify them
                 add_seeds(child.writes, dict.fromkeys(names, True))
@@ -288,10 +294,16 @@ class Walker:
         reached = reach(child.writes, child.aliases)
         local = set(child.bound) - child.declared  # a row of `rows` is not local: rows is
         add_seeds(parent.writes, {n: deep for n, deep in reached.items() if n not in local})
+        hands: set[str] = set()
+        writes_params = bool(child.params & set(reached))
         for callee, names in child.passed.items():
-            outside = set(reach(dict.fromkeys(names, True), child.aliases)) - local
-            if outside and callee in free:
-                parent.passed.setdefault(callee, set()).update(outside)
+            handed = set(reach(dict.fromkeys(names, True), child.aliases))
+            if handed & child.params:
+                hands.add(callee)
+                # a callee that is itself a parameter or a local value is unknown here
+                writes_params |= callee in local and callee not in child.callables
+            if handed - local and callee in free:
+                parent.passed.setdefault(callee, set()).update(handed - local)
         # a function body runs later: what it reads counts as read where it was defined;
         # a class body or a comprehension runs here and now, its functions later
         now = set() if child.kind == "function" else free & set(child.reads)
@@ -304,35 +316,12 @@ class Walker:
             parent.nested_free |= later
         for name, alias in child.walrus.items():
             if parent.kind == "comprehension":
-                parent.walrus.setdefault(name, set()).update(alias)
+                merge(parent.walrus.setdefault(name, {}), alias)
             else:
                 parent.bind(name, "value", alias)
+        return writes_params, hands
 
 
 def _params(args: ast.arguments) -> list[ast.arg]:
     found = [*args.posonlyargs, *args.args, *args.kwonlyargs]
     return found + [a for a in (args.vararg, args.kwarg) if a is not None]
-
-
-def _magic_code(call: ast.Call) -> list[ast.stmt] | None:
-    """The statements of ``get_ipython().run_line_magic('time', 'y = f(x)')`` and friends."""
-    func = call.func
-    if not (
-        isinstance(func, ast.Attribute)
-        and func.attr in ("run_line_magic", "run_cell_magic")
-        and isinstance(func.value, ast.Call)
-        and isinstance(func.value.func, ast.Name)
-        and func.value.func.id == "get_ipython"
-    ):
-        return None
-    texts = [a.value for a in call.args if isinstance(a, ast.Constant)]
-    if len(texts) < 2 or texts[0] not in _CODE_MAGICS:
-        return None
-    parts = [_TIMEIT_OPTIONS.sub("", texts[1], count=1), *texts[2:]]
-    stmts: list[ast.stmt] = []
-    for code in parts:
-        try:
-            stmts += ast.parse(code).body
-        except SyntaxError:
-            continue
-    return stmts

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -29,7 +30,9 @@ class CellIO:
     ``passed`` maps each plainly named callee to the names the cell hands it,
     ``writes`` the names the cell writes into (-> whether maybe below the object
     itself), ``aliases`` each name to the names its object may be a view of, a part of,
-    or hold: `mutated_given` uses them once it knows which callees are the person's own.
+    or hold, ``functions`` each function the cell defines to whether it writes into its
+    parameters and the callees it hands them to: `mutated_given` uses them once it knows
+    which callees are the person's own functions.
     """
 
     inputs: tuple[str, ...]
@@ -43,13 +46,27 @@ class CellIO:
     passed: dict[str, frozenset[str]] = field(default_factory=dict)
     writes: dict[str, bool] = field(default_factory=dict)
     aliases: dict[str, Roots] = field(default_factory=dict)
+    functions: dict[str, tuple[bool, frozenset[str]]] = field(default_factory=dict)
+    lambdas: tuple[str, ...] = ()
 
     def mutated_given(self, user_functions: Iterable[str]) -> frozenset[str]:
-        """`mutated` plus the names passed to ``user_functions`` (which may modify them)."""
+        """The inputs the cell may write into, given the names of the person's own
+        functions and classes (which may modify whatever they are handed)."""
+        user = set(user_functions)
         start = dict(self.writes)
-        for name in user_functions:
-            add_seeds(start, dict.fromkeys(self.passed.get(name, ()), True))
+        for callee, names in self.passed.items():
+            if self._may_modify(callee, user, set()):
+                add_seeds(start, dict.fromkeys(names, True))
         return frozenset(set(reach(start, self.aliases)) & set(self.inputs))
+
+    def _may_modify(self, callee: str, user: set[str], seen: set[str]) -> bool:
+        """Whether calling ``callee`` may modify its arguments. A function of the cell is
+        judged by its body; its classes and lambdas, and the person's functions, may."""
+        if callee in self.functions:
+            seen.add(callee)
+            writes, hands = self.functions[callee]
+            return writes or any(self._may_modify(c, user, seen) for c in hands - seen)
+        return callee in self.definitions or callee in self.lambdas or callee in user
 
 
 def analyse(source: str) -> CellIO:
@@ -65,20 +82,18 @@ def analyse(source: str) -> CellIO:
         for name in sorted(names):
             if name not in definite and name not in definitions:
                 reads.setdefault(name)
-    inputs = tuple(n for n in reads if n not in _BUILTINS)
-    writes = dict(module.writes)
-    for callee in module.callables:  # functions of the cell may modify what they get
-        add_seeds(writes, dict.fromkeys(module.passed.get(callee, ()), True))
-    return CellIO(
-        inputs=inputs,
+    io = CellIO(
+        inputs=tuple(n for n in reads if n not in _BUILTINS),
         outputs=tuple(n for n, k in kinds.items() if k & {"value", "lambda"}),
         imports=tuple(n for n, k in kinds.items() if "import" in k),
         definitions=tuple(definitions),
         has_value=bool(tree.body) and isinstance(tree.body[-1], ast.Expr),
-        mutated=frozenset(set(reach(writes, module.aliases)) & set(inputs)),
         builtins=tuple(n for n in reads if n in _BUILTINS),
         star_import=module.star_import,
         passed={k: frozenset(v) for k, v in module.passed.items() if v},
-        writes=writes,
+        writes=dict(module.writes),
         aliases={k: dict(v) for k, v in module.aliases.items() if v},
+        functions={k: (w, frozenset(h)) for k, (w, h) in module.functions.items()},
+        lambdas=tuple(n for n, k in kinds.items() if "lambda" in k),
     )
+    return dataclasses.replace(io, mutated=io.mutated_given(()))

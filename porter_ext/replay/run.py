@@ -12,6 +12,7 @@ into a library finishes first).
 from __future__ import annotations
 
 import contextlib
+import gc
 import signal
 import threading
 import time
@@ -82,19 +83,42 @@ def time_limit(seconds: float | None, notes: list[str]) -> Iterator[None]:
         yield
         return
 
+    # An exception raised from a signal handler is lost when it lands in a garbage
+    # collector callback (JAX registers one) or a finaliser, and C code that clears errors
+    # can swallow it too: such places are skipped, and the alarm repeats until the
+    # replay has stopped
+    armed = [True]
+
     def expire(signum: int, frame: Any) -> None:
-        raise ReplayTimeout(f"the replay ran past its time limit of {seconds:g} s")
+        if armed[0] and not _in_finaliser(frame):
+            raise ReplayTimeout(f"the replay ran past its time limit of {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
-    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds, min(seconds, 0.05))
     start = time.monotonic()
     try:
         yield
     finally:
+        while armed[0]:  # one more alarm may land right here: retry until disarmed
+            try:
+                armed[0] = False
+            except ReplayTimeout:
+                continue
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if outer:  # someone else's timer was running: give it what is left of its time
             signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3))
+
+
+def _in_finaliser(frame: Any) -> bool:
+    """Whether ``frame`` runs inside a gc callback or a ``__del__``, where an exception
+    would only be printed as "ignored"."""
+    callbacks = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+    while frame is not None:
+        if frame.f_code in callbacks or frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def replay_cell(

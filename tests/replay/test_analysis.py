@@ -131,8 +131,17 @@ def test_syntax_error_propagates() -> None:
         ("y = xp.sum(x)\ny[0] = 0", []),
         ("y = x + 1\ny[0] = 0", []),
         ("y = x.clone()\ny.add_(1)", []),
-        # handed to a function of the cell, which may modify it
-        ("def f(a):\n    return a\nf(arr)", ["arr"]),
+        # handed to a function of the cell: judged by what its body does
+        ("def f(a):\n    return a * 2\nf(arr)", []),
+        ("def f(a):\n    a[0] = 1\nf(arr)", ["arr"]),
+        ("def f(a, *, out):\n    xp.exp(a, out=out)\nf(arr, out=buf)", ["arr", "buf"]),  # coarse
+        ("def f(*arrays):\n    arrays[0][0] = 1\nf(arr)", ["arr"]),
+        ("def f(a):\n    v = a.reshape(-1)\n    v += 1\nf(arr)", ["arr"]),
+        ("def g(b):\n    b.fill(0)\ndef f(a):\n    return g(a)\nf(arr)", ["arr"]),
+        ("def f(a):\n    def g():\n        a[0] = 1\n    g()\nf(arr)", ["arr"]),
+        ("def f(a):\n    setattr(a, 'k', 1)\nf(obj)", ["obj"]),
+        ("def f(n):\n    return f(n)\nf(arr)", []),
+        ("def apply(fn, a):\n    return fn(a)\napply(g, arr)", ["arr", "g"]),
         ("f = lambda a: a\nf(arr)", ["arr"]),
         ("class C:\n    pass\nC(arr)", ["arr"]),
         ("def g():\n    gx[0] = 1\ng()", ["gx"]),
@@ -144,6 +153,14 @@ def test_syntax_error_propagates() -> None:
 )
 def test_mutated(source: str, mutated: list[str]) -> None:
     assert sorted(analyse(source).mutated) == mutated
+
+
+def test_functions_of_the_cell_win_over_the_person_functions_of_the_same_name() -> None:
+    # re-running a cell: the person's namespace holds the previous run's `layer`
+    io = analyse("def layer(a):\n    return a + 1\ny = layer(x)")
+    assert io.mutated_given(["layer"]) == frozenset()
+    io = analyse("def f(a):\n    return helper(a)\ny = f(x)")
+    assert io.mutated == frozenset() and io.mutated_given(["helper"]) == {"x"}
 
 
 def test_mutated_given_user_functions() -> None:

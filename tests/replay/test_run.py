@@ -192,6 +192,36 @@ def test_a_runaway_replay_times_out_and_the_next_backend_goes_on() -> None:
         signal.signal(signal.SIGALRM, previous)
 
 
+def test_the_alarm_repeats_when_something_swallows_it() -> None:
+    # C code that clears errors can lose the first ReplayTimeout; so can a cell
+    src = (
+        "swallowed = 0\n"
+        "while True:\n"
+        "    try:\n"
+        "        while True:\n"
+        "            pass\n"
+        "    except BaseException:\n"
+        "        swallowed += 1\n"
+        "        if swallowed >= 2:\n"
+        "            raise\n"
+    )
+    result = replay_cell(src, person(), "numpy", timeout=0.2)
+    assert result.status == "timeout" and result.seconds < 5
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_someone_elses_timer_keeps_running() -> None:
+    previous = signal.signal(signal.SIGALRM, lambda *_: None)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        assert replay_cell("y = x", person(x=np.ones(1)), "numpy", timeout=5).status == "ok"
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 25 < left <= 30
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def test_outside_the_main_thread_the_limit_is_not_applied_and_said_so() -> None:
     out = []
     thread = threading.Thread(
