@@ -20,11 +20,14 @@ from porter_ext.report.model import CellEntry, ReplayEntry
 
 @dataclass
 class ReplayPlan:
-    """What the session needs to replay one cell: its analysis and the pre-run snapshot."""
+    """What the session needs before a cell runs: its analysis, where its array inputs
+    live, and (when it will be replayed) the pre-run snapshot of its inputs."""
 
     specs: list
     io: Any
     snapshot: dict[str, Any] = field(default_factory=dict)
+    input_devices: list[str] = field(default_factory=list)
+    default_device: str | None = None
 
 
 class PreRunNamespace(dict):
@@ -53,19 +56,26 @@ def _copy_value(value: Any, depth: int = 0) -> Any:
 
 
 def plan(code: str, namespace: Mapping[str, Any], specs: list) -> ReplayPlan:
-    """Analyse the cell and snapshot the inputs it may change, before it runs."""
+    """Analyse the cell and, when it will be replayed, snapshot the inputs it may change."""
+    from porter_ext.backends import backend_for
     from porter_ext.replay.analysis import analyse
-    from porter_ext.replay.inputs import user_callables
+    from porter_ext.replay.inputs import input_devices, user_callables
 
     io = analyse(code)
-    mutated = set(io.mutated_given(n for n in io.passed if n in user_callables(namespace)))
-    snapshot = {}
+    result = ReplayPlan(specs=specs, io=io, input_devices=input_devices(io, namespace))
     for name in io.inputs:
-        if name not in namespace:
-            continue
-        value = namespace[name]
-        snapshot[name] = _copy_value(value) if name in mutated else value
-    return ReplayPlan(specs=specs, io=io, snapshot=snapshot)
+        backend = backend_for(namespace.get(name))
+        if backend is not None:
+            result.default_device = backend.default_device()
+            break
+    if not specs:
+        return result
+    mutated = set(io.mutated_given(n for n in io.passed if n in user_callables(namespace)))
+    for name in io.inputs:
+        if name in namespace:
+            value = namespace[name]
+            result.snapshot[name] = _copy_value(value) if name in mutated else value
+    return result
 
 
 def replay_entries(
@@ -87,6 +97,8 @@ def replay_entries(
     from porter_ext.compare.outputs import compare_outputs
     from porter_ext.replay.run import collect_outputs, replay_all
 
+    if not plan_.specs:
+        return [], []
     if run.exception is not None:
         reason = f"not replayed: the original run raised {type(run.exception).__name__}"
         return [ReplayEntry(backend=str(s), status="skipped", reason=reason) for s in plan_.specs], []
@@ -127,27 +139,10 @@ def replay_entries(
                     backend=result.spec,
                     input_devices=result.input_devices,
                     default_device=result.default_device,
+                    outputs=result.outputs,
                 )
             )
-            findings.extend(_output_device_findings(outputs, result.spec))
     return entries, findings
-
-
-def _output_device_findings(outputs: list, backend: str) -> list:
-    from porter_ext.compare.model import DeviceFinding
-
-    return [
-        DeviceFinding(
-            line=None,
-            name=o.name,
-            kind="default_device_creation",
-            backend=backend,
-            message=f"output {o.name} landed on {o.device}, but the cell's inputs live on "
-            f"{o.expected_device}: a creation call without device= put it on the default device",
-        )
-        for o in outputs
-        if o.device_ok is False and o.expected_device and o.device != "traced"
-    ]
 
 
 def _with_error_summaries(comparisons: list, original: Mapping, result: Any) -> list:
@@ -172,9 +167,21 @@ def _host(value: Any) -> Any:
     return backend.to_host(value) if backend is not None else value
 
 
-def original_findings(entry: CellEntry) -> list:
-    """Device findings of the original run (host syncs, mixed devices, traced reads)."""
+def original_findings(entry: CellEntry, plan_: ReplayPlan | None, namespace: Mapping[str, Any], run: CellRun) -> list:
+    """Device findings of the original run: host syncs, mixed devices, traced device
+    reads, and outputs that landed on the default device while the inputs live elsewhere."""
     from porter_ext.compare.devices import device_findings
 
-    devices = sorted({d for c in entry.calls for d in c.devices_in if d != "traced"})
-    return device_findings(entry.calls, backend=None, input_devices=devices, default_device=None)
+    if plan_ is None:
+        devices = sorted({d for c in entry.calls for d in c.devices_in if d != "traced"})
+        return device_findings(entry.calls, backend=None, input_devices=devices, default_device=None)
+    from porter_ext.replay.run import collect_outputs
+
+    outputs = collect_outputs(plan_.io, namespace, run.value) if run.exception is None else None
+    return device_findings(
+        entry.calls,
+        backend=None,
+        input_devices=plan_.input_devices,
+        default_device=plan_.default_device,
+        outputs=outputs,
+    )

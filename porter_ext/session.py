@@ -195,8 +195,6 @@ class Session:
         return result, run
 
     def _plan(self, code: str, namespace: dict, specs: list):
-        if not specs:
-            return None
         from porter_ext.replays import plan
 
         try:
@@ -214,7 +212,7 @@ class Session:
         findings: list = []
         replays: list = []
         try:
-            findings = original_findings(entry)
+            findings = original_findings(entry, plan, namespace, run)
             if plan is not None:
                 replays, more = replay_entries(
                     plan,

@@ -54,5 +54,5 @@ def test_the_devices_example_flags_default_device_creation():
     forgetful, jitted, portable = (_text(c) for c in ported)
     assert "default_device_creation" in forgetful and "cpu:1" in forgetful
     assert "replay strict:device1: error" in forgetful
-    assert "traced_device" in jitted and "output d landed on cpu:0" in jitted
+    assert "traced_device" in jitted and "output d landed on the default device cpu:0" in jitted
     assert "default_device_creation" not in portable and "2/2 replays ok" in portable

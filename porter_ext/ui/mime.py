@@ -70,7 +70,9 @@ def cell_text(entry: CellEntry) -> str:
         count = f" (x{call.count})" if call.count > 1 else ""
         lines.append(f"  line {call.line}: {call.name} [{call.status}]{tip}{count}")
     for finding in entry.device_findings:
-        lines.append(f"  line {finding.line}: {finding.name} [{finding.kind}] {finding.message}")
+        where = f" on {finding.backend}" if finding.backend else ""
+        line = f"line {finding.line}" if finding.line is not None else "output"
+        lines.append(f"  {line}: {finding.name} [{finding.kind}{where}] {finding.message}")
     for replay in entry.replays:
         if replay.status != "ok":
             why = replay.error.message if replay.error else (replay.reason or "")
