@@ -88,7 +88,9 @@ class PortMagics(Magics):
             from porter_ext.compare.tolerance import POLICIES
 
             if args.policy not in POLICIES:
-                raise UsageError(f"unknown policy {args.policy!r}; choose from {', '.join(POLICIES)}")
+                raise UsageError(
+                    f"unknown policy {args.policy!r}; choose from {', '.join(POLICIES)}"
+                )
         timeout = _number(args.timeout, "--timeout")
         options = PortOptions(
             strict=args.strict,

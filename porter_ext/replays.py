@@ -101,8 +101,12 @@ def replay_entries(
         return [], []
     if run.exception is not None:
         reason = f"not replayed: the original run raised {type(run.exception).__name__}"
-        return [ReplayEntry(backend=str(s), status="skipped", reason=reason) for s in plan_.specs], []
-    original = collect_outputs(plan_.io, namespace, run.value if run.value is not NO_VALUE else NO_VALUE)
+        return [
+            ReplayEntry(backend=str(s), status="skipped", reason=reason) for s in plan_.specs
+        ], []
+    original = collect_outputs(
+        plan_.io, namespace, run.value if run.value is not NO_VALUE else NO_VALUE
+    )
     held = _io.StringIO()
     with contextlib.redirect_stdout(held), contextlib.redirect_stderr(held):
         results = replay_all(
@@ -120,7 +124,9 @@ def replay_entries(
     for result in results:
         outputs = []
         if result.status == "ok":
-            outputs = _with_error_summaries(compare_outputs(original, result, policy), original, result)
+            outputs = _with_error_summaries(
+                compare_outputs(original, result, policy), original, result
+            )
         entries.append(
             ReplayEntry(
                 backend=result.spec,
@@ -152,10 +158,11 @@ def _with_error_summaries(comparisons: list, original: Mapping, result: Any) -> 
     out = []
     for comp in comparisons:
         if comp.within_tolerance is False and comp.name in original and comp.name in result.outputs:
-            try:
-                comp = with_error_summary(comp, _host(original[comp.name]), _host(result.outputs[comp.name]))
-            except Exception:
-                pass  # a summary is a nicety: the comparison itself stands
+            # a summary is a nicety: the comparison itself stands without it
+            with contextlib.suppress(Exception):
+                comp = with_error_summary(
+                    comp, _host(original[comp.name]), _host(result.outputs[comp.name])
+                )
         out.append(comp)
     return out
 
@@ -167,14 +174,18 @@ def _host(value: Any) -> Any:
     return backend.to_host(value) if backend is not None else value
 
 
-def original_findings(entry: CellEntry, plan_: ReplayPlan | None, namespace: Mapping[str, Any], run: CellRun) -> list:
+def original_findings(
+    entry: CellEntry, plan_: ReplayPlan | None, namespace: Mapping[str, Any], run: CellRun
+) -> list:
     """Device findings of the original run: host syncs, mixed devices, traced device
     reads, and outputs that landed on the default device while the inputs live elsewhere."""
     from porter_ext.compare.devices import device_findings
 
     if plan_ is None:
         devices = sorted({d for c in entry.calls for d in c.devices_in if d != "traced"})
-        return device_findings(entry.calls, backend=None, input_devices=devices, default_device=None)
+        return device_findings(
+            entry.calls, backend=None, input_devices=devices, default_device=None
+        )
     from porter_ext.replay.run import collect_outputs
 
     outputs = collect_outputs(plan_.io, namespace, run.value) if run.exception is None else None

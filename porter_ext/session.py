@@ -9,6 +9,7 @@ compiler flags, its displayhook (so ``Out``/``_`` behave as usual) and its event
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import platform
 import sys
@@ -169,7 +170,11 @@ class Session:
             namespace = namespace if namespace is not None else {}
             filename = cell_filename(cell, code)
             tree = parse_cell(code, filename)
-        specs = [] if options.no_replay else list(options.backends if options.backends is not None else self.config.backends)
+        specs = (
+            []
+            if options.no_replay
+            else list(options.backends if options.backends is not None else self.config.backends)
+        )
         plan = self._plan(code, namespace, specs)
         run = run_recorded(
             code,
@@ -203,7 +208,9 @@ class Session:
             print(f"porter: cannot replay this cell ({type(exc).__name__}: {exc})", file=sys.stderr)
             return None
 
-    def _replay(self, entry, plan, code, namespace, run, cell, options, flags, warnings) -> CellEntry:
+    def _replay(
+        self, entry, plan, code, namespace, run, cell, options, flags, warnings
+    ) -> CellEntry:
         """The entry with its replays and device findings (the original run's too)."""
         import dataclasses
 
@@ -228,7 +235,9 @@ class Session:
                 )
                 findings += more
         except Exception as exc:
-            warnings.append(f"porter: replaying the cell failed inside porter ({type(exc).__name__}: {exc})")
+            warnings.append(
+                f"porter: replaying the cell failed inside porter ({type(exc).__name__}: {exc})"
+            )
         return dataclasses.replace(entry, replays=replays, device_findings=findings)
 
     def policy(self, options: PortOptions):
@@ -284,10 +293,8 @@ class Session:
             ("pre_run_cell", self._pre_run_cell),
             ("post_run_cell", self._post_run_cell),
         ):
-            try:
+            with contextlib.suppress(ValueError):
                 self.shell.events.unregister(event, fn)
-            except ValueError:
-                pass
 
     @staticmethod
     def _is_port_cell(source: str) -> bool:
@@ -341,7 +348,17 @@ class Session:
         value = result.result if getattr(result, "result", None) is not None else NO_VALUE
         run = CellRun(source=code, calls=calls, error=error, exception=exc, value=value)
         options = PortOptions(strict=self.config.strict)
-        entry = self._replay(entry, plan, code, self.shell.user_ns, run, result.execution_count, options, self.shell.compile.flags, warnings)
+        entry = self._replay(
+            entry,
+            plan,
+            code,
+            self.shell.user_ns,
+            run,
+            result.execution_count,
+            options,
+            self.shell.compile.flags,
+            warnings,
+        )
         port = self.add(entry, warnings)
         from IPython.display import display
 

@@ -202,7 +202,9 @@ def test_load_ext_works_with_only_numpy(tmp_path):
     assert out.stdout.strip().splitlines()[-1] == "True numpy.concatenate"
 
 
-def test_a_failing_rewrite_leaves_the_cell_running_and_the_transformer_registered(ip, monkeypatch, capsys):
+def test_a_failing_rewrite_leaves_the_cell_running_and_the_transformer_registered(
+    ip, monkeypatch, capsys
+):
     from porter_ext import session as session_module
 
     def broken(tree, cell):

@@ -16,7 +16,9 @@ pytestmark = pytest.mark.slow
 
 def _execute(path: Path) -> nbformat.NotebookNode:
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     return nb
 
 
@@ -37,9 +39,21 @@ def test_notebook_runs_without_errors(path):
 
 def test_the_torch_example_shows_each_finding():
     nb = _execute(ROOT / "notebooks" / "01_port_a_torch_function.ipynb")
-    by_source = {c.source.split("\n", 2)[1] if c.source.startswith("%%port") else c.source: c for c in nb.cells if c.cell_type == "code"}
+    by_source = {
+        c.source.split("\n", 2)[1] if c.source.startswith("%%port") else c.source: c
+        for c in nb.cells
+        if c.cell_type == "code"
+    }
     original = _text(by_source["def foo(x):"])
-    for name in ("Tensor.sum", "xp.sum(x, axis=1)", "Tensor.tanh", "torch.max", "non_standard_usage", "xp.maximum", "Tensor.max"):
+    for name in (
+        "Tensor.sum",
+        "xp.sum(x, axis=1)",
+        "Tensor.tanh",
+        "torch.max",
+        "non_standard_usage",
+        "xp.maximum",
+        "Tensor.max",
+    ):
         assert name in original, name
     portable = _text(by_source["def foo_portable(x):"])
     assert "all inside the standard" in portable

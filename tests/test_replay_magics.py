@@ -46,7 +46,9 @@ def test_one_cell_on_every_cpu_backend(ip):
     assert result.success
     replays = {r.backend: r for r in p.entry.replays}
     assert set(replays) == set(ALL.split(","))
-    assert all(r.status == "ok" for r in replays.values()), [(r.backend, r.error) for r in replays.values()]
+    assert all(r.status == "ok" for r in replays.values()), [
+        (r.backend, r.error) for r in replays.values()
+    ]
     numerics = p.numerics
     assert set(numerics["name"]) == {"y", "_"}
     assert numerics["within_tolerance"].all()
@@ -74,7 +76,9 @@ def test_a_divergent_cell_is_a_mismatch_on_the_one_backend_where_it_diverges(ip)
 
 def test_a_cell_that_mutates_its_inputs_leaves_the_persons_arrays_as_a_plain_run_would(ip):
     ip.run_cell("import torch\nt = torch.ones(3)\nkeep = x.copy()\nalias = x\n", store_history=True)
-    result, p = port(ip, "-b numpy,torch,jax,strict", "x += 1\nx[0, 0] = 0\nnp.add(x, 1, out=x)\nt.add_(1)\n")
+    result, p = port(
+        ip, "-b numpy,torch,jax,strict", "x += 1\nx[0, 0] = 0\nnp.add(x, 1, out=x)\nt.add_(1)\n"
+    )
     assert result.success
     plain = ip.user_ns["keep"] + 2
     plain[0, 0] = 1
@@ -110,7 +114,9 @@ def test_an_unknown_spec_is_a_usage_error_and_runs_nothing(ip):
 def test_outputs_that_are_not_arrays_are_listed_as_not_compared(ip):
     _, p = port(ip, "-b numpy", "label = 'hello'\ny = x + 1")
     rows = p.numerics.set_index("name")
-    assert rows.loc["label", "within_tolerance"] is None or np.isnan(rows.loc["label", "within_tolerance"])
+    assert rows.loc["label", "within_tolerance"] is None or np.isnan(
+        rows.loc["label", "within_tolerance"]
+    )
     assert "not" in str(rows.loc["label", "note"]).lower()
 
 
@@ -134,9 +140,14 @@ def test_tolerances_can_be_overridden(ip):
 
 
 def test_the_persons_functions_read_the_replays_namespace(ip):
-    ip.run_cell("%%port\nxp = array_namespace(x)\ndef total(v):\n    return xp.sum(v, axis=0)\n", store_history=True)
+    ip.run_cell(
+        "%%port\nxp = array_namespace(x)\ndef total(v):\n    return xp.sum(v, axis=0)\n",
+        store_history=True,
+    )
     _, p = port(ip, "-b torch,strict:device1", "y = total(x)")
     replays = {r.backend: r for r in p.entry.replays}
     assert replays["torch"].status == "ok"
     assert "torch.sum" in {c.name for c in replays["torch"].calls}
-    assert p.devices.set_index(["backend", "name"]).loc[("strict:device1", "y"), "device"] == "device1"
+    assert (
+        p.devices.set_index(["backend", "name"]).loc[("strict:device1", "y"), "device"] == "device1"
+    )

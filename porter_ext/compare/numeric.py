@@ -145,7 +145,9 @@ def _compare_leaf(path: str, e: Any, a: Any, policy: TolerancePolicy) -> Numeric
     note = None if ce == ca else f"dtype kind {ce} ({ea.dtype}) vs {ca} ({aa.dtype})"
     try:
         tol = policy.for_dtype(ea.dtype, aa.dtype)
-        s = compare_arrays(ea, aa, tol)
+        s = compare_arrays(ea, aa, tol, summaries=False)
+        if s.mismatched:  # the error summaries are for plots of mismatches: a second pass
+            s = compare_arrays(ea, aa, tol)
     except Exception as exc:  # a porter bug must not break the person's cell
         return _not_compared(
             path, f"comparison failed: {type(exc).__name__}: {exc}", None, **fields
@@ -159,9 +161,17 @@ def _compare_leaf(path: str, e: Any, a: Any, policy: TolerancePolicy) -> Numeric
 
 
 def compare_arrays(
-    expected: np.ndarray, actual: np.ndarray, tol: Tolerance, *, chunk_elements: int = 1 << 20
+    expected: np.ndarray,
+    actual: np.ndarray,
+    tol: Tolerance,
+    *,
+    chunk_elements: int = 1 << 20,
+    summaries: bool = True,
 ) -> ArrayStats:
     """Compare two arrays of one shape elementwise, without any full-size temporary.
+
+    ``summaries=False`` skips the error histogram and map (only counts and maxima are
+    right then): the fast first pass when most outputs match.
 
     Integers and booleans must be equal; floats satisfy ``|a - e| <= atol + rtol * |e|``;
     complex values use the modulus of the difference. NaN matches NaN and an infinity
@@ -177,6 +187,7 @@ def compare_arrays(
     if e.ndim == 2 and not c_order and e.flags.f_contiguous and a.flags.f_contiguous:
         e, a, flipped = e.T, a.T, True  # walk the memory in order
     acc = _Accumulator(e, a, cats, tol, max(1, min(chunk_elements, e.size)))
+    acc.summaries = summaries
     if e.size:
         with np.errstate(all="ignore"):
             for idx in _tiles(e.shape, chunk_elements):
@@ -221,6 +232,7 @@ class _Accumulator:
         self.zeros, self.overflow = 0, 0
         self.max_abs, self.max_rel = 0.0, math.nan
         self.map = self.block = None
+        self.summaries = True  # histogram and error map (for plots); off: counts only
         if e.ndim == 2:
             self.block = tuple(-(-s // MAP_BLOCKS) or 1 for s in e.shape)
             self.map = np.zeros([-(-s // b) for s, b in zip(e.shape, self.block, strict=True)])
@@ -249,9 +261,10 @@ class _Accumulator:
         if dmax == 0:
             self.zeros += n
             return
-        self._histogram(d, r, dmax)
-        if self.map is not None:
-            self._update_map(d, idx)
+        if self.summaries:
+            self._histogram(d, r, dmax)
+            if self.map is not None:
+                self._update_map(d, idx)
         if not self.exact and dmax > self.tol.atol:
             np.multiply(t, self.tol.rtol, out=t)
             np.add(t, self.tol.atol, out=t)

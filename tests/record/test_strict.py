@@ -49,7 +49,9 @@ def test_a_usage_outside_the_standard_raises_with_the_signature():
 
 def test_non_callable_names_outside_the_standard_raise_on_access_and_hasattr_sees_it():
     sxp = strict_namespace(compat_numpy)
-    assert not hasattr(sxp, "float128") or not isinstance(getattr(compat_numpy, "float128", None), type)
+    assert not hasattr(sxp, "float128") or not isinstance(
+        getattr(compat_numpy, "float128", None), type
+    )
     with pytest.raises(NonStandardError):
         sxp.ndarray  # noqa: B018
 

@@ -41,7 +41,10 @@ def test_sites_carry_cell_line_column_and_spelling():
 
 def test_generators_lambdas_and_comprehensions_are_recorded():
     ns = {"np": np, "a": np.ones(3)}
-    run = run_recorded("f = lambda v: np.exp(v)\nr = [f(a) for _ in range(2)]\ns = sum(np.sum(a) for _ in range(3))\n", ns)
+    run = run_recorded(
+        "f = lambda v: np.exp(v)\nr = [f(a) for _ in range(2)]\ns = sum(np.sum(a) for _ in range(3))\n",
+        ns,
+    )
     assert run.exception is None
     counts = {c.name: c.count for c in run.calls}
     assert counts == {"numpy.exp": 2, "numpy.sum": 3}
