@@ -2,35 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-TWO_CPUS = "--xla_force_host_platform_device_count=2"
+from tests.snippets import ROOT, TWO_CPUS, run_snippet
 
-
-def run_snippet(code: str, env: dict[str, str] | None = None, timeout: float = 120) -> Any:
-    """Run ``code`` in a fresh interpreter with porter importable; return its JSON.
-
-    The snippet prints one JSON document as the last line of its stdout.
-    """
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=ROOT,
-        timeout=timeout,
-    )
-    if done.returncode != 0:
-        raise AssertionError(f"snippet failed ({done.returncode}):\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+__all__ = ["ROOT", "TWO_CPUS", "address", "run_snippet"]
 
 
 def address(x: Any) -> int:
