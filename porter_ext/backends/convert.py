@@ -250,6 +250,7 @@ def _jax_import(x: Any, source: Backend, jax: Any, trail: _Trail, exact: bool) -
         if not exact:
             return jax.dlpack.from_dlpack(ready)  # JAX casts, hence copies, anyway
         dl_device = _dlpack_device(ready)
+        pointer = None
         if dl_device is not None and dl_device[0] == DL_CPU:
             pointer = _data_pointer(ready, source)
             if pointer is not None and pointer % 64:
@@ -257,10 +258,37 @@ def _jax_import(x: Any, source: Backend, jax: Any, trail: _Trail, exact: bool) -
                 # aligned; aligned_copy() makes one that is.
                 trail.copied(f"{source.name} buffer not 64-byte aligned")
                 return jax.dlpack.from_dlpack(ready)
-        return jax.dlpack.from_dlpack(ready, copy=False)
+        fast = _jax_cpu_import(ready, jax, pointer) if dl_device == (DL_CPU, 0) else None
+        return fast if fast is not None else jax.dlpack.from_dlpack(ready, copy=False)
     except REFUSED as error:
         trail.copied(f"DLPack import into JAX failed ({_why(error)}); copied through host NumPy")
         return jax.device_put(source.host_copy(x))
+
+
+def _jax_cpu_import(ready: Any, jax: Any, pointer: int | None) -> Any:
+    """Zero-copy import of an aligned host buffer whose dtype JAX keeps, straight through
+    jaxlib. ``jax.dlpack.from_dlpack`` spends ~25 us re-checking dtype and placement,
+    which is most of the cost of moving an input. Anything unexpected (another jaxlib
+    API, a copy after all) gives None, and the caller takes the public path."""
+    if pointer is None:
+        return None
+    try:
+        from jax._src.lib import _jax as jaxlib_ext
+        from jax._src.lib import jaxlib_extension_version
+
+        if jaxlib_extension_version < 467:
+            return None
+        device = jax.devices("cpu")[0]
+        arr = jaxlib_ext.dlpack_managed_tensor_to_buffer(
+            ready.__dlpack__(), device, None, False, DL_CPU
+        )
+        if arr.unsafe_buffer_pointer() != pointer or arr.dtype != jax.dtypes.canonicalize_dtype(
+            arr.dtype
+        ):
+            return None
+        return arr
+    except Exception:
+        return None
 
 
 def _to_cupy(x: Any, source: Backend, target: Backend, device: Any, trail: _Trail) -> Any:
