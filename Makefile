@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml
 
 demo: setup
 	mkdir -p reports
-	$(VENV)/bin/porter run $(NOTEBOOK) -o reports/$(notdir $(NOTEBOOK:.ipynb=)).json
+	$(VENV)/bin/porter run $(NOTEBOOK) -b numpy,jax,strict -o reports/$(notdir $(NOTEBOOK:.ipynb=)).json
 	$(VENV)/bin/porter report reports/$(notdir $(NOTEBOOK:.ipynb=)).json -o reports/$(notdir $(NOTEBOOK:.ipynb=)).html
 
 chromium:
