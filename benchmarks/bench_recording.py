@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+from _common import steady_allocator  # noqa: I001
+
 from porter_ext.record.cell import run_recorded
 
 # one thread per library (set before numpy/torch load, in `_namespaces`): on a shared
@@ -59,9 +61,9 @@ def _namespaces():
 
 
 def _plain(source: str, ns: dict) -> float:
-    code = compile(source, "<plain>", "exec")
+    """A plain cell run: parse, compile, run (as IPython does for every cell)."""
     start = time.perf_counter()
-    exec(code, ns)
+    exec(compile(source, "<plain>", "exec"), ns)
     return time.perf_counter() - start
 
 
@@ -77,6 +79,7 @@ def realistic(rounds: int = 9) -> None:
     import torch
 
     torch.set_num_threads(1)  # threads add noise on a shared 2-core machine
+    steady_allocator()
     for lib, base in _namespaces().items():
         plain, recorded, calls = [], [], 0
         for _ in range(rounds):

@@ -15,12 +15,12 @@ intermediates stay inside functions (the outputs are reductions), one written fl
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import sys
 import time
 
 import numpy as np
+from _common import steady_allocator
 
 #: intermediates stay inside functions; the cell's outputs are reductions (a typical
 #: analysis cell: the 1000x1000 work happens, the results are small)
@@ -196,18 +196,6 @@ def measure(cell: str, label: str, rounds: int) -> float:
     print(f"  (recording itself: {recording * 1e3:+.2f} ms over the plain run)")
     print(f"overhead: {overhead * 1e3:.1f} ms = {ratio:.1%} of the plain run (target <= 10%)\n")
     return ratio
-
-
-def steady_allocator() -> None:
-    """Keep freed 4 MB buffers in the heap (glibc only, best effort): otherwise each run
-    may get fresh pages from the kernel, and on a loaded machine their page faults cost
-    more than the cell's arithmetic, in whichever run happens to get them."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return
-    libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: 4 MB blocks come from the heap
-    libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: and stay there once freed
 
 
 def main(rounds: int = 7) -> None:

@@ -47,6 +47,9 @@ _CACHE_LIMIT = 20_000
 
 #: id(function) → (function, Callee or None); functions are kept alive so ids stay unique
 _functions: dict[int, tuple[object, Callee | None]] = {}
+#: (standard version, callee, nargs, keyword names) → Verdict, for verdicts that do not
+#: depend on argument values
+_shared_verdicts: dict[tuple, Verdict] = {}
 #: (array type, method name) → Callee
 _methods: dict[tuple[type, str], Callee | None] = {}
 
@@ -63,9 +66,14 @@ def porter_call(site: tuple, f: Any, /, *args: Any, **kwargs: Any) -> Any:
     if rec is None:
         return f(*args, **kwargs)
     fast = rec._fast.get(site)
-    if fast is None or fast[0] is not f or kwargs or len(args) != fast[2]:
+    if (
+        fast is None
+        or fast[0] is not f
+        or len(args) != fast[2]
+        or (tuple(kwargs) != fast[4] if kwargs else fast[4])
+    ):
         return rec.call(site, f, args, kwargs)
-    # the hot path: a plain function called again at the same site as before
+    # the hot path: a plain function called again at the same site, the same way
     din = []
     for a in args:
         lib = _type_library.get(type(a))
@@ -73,9 +81,11 @@ def porter_call(site: tuple, f: Any, /, *args: Any, **kwargs: Any) -> Any:
             din.append(_device_readers[lib](a))
         elif type(a) is list or type(a) is tuple:
             din.extend(_devices_in(a, None))
+    if kwargs:
+        din.extend(_devices_in((), kwargs))
     bucket = fast[3]
     try:
-        out = f(*args)
+        out = f(*args, **kwargs)
     except BaseException:
         key = (tuple(din), None)
         bucket[key] = bucket.get(key, 0) + 1
@@ -243,17 +253,25 @@ class Recorder:
                 if key is not None:
                     self._verdicts[key] = verdict
             return verdict
-        key = (site, callee, len(args), tuple(kwargs))
-        verdict = self._verdicts.get(key)
+        # the verdict depends only on the callee and the shape of the call: shared by all
+        # recorders of this process (cells are re-run, functions called from many cells)
+        key = (self.version, callee, len(args), tuple(kwargs))
+        verdict = _shared_verdicts.get(key)
         if verdict is None:
             verdict = classify(callee, args, kwargs, self_obj, self.standard, entries)
-            self._verdicts[key] = verdict
+            if len(_shared_verdicts) > _CACHE_LIMIT:
+                _shared_verdicts.clear()
+            _shared_verdicts[key] = verdict
         return verdict
 
     # -- the hot path ------------------------------------------------------------------
     def call(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> Any:
         fast = self._fast.get(site)
-        if fast is not None and not kwargs and len(args) == fast[2]:
+        if (
+            fast is not None
+            and len(args) == fast[2]
+            and (tuple(kwargs) == fast[4] if kwargs else not fast[4])
+        ):
             key_obj = fast[0]
             if key_obj is f:
                 self_obj = _NO_SELF
@@ -264,9 +282,9 @@ class Recorder:
             else:
                 return self._call(site, f, args, kwargs)
             bucket = fast[3]
-            devices_in = _devices_in(args, None, self_obj)
+            devices_in = _devices_in(args, kwargs, self_obj)
             try:
-                out = f(*args)
+                out = f(*args, **kwargs)
             except BaseException:
                 key = (devices_in, None)
                 bucket[key] = bucket.get(key, 0) + 1
@@ -322,15 +340,15 @@ class Recorder:
         try:
             bucket = self._add(site, callee, verdict, args, kwargs, out, self_obj)
             if (
-                not kwargs
-                and forced is None
+                forced is None
                 and not is_conditional(self._entries.get(callee, ()))
                 and callee.name not in _NAMESPACE_CALLS
             ):
+                kwnames = tuple(kwargs)
                 if callee.kind == "method":
-                    self._fast[site] = (type(self_obj), f.__name__, len(args), bucket)
+                    self._fast[site] = (type(self_obj), f.__name__, len(args), bucket, kwnames)
                 elif type(f) is not StandardFunction:
-                    self._fast[site] = (f, None, len(args), bucket)
+                    self._fast[site] = (f, None, len(args), bucket, kwnames)
             if callee.name in _NAMESPACE_CALLS and isinstance(
                 out, types.ModuleType | NamespaceView
             ):
