@@ -216,3 +216,10 @@ def test_a_failing_rewrite_leaves_the_cell_running_and_the_transformer_registere
     assert result.success and ip.user_ns["v"] == 2.0
     assert "porter bug" in capsys.readouterr().err
     assert any(isinstance(t, session_module.OnTransformer) for t in ip.ast_transformers)
+
+
+def test_port_report_without_a_path_displays_the_report(ip, capsys):
+    run(ip, "%%port\nimport numpy as np\na = np.power(np.ones(2), 2)\n")
+    ip.run_line_magic("port", "report --format md")
+    out = capsys.readouterr().out
+    assert "numpy.power" in out or "numpy\\.power" in out

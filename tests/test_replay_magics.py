@@ -151,3 +151,16 @@ def test_the_persons_functions_read_the_replays_namespace(ip):
     assert (
         p.devices.set_index(["backend", "name"]).loc[("strict:device1", "y"), "device"] == "device1"
     )
+
+
+def test_port_on_replays_on_the_session_backends(ip):
+    ip.run_line_magic("port", "backends numpy,strict")
+    ip.run_line_magic("port", "on")
+    try:
+        result = ip.run_cell("xp = array_namespace(x)\ny = xp.sum(x, axis=0)\n", store_history=True)
+    finally:
+        ip.run_line_magic("port", "off")
+    assert result.success
+    p = ip.user_ns["_port"]
+    assert [(r.backend, r.status) for r in p.entry.replays] == [("numpy", "ok"), ("strict", "ok")]
+    assert p.numerics.set_index(["backend", "name"]).loc[("strict", "y"), "within_tolerance"]
