@@ -63,6 +63,9 @@ def device_findings(
     found: list[DeviceFinding] = []
 
     def add(call: CallRecord, kind: str, message: str) -> None:
+        # a call in a function defined in another cell: its line is that cell's, say so
+        if call.message.startswith("(in code from cell"):
+            message = f"{call.message.partition(')')[0]}) {message}"
         found.append(DeviceFinding(call.line, call.name, kind, backend, message))  # type: ignore[arg-type]
 
     for call in calls:

@@ -95,3 +95,25 @@ def test_findings_of_a_real_run_on_array_api_strict_devices() -> None:
         ("cross_device", 3),
     ]
     assert "device1" in found[0].message and "CPU_DEVICE" in found[1].message
+
+
+def test_a_finding_in_code_from_another_cell_names_that_cell():
+    from porter_ext.compare.devices import device_findings
+    from porter_ext.record.model import CallRecord
+
+    call = CallRecord(
+        line=4,
+        col=8,
+        name="jax.numpy.zeros",
+        library="jax",
+        kind="function",
+        status="standard",
+        devices_in=[],
+        device_out="cpu:0",
+        message="(in code from cell 3)",
+    )
+    [finding] = device_findings(
+        [call], backend="jax:cpu:1", input_devices=["cpu:1"], default_device="cpu:0"
+    )
+    assert finding.kind == "default_device_creation"
+    assert finding.message.startswith("(in code from cell 3) ")
