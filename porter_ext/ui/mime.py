@@ -8,63 +8,22 @@ the report, for the JupyterLab extension and for tools).
 from __future__ import annotations
 
 import json
-from html import escape
 from typing import TYPE_CHECKING, Any
+
+from porter_ext.ui.html import calls_html, devices_html, header_html, numerics_html, verdict
 
 if TYPE_CHECKING:
     from porter_ext.report.model import CellEntry
 
+__all__ = ["MIME_TYPE", "cell_bundle", "cell_html", "cell_text", "verdict"]
+
 MIME_TYPE = "application/vnd.porter.cell+json"
-
-_STATUS_COLOURS = {
-    "standard": "#2e7d32",
-    "acknowledged": "#6a1b9a",
-    "non_standard": "#c62828",
-    "non_standard_usage": "#ef6c00",
-    "device_specific": "#ad1457",
-    "host_sync": "#1565c0",
-}
-
-
-def verdict(entry: CellEntry) -> str:
-    """One line saying how portable the cell is."""
-    findings = [c for c in entry.calls if c.status != "standard"]
-    n_calls = sum(c.count for c in entry.calls)
-    failed = [r for r in entry.replays if r.status in ("error", "timeout")]
-    mismatched = [
-        r
-        for r in entry.replays
-        for o in r.outputs
-        if o.within_tolerance is False or o.device_ok is False
-    ]
-    parts = []
-    if not entry.calls:
-        parts.append("no array calls recorded")
-    elif not findings:
-        parts.append(f"{n_calls} array call{'s' * (n_calls != 1)}, all inside the standard")
-    else:
-        parts.append(
-            f"{len(findings)} finding{'s' * (len(findings) != 1)} in {n_calls} array call"
-            f"{'s' * (n_calls != 1)}"
-        )
-    if entry.device_findings:
-        parts.append(f"{len(entry.device_findings)} device finding(s)")
-    if entry.replays:
-        ok = sum(1 for r in entry.replays if r.status == "ok")
-        parts.append(f"{ok}/{len(entry.replays)} replays ok")
-    if failed:
-        parts.append(f"failed on {', '.join(r.backend for r in failed)}")
-    if mismatched:
-        parts.append(f"differs on {', '.join(sorted({r.backend for r in mismatched}))}")
-    if entry.error is not None:
-        parts.append(f"the cell raised {entry.error.type}")
-    return "porter: " + "; ".join(parts)
 
 
 def cell_text(entry: CellEntry) -> str:
     lines = [verdict(entry)]
     for call in entry.calls:
-        if call.status == "standard":
+        if not call.is_finding:
             continue
         tip = f" -> {call.suggestion}" if call.suggestion else ""
         count = f" (x{call.count})" if call.count > 1 else ""
@@ -80,66 +39,18 @@ def cell_text(entry: CellEntry) -> str:
     return "\n".join(lines)
 
 
-def _calls_html(entry: CellEntry) -> str:
-    rows = []
-    for call in entry.calls:
-        colour = _STATUS_COLOURS.get(call.status, "#333")
-        devices = ", ".join(call.devices_in)
-        rows.append(
-            "<tr>"
-            f"<td>{call.line}</td>"
-            f"<td><code>{escape(call.name)}</code></td>"
-            f'<td style="color:{colour};font-weight:600">{escape(call.status)}</td>'
-            f"<td><code>{escape(call.suggestion or '')}</code></td>"
-            f"<td>{escape(devices)} &rarr; {escape(call.device_out or '')}</td>"
-            f"<td>{call.count}</td>"
-            f"<td>{escape(call.message)}</td>"
-            "</tr>"
-        )
-    if not rows:
-        return "<p>No array calls recorded.</p>"
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("line", "call", "status", "standard spelling", "devices", "n", "why")
-    )
-    return (
-        '<table class="porter-calls"><thead><tr>'
-        + head
-        + "</tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
-    )
-
-
 def cell_html(entry: CellEntry) -> str:
-    """A readable HTML view of the cell's findings (every piece of user text escaped)."""
-    parts = [
-        '<div class="porter-cell">',
-        f"<p><strong>{escape(verdict(entry))}</strong></p>",
-        _calls_html(entry),
-    ]
-    if entry.device_findings:
-        items = "".join(
-            f"<li>line {f.line}: <code>{escape(f.name)}</code> <em>{escape(f.kind)}</em> "
-            f"{escape(f.message)}</li>"
-            for f in entry.device_findings
-        )
-        parts.append(f"<p>Device findings:</p><ul>{items}</ul>")
-    if entry.replays:
-        from porter_ext.report.tables import devices_frame, numerics_frame
-
-        parts.append("<p>Numerics:</p>" + numerics_frame(entry).to_html(index=False, na_rep=""))
-        parts.append("<p>Devices:</p>" + devices_frame(entry).to_html(index=False, na_rep=""))
-        for replay in entry.replays:
-            if replay.status != "ok":
-                why = replay.error.message if replay.error else (replay.reason or "")
-                line = f" (line {replay.error.line})" if replay.error and replay.error.line else ""
-                parts.append(
-                    f"<p>replay <code>{escape(replay.backend)}</code>: "
-                    f"{escape(replay.status)}{line}: {escape(why)}</p>"
-                )
-    parts.append("</div>")
-    return "".join(parts)
+    """The cell's findings as HTML for front ends without widgets: the same fragments the
+    widget shows (every piece of user text escaped)."""
+    parts = [header_html(entry), "<h4>Calls</h4>", calls_html(entry)]
+    if entry.replays or entry.device_findings:
+        parts += [
+            "<h4>Numerics</h4>",
+            numerics_html(entry),
+            "<h4>Devices</h4>",
+            devices_html(entry),
+        ]
+    return f'<div class="porter-cell">{"".join(parts)}</div>'
 
 
 def cell_bundle(entry: CellEntry) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from tests.ui.entries import (  # noqa: E402
 
 #: what porter's own markup uses; anything else in an HTML value came from person text
 ALLOWED_TAGS = {"b", "br", "code", "p", "pre", "small", "span", "table", "tbody", "td"}
-ALLOWED_TAGS |= {"th", "thead", "tr"}
+ALLOWED_TAGS |= {"th", "thead", "tr", "div", "h4"}  # div, h4: the text/html fallback
 
 
 class _Tags(HTMLParser):
@@ -186,13 +186,14 @@ def test_value_preview_only_when_the_entry_carries_one(entry):
 def test_person_text_is_escaped_in_every_html_value(evil):
     entry = demo_cell(evil)
     w = CellWidget(entry)
-    values = every_state_html(w)
+    # the widget in every state, and the text/html fallback built from the same fragments
+    values = [*every_state_html(w), cell_bundle(entry)["text/html"]]
     assert len(values) > 20
     for value in values:
         parsed = parse(value)
         for tag, attrs in parsed.tags:
             assert tag in ALLOWED_TAGS, (tag, value)
-            assert set(attrs) <= {"style"}, (tag, attrs, value)
+            assert set(attrs) <= {"style", "class"}, (tag, attrs, value)
     text = "".join("".join(parse(v).text) for v in values)
     # every kind of person text arrives as text: source, names, messages, dtype, device
     for where in (
