@@ -41,25 +41,11 @@ class PreRunNamespace(dict):
         self.person = person
 
 
-def _copy_value(value: Any, depth: int = 0) -> Any:
-    from porter_ext.record.arrays import library_of
-    from porter_ext.replay.inputs import copy_on
-
-    lib = library_of(value)
-    if lib is not None:
-        return copy_on(lib, value)
-    if depth < 4 and type(value) in (list, tuple):
-        return type(value)(_copy_value(v, depth + 1) for v in value)
-    if depth < 4 and type(value) is dict:
-        return {k: _copy_value(v, depth + 1) for k, v in value.items()}
-    return value
-
-
 def plan(code: str, namespace: Mapping[str, Any], specs: list) -> ReplayPlan:
     """Analyse the cell and, when it will be replayed, snapshot the inputs it may change."""
     from porter_ext.backends import backend_for
     from porter_ext.replay.analysis import analyse
-    from porter_ext.replay.inputs import input_devices, user_callables
+    from porter_ext.replay.inputs import input_devices, snapshot, user_callables
 
     io = analyse(code)
     result = ReplayPlan(specs=specs, io=io, input_devices=input_devices(io, namespace))
@@ -74,7 +60,7 @@ def plan(code: str, namespace: Mapping[str, Any], specs: list) -> ReplayPlan:
     for name in io.inputs:
         if name in namespace:
             value = namespace[name]
-            result.snapshot[name] = _copy_value(value) if name in mutated else value
+            result.snapshot[name] = snapshot(value) if name in mutated else value
     return result
 
 

@@ -164,3 +164,16 @@ def test_port_on_replays_on_the_session_backends(ip):
     p = ip.user_ns["_port"]
     assert [(r.backend, r.status) for r in p.entry.replays] == [("numpy", "ok"), ("strict", "ok")]
     assert p.numerics.set_index(["backend", "name"]).loc[("strict", "y"), "within_tolerance"]
+
+
+def test_a_cell_mutating_a_strict_array_is_replayed_from_its_value_before_the_run(ip):
+    ip.run_cell(
+        "import array_api_strict as xs\ns = xs.asarray([1.0, 2.0, 3.0])\n", store_history=True
+    )
+    result, p = port(ip, "-b numpy,strict", "s[0] = 10.0\nt = s * 2")
+    assert result.success
+    assert p.warnings == []
+    replays = {r.backend: r for r in p.entry.replays}
+    assert [replays[b].status for b in ("numpy", "strict")] == ["ok", "ok"]
+    assert p.numerics["within_tolerance"].all()
+    assert float(ip.user_ns["s"][0]) == 10.0

@@ -19,7 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from porter_ext.backends import Backend, BackendSpec, Conversion, ConversionError, get_backend
+from porter_ext.backends import (
+    Backend,
+    BackendSpec,
+    Conversion,
+    ConversionError,
+    backend_for,
+    get_backend,
+)
 from porter_ext.record.arrays import device_of, library_of
 from porter_ext.record.strict import NamespaceView, recorded_namespace, unwrap_namespace
 from porter_ext.replay._functions import may_mutate, user_callables, user_functions, user_globals
@@ -211,6 +218,21 @@ def copy_on(library: str, x: Any) -> Any:
 
         return np.array(x, copy=True)
     return x.copy()  # cupy
+
+
+def snapshot(value: Any, depth: int = 0) -> Any:
+    """``value`` as it is now, sharing no array buffer with it: arrays copied on their own
+    backend and device, lists, tuples and dicts rebuilt (bounded depth), anything else as
+    it is. What the session keeps of an input the cell may change in place, so that
+    replays start from the inputs the original run started from."""
+    backend = backend_for(value)
+    if backend is not None:
+        return copy_on(backend.name, value)
+    if depth < MAX_DEPTH and type(value) in (list, tuple):
+        return type(value)(snapshot(v, depth + 1) for v in value)
+    if depth < MAX_DEPTH and type(value) is dict:
+        return {k: snapshot(v, depth + 1) for k, v in value.items()}
+    return value
 
 
 def _is_namedtuple(value: object) -> bool:
