@@ -82,10 +82,6 @@ class PortResult:
 
         return devices_frame(self.entry)
 
-    @property
-    def findings(self) -> list:
-        return [c for c in self.entry.calls if c.status != "standard"]
-
     def to_dict(self) -> dict[str, Any]:
         return self.entry.to_dict()
 
@@ -133,9 +129,10 @@ class Session:
         self.cells: list[CellEntry] = []
         self.last: PortResult | None = None
         self.recording = False
+        # the cell being recorded by ``%port on``: its recorder, code and plan
         self._on_recorder: Recorder | None = None
-        self._on_previous: Recorder | None = None
-        self._on_plan: tuple | None = None
+        self._on_code = ""
+        self._on_plan = None
         self.cell_index: int | None = None  # set by `porter run` for notebook cells
 
     # -- recording one cell ------------------------------------------------------------
@@ -308,30 +305,23 @@ class Session:
             strict=self.config.strict, version=self.config.version, cell=self._execution_count()
         )
         self._on_recorder = rec
-        self._on_plan = None
-        if self.config.backends:
-            code = self.shell.transform_cell(info.raw_cell or "")
-            self._on_plan = (code, self._plan(code, self.shell.user_ns, self.config.backends))
-        from porter_ext.record import recorder as recorder_module
-
-        self._on_previous = recorder_module._active
-        recorder_module._active = rec
+        self._on_code = self.shell.transform_cell(info.raw_cell or "")
+        self._on_plan = self._plan(self._on_code, self.shell.user_ns, self.config.backends)
+        rec.start()
 
     def _post_run_cell(self, result: Any) -> None:
         rec = self._on_recorder
         if rec is None:
             return
-        from porter_ext.record import recorder as recorder_module
         from porter_ext.record.cell import error_info
 
-        recorder_module._active = self._on_previous
+        rec.stop()
         self._on_recorder = None
         error = None
         exc = getattr(result, "error_in_exec", None)
         raw = result.info.raw_cell if getattr(result, "info", None) else ""
         if exc is not None:
-            transformed = self.shell.transform_cell(raw)
-            name = self.shell.compile.get_code_name(raw, transformed, result.execution_count)
+            name = self.shell.compile.get_code_name(raw, self._on_code, result.execution_count)
             error = error_info(exc, name)
         calls = rec.records()
         if not calls and error is None:
@@ -344,7 +334,7 @@ class Session:
             calls=calls,
         )
         warnings = list(rec.warnings)
-        code, plan = self._on_plan if self._on_plan is not None else ("", None)
+        code, plan = self._on_code, self._on_plan
         value = result.result if getattr(result, "result", None) is not None else NO_VALUE
         run = CellRun(source=code, calls=calls, error=error, exception=exc, value=value)
         options = PortOptions(strict=self.config.strict)

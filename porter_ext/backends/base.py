@@ -205,11 +205,11 @@ def dtype_name(x: Any) -> str:
     # keyed by type too: a strict dtype hashes like its NumPy twin but warns on ==
     key = (type(dtype), dtype)
     try:
-        return _DTYPE_NAMES[key]
-    except KeyError:
-        pass
+        cached = _DTYPE_NAMES.get(key)
     except TypeError:  # an unhashable dtype
         return str(dtype).rpartition(".")[2]
+    if cached is not None:
+        return cached
     # str() of a NumPy dtype costs microseconds: remember it
     name = getattr(dtype, "name", None)  # NumPy: ">f8" is "float64"
     if not isinstance(name, str):

@@ -79,12 +79,10 @@ def _library_of_type(t: type) -> str | None:
 def library_of(x: object) -> str | None:
     """The array library ``x`` is an array of (``"torch"``, ``"numpy"``, …), else None."""
     t = type(x)
-    try:
-        return _type_library[t]
-    except KeyError:
-        pass
-    # a type's library cannot change: its module (or its base's) is already imported
-    lib = _type_library[t] = _library_of_type(t)
+    lib = _type_library.get(t, _MISSING)
+    if lib is _MISSING:
+        # a type's library cannot change: its module (or its base's) is already imported
+        lib = _type_library[t] = _library_of_type(t)
     return lib
 
 
@@ -166,7 +164,3 @@ def device_of(x: object) -> str | None:
         return _DEVICE_READERS[lib](x)
     except Exception:
         return "unknown"
-
-
-def device_reader(lib: str) -> Callable[[object], str]:
-    return _DEVICE_READERS[lib]

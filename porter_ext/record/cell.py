@@ -36,7 +36,6 @@ class CellRun:
     value: Any = NO_VALUE
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    recorder: Recorder | None = None
 
 
 def cell_filename(cell: int | str, source: str) -> str:
@@ -106,7 +105,7 @@ def run_recorded(
         else None
     )
     install_hooks(namespace)
-    run = CellRun(source=source, calls=[], recorder=rec)
+    run = CellRun(source=source, calls=[])
     start = time.perf_counter()
     try:
         with rec.activate():

@@ -66,15 +66,21 @@ def porter_call(site: tuple, f: Any, /, *args: Any, **kwargs: Any) -> Any:
     if rec is None:
         return f(*args, **kwargs)
     fast = rec._fast.get(site)
-    if (
-        fast is None
-        or fast[0] is not f
-        or len(args) != fast[2]
-        or (tuple(kwargs) != fast[4] if kwargs else fast[4])
-    ):
+    if fast is None or len(args) != fast[2] or (tuple(kwargs) != fast[4] if kwargs else fast[4]):
         return rec.call(site, f, args, kwargs)
-    # the hot path: a plain function called again at the same site, the same way
-    din = []
+    # the hot path: the same function, or a method of the same array type, called again at
+    # this site the same way: its callee and verdict are known, only devices are read
+    if fast[0] is f:
+        din = []
+    elif (
+        fast[1] is not None
+        and (type(f) is _BUILTIN_METHOD or type(f) is _METHOD)
+        and type(f.__self__) is fast[0]
+        and f.__name__ == fast[1]
+    ):
+        din = [_device_readers[_type_library[fast[0]]](f.__self__)]
+    else:
+        return rec.call(site, f, args, kwargs)
     for a in args:
         lib = _type_library.get(type(a))
         if lib is not None:
@@ -157,17 +163,25 @@ class Recorder:
         self._interned: dict[tuple, Verdict] = {}
         self._entries: dict[Callee, tuple] = {}
         self.warnings: list[str] = []
+        self._previous: Recorder | None = None
 
     # -- activation --------------------------------------------------------------------
     @contextmanager
     def activate(self) -> Iterator[Recorder]:
-        global _active
-        previous = _active
-        _active = self
+        self.start()
         try:
             yield self
         finally:
-            _active = previous
+            self.stop()
+
+    def start(self) -> None:
+        """Record from now on (``%port on`` starts in one IPython event, stops in another)."""
+        global _active
+        self._previous, _active = _active, self
+
+    def stop(self) -> None:
+        global _active
+        _active = self._previous
 
     def _internal(self, exc: BaseException) -> None:
         message = (
@@ -266,35 +280,7 @@ class Recorder:
 
     # -- the hot path ------------------------------------------------------------------
     def call(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> Any:
-        fast = self._fast.get(site)
-        if (
-            fast is not None
-            and len(args) == fast[2]
-            and (tuple(kwargs) == fast[4] if kwargs else not fast[4])
-        ):
-            key_obj = fast[0]
-            if key_obj is f:
-                self_obj = _NO_SELF
-            elif fast[1] is not None and (type(f) is _BUILTIN_METHOD or type(f) is _METHOD):
-                self_obj = f.__self__
-                if type(self_obj) is not key_obj or f.__name__ != fast[1]:
-                    return self._call(site, f, args, kwargs)
-            else:
-                return self._call(site, f, args, kwargs)
-            bucket = fast[3]
-            devices_in = _devices_in(args, kwargs, self_obj)
-            try:
-                out = f(*args, **kwargs)
-            except BaseException:
-                key = (devices_in, None)
-                bucket[key] = bucket.get(key, 0) + 1
-                raise
-            key = (devices_in, _device_out(out))
-            bucket[key] = bucket.get(key, 0) + 1
-            return out
-        return self._call(site, f, args, kwargs)
-
-    def _call(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> Any:
+        """A call not on the hot path: resolve, classify, record, and remember the site."""
         try:
             callee, self_obj, forced = self._resolve(f)
             if callee is not None and callee.library == "builtins":
@@ -489,10 +475,6 @@ def _alias(callee: Callee, spelled: str, f: Any) -> Callee:
             alias = Callee(callee.library, callee.kind, name, qual_prefix + name)
         _aliases[key] = alias
     return alias
-
-
-def active() -> Recorder | None:
-    return _active
 
 
 def install_hooks(namespace: dict) -> None:

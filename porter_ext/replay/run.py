@@ -164,12 +164,10 @@ def replay_cell(
     ns = prepared.namespace
     filename = cell_filename(f"{cell}@{spec}", source)
     run = None
-    try:
-        with time_limit(timeout, result.notes):
-            run = run_recorded(source, ns, cell=cell, strict=strict, version=version,
-                               filename=filename, compile_flags=compile_flags)  # fmt: skip
-    except ReplayTimeout:  # the timer fired outside the cell, just as it ended
-        pass
+    # the timer may fire outside the cell, just as it ended: then `run` is what it gave
+    with contextlib.suppress(ReplayTimeout), time_limit(timeout, result.notes):
+        run = run_recorded(source, ns, cell=cell, strict=strict, version=version,
+                           filename=filename, compile_flags=compile_flags)  # fmt: skip
     if run is None or isinstance(run.exception, ReplayTimeout):
         result.status = "timeout"
         result.seconds = run.seconds if run is not None else timeout

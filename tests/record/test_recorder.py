@@ -262,3 +262,10 @@ def test_a_long_loop_of_value_dependent_calls_stays_one_record():
     [call] = [c for c in run.calls if c.name == "ndarray.sum"]
     assert call.count == 20000
     assert peak < 5_000_000
+
+
+def test_method_calls_in_a_loop_merge_with_their_receivers_device():
+    run = record("for _ in range(5):\n    y = t.exp()\n", t=torch.ones(2))
+    [call] = [c for c in run.calls if c.name == "Tensor.exp"]
+    assert call.count == 5
+    assert call.devices_in == ["cpu"] and call.device_out == "cpu"
