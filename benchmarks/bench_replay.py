@@ -22,9 +22,8 @@ import time
 import numpy as np
 from _common import steady_allocator
 
-#: intermediates stay inside functions; the cell's outputs are reductions (a typical
-#: analysis cell: the 1000x1000 work happens, the results are small)
-REDUCED = """
+#: what both cells start with
+LAYERS = """
 xp = array_namespace(x)
 
 def layer(h, w, b):
@@ -35,7 +34,13 @@ def normalise(v):
     mu = xp.mean(v, axis=1, keepdims=True)
     sd = xp.std(v, axis=1, keepdims=True)
     return (v - mu) / (sd + 1e-5)
+"""
 
+#: intermediates stay inside functions; the cell's outputs are reductions (a typical
+#: analysis cell: the 1000x1000 work happens, the results are small)
+REDUCED = (
+    LAYERS
+    + """
 def head(h2):
     scores = xp.exp(xp.tanh(h2) - xp.max(xp.tanh(h2), axis=1, keepdims=True))
     probs = scores / xp.sum(scores, axis=1, keepdims=True)
@@ -62,20 +67,12 @@ y = xp.reshape(xp.expm1(xp.negative(xp.abs(h2[:10, :10]))), (-1,))
 result = xp.sum(probs, axis=0) + coverage - xp.square(diag) / (1 + norm[0])
 del h1, h2, probs
 """
+)
 
 #: the same work written flat: every intermediate is an output, nine of them 1000x1000
-FLAT = """
-xp = array_namespace(x)
-
-def layer(h, w, b):
-    z = xp.matmul(h, w) + b
-    return xp.where(z > 0, z, 0.01 * z)
-
-def normalise(v):
-    mu = xp.mean(v, axis=1, keepdims=True)
-    sd = xp.std(v, axis=1, keepdims=True)
-    return (v - mu) / (sd + 1e-5)
-
+FLAT = (
+    LAYERS
+    + """
 h1 = layer(x, w, b)
 h2 = layer(normalise(h1), w, b)
 scores = xp.exp(xp.tanh(h2) - xp.max(xp.tanh(h2), axis=1, keepdims=True))
@@ -96,6 +93,7 @@ norm = xp.linalg.vector_norm(h2, axis=1)
 y = xp.reshape(xp.expm1(xp.negative(xp.abs(h2[:10, :10]))), (-1,))
 result = xp.sum(probs, axis=0) + xp.mean(mask, axis=0) - xp.square(diag) / (1 + norm[0])
 """
+)
 
 
 def person_namespace() -> dict:
