@@ -17,8 +17,8 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from porter_ext.replay._effects import Roots, add_seeds, reach
-from porter_ext.replay._walker import Scope, Walker
+from porter_ext.replay.aliasing import Roots, add_seeds, reach
+from porter_ext.replay.scopes import Scope, Walker
 
 _BUILTINS = frozenset(dir(builtins))
 

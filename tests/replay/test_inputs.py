@@ -11,7 +11,7 @@ from porter_ext.backends import BackendSpec, BackendUnavailable, ConversionError
 from porter_ext.record import run_recorded
 from porter_ext.record.strict import NamespaceView, strict_namespace
 from porter_ext.replay import analyse, build_namespace, input_devices, is_array_namespace
-from porter_ext.replay._functions import may_mutate, user_functions
+from porter_ext.replay.user_functions import may_mutate, user_functions
 
 torch = pytest.importorskip("torch")
 TORCH = BackendSpec("torch")

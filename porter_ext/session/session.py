@@ -10,114 +10,17 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import json
-import platform
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.record.cell import NO_VALUE, CellRun, cell_filename, parse_cell, run_recorded
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.transformer import transform
-from porter_ext.report.model import CellEntry, Environment, Report
-from porter_ext.spec.standard import DEFAULT_VERSION
+from porter_ext.report.model import CellEntry, Report
+from porter_ext.session.options import PortOptions, SessionConfig
+from porter_ext.session.result import PortResult, environment
 
 _HIDDEN_NAMES = ("__porter_call__", "__porter_attr__")
-
-
-@dataclass
-class PortOptions:
-    """Options of one ``%%port`` cell (defaults come from the session)."""
-
-    strict: bool = False
-    quiet: bool = False
-    #: backend specs to replay on; None: the session's (``%port backends``)
-    backends: list | None = None
-    no_replay: bool = False
-    rtol: float | None = None
-    atol: float | None = None
-    #: tolerance policy name (see porter_ext.compare.tolerance.POLICIES); None: the session's
-    policy: str | None = None
-    #: seconds each replay may run
-    timeout: float | None = None
-
-
-@dataclass
-class SessionConfig:
-    """Session-wide settings, with their defaults."""
-
-    #: the standard version calls are checked against
-    version: str = DEFAULT_VERSION
-    #: strict checking in cells recorded by ``%port on``
-    strict: bool = False
-    #: backend specs every recorded cell is replayed on (``%port backends SPECS``)
-    backends: list = field(default_factory=list)
-    #: tolerance policy for comparing replays
-    policy: str = "porter"
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class PortResult:
-    """A cell's result, bound to ``_port``: tables as DataFrames, JSON as in the report."""
-
-    def __init__(self, entry: CellEntry, warnings: list[str] | None = None):
-        self.entry = entry
-        self.warnings = list(warnings or [])
-
-    @property
-    def calls(self):
-        from porter_ext.report.tables import calls_frame
-
-        return calls_frame(self.entry)
-
-    @property
-    def numerics(self):
-        from porter_ext.report.tables import numerics_frame
-
-        return numerics_frame(self.entry)
-
-    @property
-    def devices(self):
-        from porter_ext.report.tables import devices_frame
-
-        return devices_frame(self.entry)
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.entry.to_dict()
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
-        # the widget in a live front end, with text/html, text/plain and porter's JSON
-        # beside it for every other front end
-        from porter_ext.ui.widget import mimebundle
-
-        return mimebundle(self.entry)
-
-    def __repr__(self) -> str:
-        from porter_ext.ui.mime import cell_text
-
-        return cell_text(self.entry)
-
-
-def environment() -> Environment:
-    """Python and every backend porter can see (unavailable ones with their reasons)."""
-    from porter_ext.backends import list_backends
-    from porter_ext.report.model import BackendEntry
-
-    entries = [
-        BackendEntry(
-            spec=b.spec,
-            library=b.library,
-            version=b.version,
-            available=b.available,
-            devices=list(b.devices),
-            reason=b.reason,
-        )
-        for b in list_backends()
-    ]
-    return Environment(python=platform.python_version(), backends=entries)
 
 
 class Session:
@@ -197,7 +100,7 @@ class Session:
         return result, run
 
     def _plan(self, code: str, namespace: dict, specs: list):
-        from porter_ext.replays import plan
+        from porter_ext.session.pipeline import plan
 
         try:
             return plan(code, namespace, specs)
@@ -211,7 +114,7 @@ class Session:
         """The entry with its replays and device findings (the original run's too)."""
         import dataclasses
 
-        from porter_ext.replays import original_findings, replay_entries
+        from porter_ext.session.pipeline import original_findings, replay_entries
 
         findings: list = []
         replays: list = []

@@ -16,7 +16,7 @@ import types
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from porter_ext.replay._effects import INPLACE_FUNCTIONS, INPLACE_METHODS, OUT_KEYWORDS
+from porter_ext.replay.aliasing import INPLACE_FUNCTIONS, INPLACE_METHODS, OUT_KEYWORDS
 
 _STORES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR", "STORE_ATTR", "DELETE_ATTR"})
 _COMPARISONS = frozenset({"==", "!=", "<=", ">="})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from porter_ext.replay._effects import (
+from porter_ext.replay.aliasing import (
     Roots,
     add_seeds,
     as_kind,
@@ -22,7 +22,7 @@ from porter_ext.replay._effects import (
     roots,
     seeds,
 )
-from porter_ext.replay._magics import magic_code
+from porter_ext.replay.ipython_lines import magic_code
 
 
 class Scope:

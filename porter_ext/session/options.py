@@ -1,0 +1,40 @@
+"""Options of one ``%%port`` cell and the session-wide settings, with their defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from porter_ext.spec.standard import DEFAULT_VERSION
+
+
+@dataclass
+class PortOptions:
+    """Options of one ``%%port`` cell (defaults come from the session)."""
+
+    strict: bool = False
+    quiet: bool = False
+    #: backend specs to replay on; None: the session's (``%port backends``)
+    backends: list | None = None
+    no_replay: bool = False
+    rtol: float | None = None
+    atol: float | None = None
+    #: tolerance policy name (see porter_ext.compare.tolerance.POLICIES); None: the session's
+    policy: str | None = None
+    #: seconds each replay may run
+    timeout: float | None = None
+
+
+@dataclass
+class SessionConfig:
+    """Session-wide settings, with their defaults."""
+
+    #: the standard version calls are checked against
+    version: str = DEFAULT_VERSION
+    #: strict checking in cells recorded by ``%port on``
+    strict: bool = False
+    #: backend specs every recorded cell is replayed on (``%port backends SPECS``)
+    backends: list = field(default_factory=list)
+    #: tolerance policy for comparing replays
+    policy: str = "porter"
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,72 @@
+"""A cell's result as the person sees it (``_port``), and the environment of a report."""
+
+from __future__ import annotations
+
+import json
+import platform
+from typing import Any
+
+from porter_ext.report.model import CellEntry, Environment
+
+
+class PortResult:
+    """A cell's result, bound to ``_port``: tables as DataFrames, JSON as in the report."""
+
+    def __init__(self, entry: CellEntry, warnings: list[str] | None = None):
+        self.entry = entry
+        self.warnings = list(warnings or [])
+
+    @property
+    def calls(self):
+        from porter_ext.report.tables import calls_frame
+
+        return calls_frame(self.entry)
+
+    @property
+    def numerics(self):
+        from porter_ext.report.tables import numerics_frame
+
+        return numerics_frame(self.entry)
+
+    @property
+    def devices(self):
+        from porter_ext.report.tables import devices_frame
+
+        return devices_frame(self.entry)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.entry.to_dict()
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
+        # the widget in a live front end, with text/html, text/plain and porter's JSON
+        # beside it for every other front end
+        from porter_ext.ui.widget import mimebundle
+
+        return mimebundle(self.entry)
+
+    def __repr__(self) -> str:
+        from porter_ext.ui.mime import cell_text
+
+        return cell_text(self.entry)
+
+
+def environment() -> Environment:
+    """Python and every backend porter can see (unavailable ones with their reasons)."""
+    from porter_ext.backends import list_backends
+    from porter_ext.report.model import BackendEntry
+
+    entries = [
+        BackendEntry(
+            spec=b.spec,
+            library=b.library,
+            version=b.version,
+            available=b.available,
+            devices=list(b.devices),
+            reason=b.reason,
+        )
+        for b in list_backends()
+    ]
+    return Environment(python=platform.python_version(), backends=entries)
