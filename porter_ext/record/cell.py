@@ -63,25 +63,35 @@ def parse_cell(source: str, filename: str) -> ast.Module:
     return ast.parse(source, filename, "exec")
 
 
+@dataclass(frozen=True)
+class RecordSettings:
+    """How one cell is recorded: its label in file names and records, strictness, the
+    standard version checked against, and the compiler flags (IPython's ``__future__``)."""
+
+    cell: int | str = 0
+    strict: bool = False
+    version: str = DEFAULT_VERSION
+    compile_flags: int = 0
+
+
 def run_recorded(
     source: str,
     namespace: dict,
+    settings: RecordSettings | None = None,
     *,
-    cell: int | str = 0,
-    strict: bool = False,
-    version: str = DEFAULT_VERSION,
     filename: str | None = None,
     tree: ast.Module | None = None,
     ast_transformers: Iterable[Callable[[ast.Module], ast.Module]] = (),
-    compile_flags: int = 0,
     recorder: Recorder | None = None,
 ) -> CellRun:
     """Run ``source`` (plain Python: IPython syntax already transformed) in ``namespace``
     while recording its array calls. A SyntaxError propagates before anything runs."""
+    settings = settings or RecordSettings()
+    cell, compile_flags = settings.cell, settings.compile_flags
     filename = filename or cell_filename(cell, source)
     if tree is None:
         tree = parse_cell(source, filename)
-    rec = recorder or Recorder(strict=strict, version=version, cell=cell)
+    rec = recorder or Recorder(strict=settings.strict, version=settings.version, cell=cell)
     warnings: list[str] = []
     try:
         tree = transform(tree, cell)

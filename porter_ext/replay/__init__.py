@@ -15,6 +15,7 @@ from porter_ext.replay.inputs import (
 )
 from porter_ext.replay.run import (
     ReplayResult,
+    ReplaySettings,
     ReplayTimeout,
     collect_outputs,
     replay_all,
@@ -25,6 +26,7 @@ __all__ = [
     "CellIO",
     "ReplayInputs",
     "ReplayResult",
+    "ReplaySettings",
     "ReplayTimeout",
     "analyse",
     "build_namespace",

@@ -29,8 +29,13 @@ from porter_ext.backends import (
 )
 from porter_ext.record.arrays import device_of, library_of
 from porter_ext.record.strict import NamespaceView, recorded_namespace, unwrap_namespace
-from porter_ext.replay.user_functions import may_mutate, user_callables, user_functions, user_globals
 from porter_ext.replay.analysis import CellIO
+from porter_ext.replay.user_functions import (
+    may_mutate,
+    user_callables,
+    user_functions,
+    user_globals,
+)
 
 #: containers are searched for arrays this deep, and no further than this many items
 MAX_DEPTH = 4

@@ -28,16 +28,24 @@ from porter_ext.backends import (
     get_backend,
     parse_spec,
 )
-from porter_ext.record.cell import NO_VALUE, cell_filename, run_recorded
+from porter_ext.record.cell import NO_VALUE, RecordSettings, cell_filename, run_recorded
 from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.replay.analysis import CellIO, analyse
 from porter_ext.replay.inputs import build_namespace
-from porter_ext.spec.standard import DEFAULT_VERSION
 
 
 class ReplayTimeout(BaseException):
     """Raised inside a replay that ran past its limit (a BaseException, so that the cell's
     own ``except Exception`` cannot swallow it)."""
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """How every replay of one cell runs: recorded like the original (``record``), and
+    interrupted after ``timeout`` seconds (None: no limit)."""
+
+    record: RecordSettings = field(default_factory=RecordSettings)
+    timeout: float | None = None
 
 
 @dataclass
@@ -125,17 +133,15 @@ def replay_cell(
     source: str,
     person_ns: Mapping[str, Any],
     spec: BackendSpec | str,
+    settings: ReplaySettings | None = None,
     *,
     io: CellIO | None = None,
-    cell: int | str = 0,
-    strict: bool = False,
-    version: str = DEFAULT_VERSION,
-    timeout: float | None = None,
-    compile_flags: int = 0,
 ) -> ReplayResult:
     """Run ``source`` (plain Python) again on ``spec`` in a namespace built from
     ``person_ns``, which stays untouched. Never raises for a missing backend or device,
     nor for the replay's own exception: the result says what happened."""
+    settings = settings or ReplaySettings()
+    timeout = settings.timeout
     try:
         spec = parse_spec(spec) if isinstance(spec, str) else spec
         backend = get_backend(spec.library)
@@ -162,12 +168,11 @@ def replay_cell(
     result.input_devices = list(prepared.devices)
     result.notes = list(prepared.notes)
     ns = prepared.namespace
-    filename = cell_filename(f"{cell}@{spec}", source)
+    filename = cell_filename(f"{settings.record.cell}@{spec}", source)
     run = None
     # the timer may fire outside the cell, just as it ended: then `run` is what it gave
     with contextlib.suppress(ReplayTimeout), time_limit(timeout, result.notes):
-        run = run_recorded(source, ns, cell=cell, strict=strict, version=version,
-                           filename=filename, compile_flags=compile_flags)  # fmt: skip
+        run = run_recorded(source, ns, settings.record, filename=filename)
     if run is None or isinstance(run.exception, ReplayTimeout):
         result.status = "timeout"
         result.seconds = run.seconds if run is not None else timeout
@@ -191,10 +196,15 @@ def _skipped(result: ReplayResult, reason: str) -> ReplayResult:
 
 
 def replay_all(
-    source: str, person_ns: Mapping[str, Any], specs: list[BackendSpec | str], **kw: Any
+    source: str,
+    person_ns: Mapping[str, Any],
+    specs: list[BackendSpec | str],
+    settings: ReplaySettings | None = None,
+    *,
+    io: CellIO | None = None,
 ) -> list[ReplayResult]:
     """`replay_cell` on each spec in turn (the cell is analysed once)."""
-    if kw.get("io") is None:
+    if io is None:
         with contextlib.suppress(SyntaxError):  # each replay reports it
-            kw["io"] = analyse(source)
-    return [replay_cell(source, person_ns, spec, **kw) for spec in specs]
+            io = analyse(source)
+    return [replay_cell(source, person_ns, spec, settings, io=io) for spec in specs]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.record.cell import NO_VALUE, CellRun
+from porter_ext.replay.run import ReplaySettings
 from porter_ext.report.model import CellEntry, ReplayEntry
 
 
@@ -69,13 +70,8 @@ def replay_entries(
     code: str,
     namespace: Mapping[str, Any],
     run: CellRun,
-    *,
-    cell: int | str,
-    strict: bool,
-    version: str,
+    settings: ReplaySettings,
     policy: Any,
-    timeout: float | None,
-    compile_flags: int,
 ) -> tuple[list[ReplayEntry], list]:
     """Replay on every spec and compare with the original run: the report's replay
     entries and the device findings of the replays."""
@@ -99,12 +95,8 @@ def replay_entries(
             code,
             PreRunNamespace(namespace, plan_.snapshot),
             plan_.specs,
+            settings,
             io=plan_.io,
-            cell=cell,
-            strict=strict,
-            version=version,
-            timeout=timeout,
-            compile_flags=compile_flags,
         )
     entries, findings = [], []
     for result in results:

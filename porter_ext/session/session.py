@@ -13,7 +13,15 @@ import contextlib
 import sys
 from typing import Any
 
-from porter_ext.record.cell import NO_VALUE, CellRun, cell_filename, parse_cell, run_recorded
+from porter_ext.guard import internal_error
+from porter_ext.record.cell import (
+    NO_VALUE,
+    CellRun,
+    RecordSettings,
+    cell_filename,
+    parse_cell,
+    run_recorded,
+)
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.transformer import transform
 from porter_ext.report.model import CellEntry, Report
@@ -76,17 +84,11 @@ class Session:
             else list(options.backends if options.backends is not None else self.config.backends)
         )
         plan = self._plan(code, namespace, specs)
-        run = run_recorded(
-            code,
-            namespace,
-            cell=cell,
-            strict=options.strict,
-            version=self.config.version,
-            filename=filename,
-            tree=tree,
-            ast_transformers=others,
-            compile_flags=flags,
+        record = RecordSettings(
+            cell=cell, strict=options.strict, version=self.config.version, compile_flags=flags
         )
+        run = run_recorded(code, namespace, record, filename=filename, tree=tree,
+                           ast_transformers=others)  # fmt: skip
         warnings = list(run.warnings)
         entry = CellEntry(
             index=self.cell_index,
@@ -95,7 +97,7 @@ class Session:
             error=run.error,
             calls=run.calls,
         )
-        entry = self._replay(entry, plan, code, namespace, run, cell, options, flags, warnings)
+        entry = self._replay(entry, plan, code, namespace, run, record, options, warnings)
         result = self.add(entry, warnings)
         return result, run
 
@@ -104,16 +106,27 @@ class Session:
 
         try:
             return plan(code, namespace, specs)
+        except SyntaxError:  # the run reports it
+            return None
         except Exception as exc:  # porter's failure: the person's run goes on unreplayed
-            print(f"porter: cannot replay this cell ({type(exc).__name__}: {exc})", file=sys.stderr)
+            internal_error("planning the replays of this cell", exc)
             return None
 
     def _replay(
-        self, entry, plan, code, namespace, run, cell, options, flags, warnings
+        self,
+        entry: CellEntry,
+        plan: Any,
+        code: str,
+        namespace: dict,
+        run: CellRun,
+        record: RecordSettings,
+        options: PortOptions,
+        warnings: list[str],
     ) -> CellEntry:
         """The entry with its replays and device findings (the original run's too)."""
         import dataclasses
 
+        from porter_ext.replay.run import ReplaySettings
         from porter_ext.session.pipeline import original_findings, replay_entries
 
         findings: list = []
@@ -121,23 +134,13 @@ class Session:
         try:
             findings = original_findings(entry, plan, namespace, run)
             if plan is not None:
+                settings = ReplaySettings(record=record, timeout=options.timeout)
                 replays, more = replay_entries(
-                    plan,
-                    code,
-                    namespace,
-                    run,
-                    cell=cell,
-                    strict=options.strict,
-                    version=self.config.version,
-                    policy=self.policy(options),
-                    timeout=options.timeout,
-                    compile_flags=flags,
+                    plan, code, namespace, run, settings, self.policy(options)
                 )
                 findings += more
         except Exception as exc:
-            warnings.append(
-                f"porter: replaying the cell failed inside porter ({type(exc).__name__}: {exc})"
-            )
+            internal_error("replaying the cell", exc, warnings)
         return dataclasses.replace(entry, replays=replays, device_findings=findings)
 
     def policy(self, options: PortOptions):
@@ -241,17 +244,13 @@ class Session:
         value = result.result if getattr(result, "result", None) is not None else NO_VALUE
         run = CellRun(source=code, calls=calls, error=error, exception=exc, value=value)
         options = PortOptions(strict=self.config.strict)
-        entry = self._replay(
-            entry,
-            plan,
-            code,
-            self.shell.user_ns,
-            run,
-            result.execution_count,
-            options,
-            self.shell.compile.flags,
-            warnings,
+        record = RecordSettings(
+            cell=result.execution_count,
+            strict=options.strict,
+            version=self.config.version,
+            compile_flags=self.shell.compile.flags,
         )
+        entry = self._replay(entry, plan, code, self.shell.user_ns, run, record, options, warnings)
         port = self.add(entry, warnings)
         from IPython.display import display
 

@@ -12,7 +12,8 @@ from array_api_compat import array_namespace
 from porter_ext.backends import parse_specs
 from porter_ext.compare import compare_outputs, get_policy
 from porter_ext.record import run_recorded
-from porter_ext.replay import analyse, collect_outputs, replay_all, replay_cell
+from porter_ext.record.cell import RecordSettings
+from porter_ext.replay import ReplaySettings, analyse, collect_outputs, replay_all, replay_cell
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("jax")
@@ -181,12 +182,12 @@ def test_a_runaway_replay_times_out_and_the_next_backend_goes_on() -> None:
     try:
         src = "y = x + 1\nwhile True:\n    pass\n"
         first, second = replay_all(src.replace("while True", "while x.sum() > 0"),
-                                   person(x=np.ones(2)), ["numpy", "torch"], timeout=0.3)  # fmt: skip
+                                   person(x=np.ones(2)), ["numpy", "torch"], ReplaySettings(timeout=0.3))  # fmt: skip
         assert first.status == second.status == "timeout"
         assert "0.3 s" in first.reason and first.seconds < 5
         assert signal.getsignal(signal.SIGALRM) is mine
         assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-        ok = replay_cell("y = x + 1", person(x=np.ones(2)), "numpy", timeout=5)
+        ok = replay_cell("y = x + 1", person(x=np.ones(2)), "numpy", ReplaySettings(timeout=5))
         assert ok.status == "ok"
     finally:
         signal.signal(signal.SIGALRM, previous)
@@ -205,7 +206,7 @@ def test_the_alarm_repeats_when_something_swallows_it() -> None:
         "        if swallowed >= 2:\n"
         "            raise\n"
     )
-    result = replay_cell(src, person(), "numpy", timeout=0.2)
+    result = replay_cell(src, person(), "numpy", ReplaySettings(timeout=0.2))
     assert result.status == "timeout" and result.seconds < 5
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
@@ -214,7 +215,10 @@ def test_someone_elses_timer_keeps_running() -> None:
     previous = signal.signal(signal.SIGALRM, lambda *_: None)
     try:
         signal.setitimer(signal.ITIMER_REAL, 30)
-        assert replay_cell("y = x", person(x=np.ones(1)), "numpy", timeout=5).status == "ok"
+        assert (
+            replay_cell("y = x", person(x=np.ones(1)), "numpy", ReplaySettings(timeout=5)).status
+            == "ok"
+        )
         left, _ = signal.getitimer(signal.ITIMER_REAL)
         assert 25 < left <= 30
     finally:
@@ -225,7 +229,9 @@ def test_someone_elses_timer_keeps_running() -> None:
 def test_outside_the_main_thread_the_limit_is_not_applied_and_said_so() -> None:
     out = []
     thread = threading.Thread(
-        target=lambda: out.append(replay_cell("y = x", person(x=np.ones(1)), "numpy", timeout=1))
+        target=lambda: out.append(
+            replay_cell("y = x", person(x=np.ones(1)), "numpy", ReplaySettings(timeout=1))
+        )
     )
     thread.start()
     thread.join()
@@ -245,7 +251,9 @@ def test_non_array_outputs_are_listed_as_not_compared() -> None:
 
 def test_strict_replays_reject_non_standard_calls() -> None:
     src = "xp = array_namespace(x)\ny = x.sum()\n"
-    result = replay_cell(src, person(x=np.ones((2, 2))), "torch", strict=True)
+    result = replay_cell(
+        src, person(x=np.ones((2, 2))), "torch", ReplaySettings(RecordSettings(strict=True))
+    )
     assert result.status == "error" and result.error.type == "NonStandardError"
     assert result.error.line == 2
     assert replay_cell(src, person(x=np.ones((2, 2))), "torch").status == "ok"
