@@ -1,23 +1,48 @@
-"""One small adapter per array library, and moving arrays between them.
+"""The one home of each array library, and moving arrays between them.
 
-Importing this package imports no array library: adapters recognise arrays through
-``sys.modules`` and import their library only when asked to do something.
+One adapter per library (``numpy.py``, ``torch.py``, ``jax.py``, ``cupy.py``,
+``strict.py``, ``dask.py``) knows everything porter knows about it; the registry finds
+adapters by name, array, type or module. Importing this package imports no array
+library: adapters recognise arrays through ``sys.modules`` and import their library only
+when asked to do something with it.
 """
 
 from .base import (
+    TRACED,
     Backend,
     BackendInfo,
     BackendUnavailable,
     Conversion,
     ConversionError,
     DeviceUnavailable,
+    Namespace,
+    ReplayScope,
+    dtype_name,
 )
 from .convert import aligned_copy, aligned_empty, convert_to, is_aligned
-from .registry import backend_for, device_of, get_backend, list_backends
-from .spec import LIBRARIES, BackendSpec, SpecError, parse_spec, parse_specs
+from .registry import (
+    HELPER_NAMESPACES,
+    HELPERS,
+    LIBRARIES,
+    all_backends,
+    backend_for,
+    backend_of_module,
+    device_of,
+    get_backend,
+    is_array,
+    library_of,
+    list_backends,
+    namespace_backend,
+    parse_spec,
+    parse_specs,
+)
+from .spec import BackendSpec, SpecError
 
 __all__ = [
+    "HELPERS",
+    "HELPER_NAMESPACES",
     "LIBRARIES",
+    "TRACED",
     "Backend",
     "BackendInfo",
     "BackendSpec",
@@ -25,15 +50,23 @@ __all__ = [
     "Conversion",
     "ConversionError",
     "DeviceUnavailable",
+    "Namespace",
+    "ReplayScope",
     "SpecError",
     "aligned_copy",
     "aligned_empty",
+    "all_backends",
     "backend_for",
+    "backend_of_module",
     "convert_to",
     "device_of",
+    "dtype_name",
     "get_backend",
     "is_aligned",
+    "is_array",
+    "library_of",
     "list_backends",
+    "namespace_backend",
     "parse_spec",
     "parse_specs",
 ]

@@ -1,17 +1,22 @@
 """What every library adapter offers, and the records it hands back.
 
-An adapter never imports its library at module level: it looks in ``sys.modules`` to
-recognise arrays (an array of a library that was never imported cannot exist) and
-imports the library only when asked to do something with it.
+An adapter is the one home of its library: how to recognise its arrays and namespaces,
+its spec name, its device reader, the namespaces the recorder resolves callees in, its
+copy and DLPack rules, its default device and its availability. It never imports its
+library at module level: it looks in ``sys.modules`` to recognise arrays (an array of a
+library that was never imported cannot exist) and imports the library only when asked
+to do something with it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import sys
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +77,31 @@ class Conversion:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Namespace:
+    """A module the recorder indexes callees in: ``prefix`` goes before each name relative
+    to the library's array namespace (``"linalg."``), ``qualname`` before the name shown
+    to people (None: the library's ``qualname_prefix``)."""
+
+    module: str
+    prefix: str = ""
+    qualname: str | None = None
+
+
+TRACED = "traced"
+
+
+@dataclass
+class ReplayScope:
+    """What a backend's ``replay_context`` yields: notes for the report, and how to
+    finish an output (compute a lazy one) while the context is still open."""
+
+    notes: list[str] = field(default_factory=list)
+
+    def finish(self, value: Any) -> Any:
+        return value
+
+
 def loaded(module: str) -> ModuleType | None:
     """The module if the person's process already imported it, without importing it."""
     return sys.modules.get(module)
@@ -98,7 +128,7 @@ class Backend(ABC):
     Device strings are spelled as the library spells them (the spec spelling).
     """
 
-    #: spec name ("numpy", "torch", "jax", "cupy", "strict")
+    #: spec name ("numpy", "torch", "jax", "cupy", "strict", "dask"): the one spelling
     name: str
     #: import name of the library
     module: str
@@ -108,6 +138,23 @@ class Backend(ABC):
     extra: str
     #: the library's name in prose ("PyTorch", "array-api-strict")
     title: str
+    #: other spellings people type for it in a spec (its import name is one already)
+    aliases: tuple[str, ...] = ()
+    #: top-level modules whose functions and types belong to this library
+    roots: tuple[str, ...] = ()
+    #: how the library's functions are qualified in reports ("jax.numpy" for JAX)
+    qualname_prefix: str = ""
+    #: the type name of its arrays in reports ("Tensor" in "Tensor.sum")
+    array_type_name: str = "ndarray"
+    #: the namespaces the recorder indexes, in order of precedence
+    namespaces: tuple[Namespace, ...] = ()
+    #: module names that are array API namespaces of this library (rebound in a replay)
+    api_modules: frozenset[str] = frozenset()
+    #: whether its arrays can be written in place (a shared buffer then needs a copy)
+    mutable: bool = True
+    #: names under the library's top level that build functions rather than compute
+    #: arrays (``jax.jit``): not array calls
+    not_array_calls: frozenset[str] = frozenset()
 
     def lib(self) -> ModuleType:
         """The imported library; BackendUnavailable with the reason when it is not there."""
@@ -151,12 +198,32 @@ class Backend(ABC):
         """The array API namespace for this library."""
 
     @abstractmethod
+    def array_types(self) -> tuple[type, ...]:
+        """The library's array types (traced values included); () while it is not imported."""
+
+    def scalar_types(self) -> tuple[type, ...]:
+        """Array types that behave as numbers (NumPy scalars): kept as they are in a replay."""
+        return ()
+
     def owns(self, x: object) -> bool:
         """Whether ``x`` is an array of this library (never imports the library)."""
+        types = self.array_types()
+        return bool(types) and isinstance(x, types)
 
     @abstractmethod
     def device_of(self, x: Any) -> str:
-        """Where ``x`` lives, in spec spelling; ``"traced"`` for a JAX tracer."""
+        """Where ``x`` lives, in spec spelling; ``"traced"`` for a traced value.
+
+        On the recorder's hot path: keep it a few attribute reads.
+        """
+
+    def is_traced(self, x: Any) -> bool:
+        """Whether ``x`` is a placeholder inside a transformation (no data, no device)."""
+        return False
+
+    def is_namespace(self, module_name: str) -> bool:
+        """Whether the module named ``module_name`` is an array API namespace of this library."""
+        return module_name in self.api_modules
 
     @abstractmethod
     def resolve_device(self, device: str | None) -> Any:
@@ -178,15 +245,44 @@ class Backend(ABC):
 
         return np.array(self.to_host(x), copy=True)
 
+    @abstractmethod
+    def copy(self, x: Any) -> Any:
+        """A copy of ``x`` on its own device, sharing no buffer with it."""
+
     def unavailable_kinds(self) -> list[tuple[str, str]]:
         """(spec, reason) for each device kind this library could have but does not."""
         return []
 
-    def from_array(self, x: object, device: str | None = None) -> Conversion:
-        """Move an array of any supported library (or a Python scalar) onto this backend."""
-        from .convert import convert_to
+    # -- moving arrays (see convert.py for the order of work) --------------------------
+    def export_ready(self, x: Any, trail: Any) -> Any:
+        """``x`` ready to leave this library: detached, resolved, concrete. Raises
+        ConversionError for values that carry no data."""
+        return x
 
-        return convert_to(x, self, device)
+    def dlpack_ready(self, x: Any, trail: Any) -> Any:
+        """``x`` in a state whose ``__dlpack_device__`` tells the truth (a copy, noted in
+        ``trail``, where the library must move it first)."""
+        return x
+
+    def data_pointer(self, x: Any) -> int | None:
+        """Address of the first element of a host array (JAX's alignment rule), or None."""
+        return None
+
+    @abstractmethod
+    def import_array(self, x: Any, source: Backend, device: Any, trail: Any) -> Any:
+        """``x`` (an array of ``source``, export-ready) as an array of this library on
+        ``device`` (a resolved device object), zero-copy where the devices allow."""
+
+    def narrows(self, dtype: str) -> str | None:
+        """What this library turns ``dtype`` into when it cannot hold it, or None."""
+        return None
+
+    @contextlib.contextmanager
+    def replay_context(self, where: str | None) -> Iterator[ReplayScope]:
+        """Entered around a replay's run on this backend (``where``: the spec's WHERE);
+        the scope collects notes for the report and finishes the outputs before the
+        context closes (a lazy library computes them there, once)."""
+        yield ReplayScope()
 
     def __repr__(self) -> str:
         return f"<porter backend {self.name}>"

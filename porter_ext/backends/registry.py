@@ -1,21 +1,69 @@
-"""Finding adapters: by library name, by the array in hand, and all of them for ``porter backends``."""
+"""Finding adapters: by library name, by the array or module in hand, and all of them for
+``porter backends``. This is what the other stages ask instead of naming a library.
+
+The type of an object is looked up once and cached (its library cannot change: an array
+type belongs to a library that was already imported), so that reading the device of a
+call's arguments, on the recorder's hot path, is a dictionary lookup and an attribute read.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._cupy import CupyBackend
-from ._jax import JaxBackend
-from ._numpy import NumpyBackend
-from ._strict import StrictBackend
-from ._torch import TorchBackend
-from .base import Backend, BackendInfo
-from .spec import ALIASES, LIBRARIES, BackendSpec, SpecError
+from porter_ext.guard import internal_error
+
+from .base import Backend, BackendInfo, Namespace
+from .cupy import CupyBackend
+from .dask import DaskBackend
+from .jax import JaxBackend
+from .numpy import NumpyBackend
+from .spec import BackendSpec, SpecError, parse_spec_with, parse_specs_with
+from .strict import StrictBackend
+from .torch import TorchBackend
 
 _BACKENDS: dict[str, Backend] = {
     backend.name: backend
-    for backend in (NumpyBackend(), TorchBackend(), JaxBackend(), CupyBackend(), StrictBackend())
+    for backend in (
+        NumpyBackend(),
+        TorchBackend(),
+        JaxBackend(),
+        CupyBackend(),
+        StrictBackend(),
+        DaskBackend(),
+    )
 }
+#: the libraries a spec may name, in the order ``porter backends`` lists them
+LIBRARIES: tuple[str, ...] = tuple(_BACKENDS)
+#: other spellings people type for a library
+ALIASES: dict[str, str] = {
+    alias: b.name for b in _BACKENDS.values() for alias in (b.module, *b.aliases)
+}
+
+#: the array API helpers porter's recorder also resolves (``array_namespace``, ``device``)
+HELPERS = "array_api_compat"
+HELPER_NAMESPACES = (Namespace(HELPERS, "", HELPERS),)
+
+#: top-level module → the adapter whose functions and types live there
+_ROOTS: dict[str, Backend] = {root: b for b in _BACKENDS.values() for root in b.roots}
+_MISSING = object()
+#: type → its adapter, or None for a type that is not an array of any library; the
+#: recorder's hot path reads it directly (read-only outside this module)
+BY_TYPE: dict[type, Backend | None] = {}
+
+
+def all_backends() -> tuple[Backend, ...]:
+    """Every adapter, in the order ``porter backends`` lists them."""
+    return tuple(_BACKENDS.values())
+
+
+def parse_spec(text: str) -> BackendSpec:
+    """Parse one ``LIB[:DEVICE][@WHERE]``; raises SpecError naming the valid libraries."""
+    return parse_spec_with(text, LIBRARIES, ALIASES)
+
+
+def parse_specs(text: str) -> list[BackendSpec]:
+    """Parse comma-separated specs; blanks are ignored and duplicates dropped, order kept."""
+    return parse_specs_with(text, LIBRARIES, ALIASES)
 
 
 def get_backend(library: str) -> Backend:
@@ -29,18 +77,61 @@ def get_backend(library: str) -> Backend:
         ) from None
 
 
-def backend_for(x: object) -> Backend | None:
-    """Which library owns the array ``x`` (None for anything else); imports nothing."""
-    for backend in _BACKENDS.values():
-        if backend.owns(x):
+def backend_of_module(module_name: str) -> Backend | None:
+    """The adapter whose library the module ``module_name`` belongs to (``jaxlib.x`` → jax)."""
+    return _ROOTS.get(module_name.partition(".")[0])
+
+
+def _backend_of_type(t: type) -> Backend | None:
+    root = _ROOTS.get(t.__module__.partition(".")[0]) if isinstance(t.__module__, str) else None
+    for backend in (root,) if root is not None else _BACKENDS.values():
+        types = backend.array_types()
+        if types and issubclass(t, types):
             return backend
     return None
 
 
-def device_of(x: Any) -> str | None:
-    """The device of any supported array in spec spelling; None when ``x`` is not one."""
+def backend_for(x: object) -> Backend | None:
+    """Which library owns the array ``x`` (None for anything else); imports nothing."""
+    t = type(x)
+    backend = BY_TYPE.get(t, _MISSING)
+    if backend is _MISSING:
+        backend = BY_TYPE[t] = _backend_of_type(t)
+    return backend  # type: ignore[return-value]
+
+
+def library_of(x: object) -> str | None:
+    """The spec name of the library ``x`` is an array of (``"torch"``), else None."""
     backend = backend_for(x)
-    return backend.device_of(x) if backend is not None else None
+    return backend.name if backend is not None else None
+
+
+def is_array(x: object) -> bool:
+    return backend_for(x) is not None
+
+
+def device_of(x: Any) -> str | None:
+    """The device of any supported array in spec spelling (``"traced"`` for a traced
+    value); None when ``x`` is not one. Never raises: a reader that fails is porter's
+    bug, reported through the guard, and the device reads ``"unknown"``."""
+    backend = BY_TYPE.get(type(x), _MISSING)
+    if backend is _MISSING:
+        backend = backend_for(x)
+    if backend is None:
+        return None
+    try:
+        return backend.device_of(x)  # type: ignore[union-attr]
+    except Exception as error:
+        internal_error(f"reading the device of a {type(x).__name__}", error)
+        return "unknown"
+
+
+def namespace_backend(module_name: str) -> Backend | None:
+    """The adapter whose array API namespace the module ``module_name`` is, or None."""
+    for backend in _BACKENDS.values():
+        if backend.is_namespace(module_name):
+            return backend
+    return None
 
 
 def list_backends() -> list[BackendInfo]:

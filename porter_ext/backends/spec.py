@@ -1,6 +1,11 @@
-"""Backend specs: ``LIB[:DEVICE]`` strings such as ``torch``, ``jax:cpu:1``, ``strict:device1``.
+"""Backend specs: ``LIB[:DEVICE][@WHERE]`` strings such as ``torch``, ``jax:cpu:1``,
+``strict:device1``, ``torch:cuda:0@/path/kernel-123.json``, ``dask@tcp://host:8786``.
 
-Parsing is purely syntactic: whether the device exists is the adapter's business
+WHERE names where the replay runs when it is not a local worker: a kernel's connection
+file, a Jupyter (Enterprise) Kernel Gateway URL, or for Dask a scheduler address.
+
+Parsing here is purely syntactic, over the library names and aliases the registry gives
+(each adapter declares its own): whether the device exists is the adapter's business
 (``Backend.resolve_device``), so a spec for a missing GPU parses and is later skipped
 with its reason.
 """
@@ -10,18 +15,6 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-#: the libraries a spec may name, in the order ``porter backends`` lists them
-LIBRARIES: tuple[str, ...] = ("numpy", "torch", "jax", "cupy", "strict")
-
-#: other spellings people type for a library
-ALIASES: dict[str, str] = {
-    "np": "numpy",
-    "pytorch": "torch",
-    "jnp": "jax",
-    "array_api_strict": "strict",
-    "array-api-strict": "strict",
-}
-
 
 class SpecError(ValueError):
     """A backend spec that does not parse; the message names the valid forms."""
@@ -29,29 +22,51 @@ class SpecError(ValueError):
 
 @dataclass(frozen=True)
 class BackendSpec:
-    """A library and, optionally, one of its devices spelled as the library spells it."""
+    """A library, optionally one of its devices spelled as the library spells it, and
+    optionally where the replay runs (``where``: connection file, gateway URL, scheduler)."""
 
     library: str
     device: str | None = None
+    where: str | None = None
 
     def __str__(self) -> str:
-        return self.library if self.device is None else f"{self.library}:{self.device}"
+        text = self.library if self.device is None else f"{self.library}:{self.device}"
+        return text if self.where is None else f"{text}@{self.where}"
+
+    @property
+    def local(self) -> BackendSpec:
+        """The same library and device without ``where``."""
+        return BackendSpec(self.library, self.device)
 
 
-def _usage() -> str:
-    return f"expected LIB[:DEVICE] with LIB one of {', '.join(LIBRARIES)} (e.g. torch:cuda:0, jax:cpu:1, strict:device1)"
+def usage(libraries: tuple[str, ...]) -> str:
+    return (
+        f"expected LIB[:DEVICE][@WHERE] with LIB one of {', '.join(libraries)}"
+        " (e.g. torch:cuda:0, jax:cpu:1, strict:device1, dask@tcp://host:8786)"
+    )
 
 
-def parse_spec(text: str) -> BackendSpec:
-    """Parse one ``LIB[:DEVICE]``; raises SpecError naming the valid libraries."""
+def parse_spec_with(text: str, libraries: tuple[str, ...], aliases: dict[str, str]) -> BackendSpec:
+    """Parse one ``LIB[:DEVICE][@WHERE]`` against these library names and aliases;
+    raises SpecError naming the valid libraries."""
     if not isinstance(text, str):
-        raise SpecError(f"backend spec must be a string, got {type(text).__name__}; {_usage()}")
-    return _parse(text)
+        raise SpecError(
+            f"backend spec must be a string, got {type(text).__name__}; {usage(libraries)}"
+        )
+    return _parse(text, libraries, tuple(sorted(aliases.items())))
 
 
 @functools.lru_cache(maxsize=256)
-def _parse(text: str) -> BackendSpec:
-    stripped = text.strip()
+def _parse(text: str, libraries: tuple[str, ...], alias_items: tuple) -> BackendSpec:
+    ALIASES, LIBRARIES = dict(alias_items), libraries  # noqa: N806
+
+    def _usage() -> str:
+        return usage(LIBRARIES)
+
+    stripped, at, where = text.strip().partition("@")
+    where = where.strip()
+    if at and not where:
+        raise SpecError(f"backend spec {text!r} has an empty place after '@'; {_usage()}")
     library, sep, device = stripped.partition(":")
     library = library.strip().lower()
     library = ALIASES.get(library, library)
@@ -64,16 +79,18 @@ def _parse(text: str) -> BackendSpec:
         raise SpecError(f"backend spec {text!r} has an empty device; {_usage()}")
     if any(c.isspace() for c in device):
         raise SpecError(f"device {device!r} in backend spec {text!r} contains spaces; {_usage()}")
-    return BackendSpec(library, device or None)
+    return BackendSpec(library, device or None, where or None)
 
 
-def parse_specs(text: str) -> list[BackendSpec]:
+def parse_specs_with(
+    text: str, libraries: tuple[str, ...], aliases: dict[str, str]
+) -> list[BackendSpec]:
     """Parse comma-separated specs; blanks are ignored and duplicates dropped, order kept."""
     specs: list[BackendSpec] = []
     for part in text.split(","):
         if not part.strip():
             continue
-        spec = parse_spec(part)
+        spec = parse_spec_with(part, libraries, aliases)
         if spec not in specs:
             specs.append(spec)
     return specs

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from porter_ext.backends import TRACED, device_of
 from porter_ext.compare.model import DeviceFinding
-from porter_ext.record.arrays import TRACED, device_of
 from porter_ext.record.model import CallRecord
 
 #: functions that make a new array (the last part of a call's qualified name)
@@ -64,8 +64,8 @@ def device_findings(
 
     def add(call: CallRecord, kind: str, message: str) -> None:
         # a call in a function defined in another cell: its line is that cell's, say so
-        if call.message.startswith("(in code from cell"):
-            message = f"{call.message.partition(')')[0]}) {message}"
+        if call.origin_cell is not None:
+            message = f"(in code from cell {call.origin_cell}) {message}"
         found.append(DeviceFinding(call.line, call.name, kind, backend, message))  # type: ignore[arg-type]
 
     for call in calls:

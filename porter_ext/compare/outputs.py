@@ -14,11 +14,10 @@ import types
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from porter_ext.backends import backend_for
+from porter_ext.backends import backend_for, device_of, is_array
 from porter_ext.compare.model import OutputComparison
 from porter_ext.compare.numeric import NumericDiff, compare_values
 from porter_ext.compare.tolerance import TolerancePolicy, get_policy
-from porter_ext.record.arrays import device_of, is_array
 
 if TYPE_CHECKING:
     from porter_ext.replay.run import ReplayResult

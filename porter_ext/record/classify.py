@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from porter_ext.backends import LIBRARIES
 from porter_ext.record.resolve import Callee
 from porter_ext.spec.replacements import choose, find, render_suggestion
 from porter_ext.spec.standard import Standard
 
-#: table library names (the replacement table knows these); others have no entries
-_TABLE_LIBRARIES = frozenset({"torch", "numpy", "jax", "cupy", "array_api_strict"})
+#: the array libraries: the replacement table's entries (its "*" ones included) apply to
+#: their callees only, not to the array API helpers
+_TABLE_LIBRARIES = frozenset(LIBRARIES)
 
 
 @dataclass(frozen=True, eq=False)  # identity: verdicts are cached, hashing must be cheap

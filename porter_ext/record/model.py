@@ -53,6 +53,9 @@ class CallRecord:
     message: str = ""
     #: keyword names the call passed (``device`` tells a creation call that placed its output)
     keywords: list[str] = field(default_factory=list)
+    #: the cell whose code made the call when it is not the recorded cell (a function
+    #: defined in an earlier cell): ``line``/``col`` are then that cell's
+    origin_cell: int | str | None = None
 
     @property
     def is_finding(self) -> bool:

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from porter_ext.record import arrays
-from porter_ext.record.arrays import device_of as _device
-from porter_ext.record.arrays import library_of
+from porter_ext.backends import device_of as _device
+from porter_ext.backends import library_of
+from porter_ext.backends.registry import BY_TYPE as _type_backend
 from porter_ext.record.classify import Verdict, classify, is_conditional, table_entries
 from porter_ext.record.model import CallRecord
 from porter_ext.record.resolve import (
@@ -53,8 +53,6 @@ _shared_verdicts: dict[tuple, Verdict] = {}
 #: (array type, method name) → Callee
 _methods: dict[tuple[type, str], Callee | None] = {}
 
-_type_library = arrays._type_library
-_device_readers = arrays._DEVICE_READERS
 
 #: the active recorder (one cell at a time; None when nothing is recorded)
 _active: Recorder | None = None
@@ -78,13 +76,13 @@ def porter_call(site: tuple, f: Any, /, *args: Any, **kwargs: Any) -> Any:
         and type(f.__self__) is fast[0]
         and f.__name__ == fast[1]
     ):
-        din = [_device_readers[_type_library[fast[0]]](f.__self__)]
+        din = [_type_backend[fast[0]].device_of(f.__self__)]
     else:
         return rec.call(site, f, args, kwargs)
     for a in args:
-        lib = _type_library.get(type(a))
-        if lib is not None:
-            din.append(_device_readers[lib](a))
+        backend = _type_backend.get(type(a))
+        if backend is not None:
+            din.append(backend.device_of(a))
         elif type(a) is list or type(a) is tuple:
             din.extend(_devices_in(a, None))
     if kwargs:
@@ -96,8 +94,8 @@ def porter_call(site: tuple, f: Any, /, *args: Any, **kwargs: Any) -> Any:
         key = (tuple(din), None)
         bucket[key] = bucket.get(key, 0) + 1
         raise
-    lib = _type_library.get(type(out))
-    key = (tuple(din), _device_readers[lib](out) if lib is not None else _device_out(out))
+    backend = _type_backend.get(type(out))
+    key = (tuple(din), backend.device_of(out) if backend is not None else _device_out(out))
     bucket[key] = bucket.get(key, 0) + 1
     return out
 
@@ -198,10 +196,10 @@ class Recorder:
             s = f.__self__
             if s is not None:
                 st = type(s)
-                lib = _type_library.get(st, _MISSING)
-                if lib is _MISSING:
-                    lib = library_of(s)
-                if lib is not None:
+                backend = _type_backend.get(st, _MISSING)
+                if backend is _MISSING:
+                    backend = library_of(s)
+                if backend is not None:
                     key = (st, f.__name__)
                     callee = _methods.get(key, _MISSING)
                     if callee is _MISSING:
@@ -396,7 +394,9 @@ class Recorder:
         ) in merged.items():
             cell, line, col, _ = site
             message = verdict.message
+            origin = None
             if self.cell is not None and cell != self.cell:
+                origin = cell
                 message = f"(in code from cell {cell}) {message}".strip()
             out.append(
                 CallRecord(
@@ -413,6 +413,7 @@ class Recorder:
                     count=count,
                     message=message,
                     keywords=list(keywords),
+                    origin_cell=origin,
                 )
             )
         out.sort(key=lambda r: (r.line, r.col))

@@ -11,107 +11,16 @@ import sys
 import types
 from dataclasses import dataclass
 
-from porter_ext.record.arrays import library_of
-
-#: how each library's names are qualified in reports, and the type name of its arrays
-PREFIX = {
-    "numpy": "numpy",
-    "torch": "torch",
-    "jax": "jax.numpy",
-    "cupy": "cupy",
-    "array_api_strict": "array_api_strict",
-    "array_api_compat": "array_api_compat",
-}
-ARRAY_TYPE_NAME = {
-    "numpy": "ndarray",
-    "torch": "Tensor",
-    "jax": "Array",
-    "cupy": "ndarray",
-    "array_api_strict": "Array",
-}
-
-#: (module, library, prefix of the relative name): the namespaces indexed per library,
-#: in order of precedence (the first place an object is found names it)
-_NAMESPACES: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "numpy": (
-        ("numpy", "numpy", ""),
-        ("numpy.linalg", "numpy", "linalg."),
-        ("numpy.fft", "numpy", "fft."),
-        ("numpy.random", "numpy", "random."),
-        ("array_api_compat.numpy", "numpy", ""),
-        ("array_api_compat.numpy.linalg", "numpy", "linalg."),
-        ("array_api_compat.numpy.fft", "numpy", "fft."),
-    ),
-    "torch": (
-        ("torch", "torch", ""),
-        ("torch.linalg", "torch", "linalg."),
-        ("torch.fft", "torch", "fft."),
-        ("torch.special", "torch", "special."),
-        ("torch.cuda", "torch", "cuda."),
-        ("torch.accelerator", "torch", "accelerator."),
-        ("torch.nn.functional", "torch", "nn.functional."),
-        ("array_api_compat.torch", "torch", ""),
-        ("array_api_compat.torch.linalg", "torch", "linalg."),
-        ("array_api_compat.torch.fft", "torch", "fft."),
-    ),
-    "jax": (
-        ("jax.numpy", "jax", ""),
-        ("jax.numpy.linalg", "jax", "linalg."),
-        ("jax.numpy.fft", "jax", "fft."),
-        ("jax.random", "jax", "random."),
-        ("jax", "jax", "jax."),
-    ),
-    "cupy": (
-        ("cupy", "cupy", ""),
-        ("cupy.linalg", "cupy", "linalg."),
-        ("cupy.fft", "cupy", "fft."),
-        ("cupy.cuda", "cupy", "cuda."),
-        ("array_api_compat.cupy", "cupy", ""),
-        ("array_api_compat.cupy.linalg", "cupy", "linalg."),
-        ("array_api_compat.cupy.fft", "cupy", "fft."),
-    ),
-    "array_api_strict": (
-        ("array_api_strict", "array_api_strict", ""),
-        ("array_api_strict.linalg", "array_api_strict", "linalg."),
-        ("array_api_strict.fft", "array_api_strict", "fft."),
-    ),
-    "array_api_compat": (("array_api_compat", "array_api_compat", ""),),
-}
-_MODULE_ROOT_LIBRARY = {
-    "numpy": "numpy",
-    "torch": "torch",
-    "jax": "jax",
-    "jaxlib": "jax",
-    "cupy": "cupy",
-    "cupyx": "cupy",
-    "array_api_strict": "array_api_strict",
-    "array_api_compat": "array_api_compat",
-}
-#: JAX transformations and other calls that build functions rather than compute arrays
-_JAX_NOT_ARRAY_CALLS = frozenset(
-    [
-        "jit",
-        "grad",
-        "vmap",
-        "pmap",
-        "value_and_grad",
-        "jacfwd",
-        "jacrev",
-        "hessian",
-        "checkpoint",
-        "remat",
-        "custom_jvp",
-        "custom_vjp",
-        "named_call",
-        "make_jaxpr",
-        "eval_shape",
-        "tree_map",
-        "tree_util",
-        "disable_jit",
-        "config",
-        "ensure_compile_time_eval",
-    ]
+from porter_ext.backends import (
+    HELPER_NAMESPACES,
+    HELPERS,
+    Backend,
+    Namespace,
+    all_backends,
+    backend_for,
+    backend_of_module,
 )
+
 #: builtins that force an array to the host when given one
 HOST_BUILTINS = {float: "float", int: "int", bool: "bool", complex: "complex"}
 
@@ -133,36 +42,41 @@ _indexed: set[str] = set()
 _index: dict[int, tuple[object, Callee]] = {}
 
 
-def _index_module(modname: str, library: str, rel: str) -> None:
-    mod = sys.modules.get(modname)
+def _index_module(ns: Namespace, library: str, default_qualname: str, skip: frozenset) -> None:
+    mod = sys.modules.get(ns.module)
     if mod is None:
         return
-    _indexed.add(modname)
+    _indexed.add(ns.module)
+    qualname = ns.qualname or default_qualname
     for attr in dir(mod):
-        if attr.startswith("_"):
+        if attr.startswith("_") or attr in skip:
             continue
         try:
             obj = getattr(mod, attr)
-        except Exception:
+        except Exception:  # a lazy attribute that fails to load: not a callee
             continue
         if isinstance(obj, types.ModuleType) or not callable(obj) or id(obj) in _index:
             continue
-        if rel == "jax.":
-            if attr in _JAX_NOT_ARRAY_CALLS:
-                continue
-            callee = Callee("jax", "function", attr, f"jax.{attr}")
-        else:
-            name = rel + attr
-            callee = Callee(library, "function", name, f"{PREFIX[library]}.{name}")
-        _index[id(obj)] = (obj, callee)
+        name = ns.prefix + attr
+        _index[id(obj)] = (obj, Callee(library, "function", name, f"{qualname}.{name}"))
+
+
+def _namespaces() -> list[tuple[Namespace, str, str, frozenset]]:
+    """(namespace, library, qualname prefix, names to skip) for every library, in order
+    of precedence (the first place an object is found names it), helpers last."""
+    found = [
+        (ns, b.name, b.qualname_prefix, b.not_array_calls if ns.qualname else frozenset())
+        for b in all_backends()
+        for ns in b.namespaces
+    ]
+    return found + [(ns, HELPERS, HELPERS, frozenset()) for ns in HELPER_NAMESPACES]
 
 
 def _refresh_index() -> None:
     """Index the namespaces imported since the last look (in order of precedence)."""
-    for namespaces in _NAMESPACES.values():
-        for modname, library, rel in namespaces:
-            if modname not in _indexed and modname in sys.modules:
-                _index_module(modname, library, rel)
+    for ns, library, qualname, skip in _namespaces():
+        if ns.module not in _indexed and ns.module in sys.modules:
+            _index_module(ns, library, qualname, skip)
 
 
 def resolve_function(f: object) -> Callee | None:
@@ -174,21 +88,19 @@ def resolve_function(f: object) -> Callee | None:
     module = getattr(f, "__module__", None)
     if not isinstance(module, str):
         module = getattr(type(f), "__module__", "") or ""
-    lib = _MODULE_ROOT_LIBRARY.get(module.partition(".")[0])
-    if lib is None:
+    backend = backend_of_module(module)
+    if backend is None and module.partition(".")[0] != HELPERS:
         return None
     _refresh_index()
     hit = _index.get(id(f))
     if hit is not None and hit[0] is f:
         return hit[1]
-    name = getattr(f, "__name__", None)
-    if not isinstance(name, str) or name.startswith("_"):
-        return None
-    if lib == "jax" and name in _JAX_NOT_ARRAY_CALLS:
-        return None
-    if lib == "array_api_compat":
+    if backend is None:
         return None  # compat internals; its public helpers are indexed
-    return Callee(lib, "function", name, f"{module}.{name}")
+    name = getattr(f, "__name__", None)
+    if not isinstance(name, str) or name.startswith("_") or name in backend.not_array_calls:
+        return None
+    return Callee(backend.name, "function", name, f"{module}.{name}")
 
 
 _method_names: dict[type, dict[int, str]] = {}
@@ -211,15 +123,15 @@ def method_name(t: type, f: object) -> str:
 
 
 def method_callee(self_obj: object, f: object) -> Callee | None:
-    lib = library_of(self_obj)
-    if lib is None:
+    backend: Backend | None = backend_for(self_obj)
+    if backend is None:
         return None
     name = method_name(type(self_obj), f)
-    return Callee(lib, "method", name, f"{ARRAY_TYPE_NAME[lib]}.{name}")
+    return Callee(backend.name, "method", name, f"{backend.array_type_name}.{name}")
 
 
 def attribute_callee(obj: object, attr: str) -> Callee | None:
-    lib = library_of(obj)
-    if lib is None:
+    backend: Backend | None = backend_for(obj)
+    if backend is None:
         return None
-    return Callee(lib, "attribute", attr, f"{ARRAY_TYPE_NAME[lib]}.{attr}")
+    return Callee(backend.name, "attribute", attr, f"{backend.array_type_name}.{attr}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from porter_ext.backends import backend_of_module, namespace_backend
 from porter_ext.spec.standard import DEFAULT_VERSION, FunctionSpec, standard
 
 
@@ -211,11 +212,11 @@ class NamespaceView:
 
 @functools.cache
 def _library_label(real: Any) -> str:
+    """The spec name of the library a namespace module belongs to (``array_api_compat.torch``
+    is torch's), or the module's own name for anything else."""
     name = getattr(real, "__name__", "")
-    for lib in ("torch", "numpy", "cupy", "array_api_strict"):
-        if lib in name.split("."):
-            return lib
-    return "jax" if name.startswith("jax") else name
+    backend = namespace_backend(name) or backend_of_module(name)
+    return backend.name if backend is not None else name
 
 
 def unwrap_namespace(xp: Any) -> Any:

@@ -13,7 +13,6 @@ re-created over the replay namespace so that they read the replay's ``xp`` and i
 from __future__ import annotations
 
 import copy
-import sys
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,10 +23,13 @@ from porter_ext.backends import (
     BackendSpec,
     Conversion,
     ConversionError,
+    all_backends,
     backend_for,
+    convert_to,
+    device_of,
     get_backend,
+    namespace_backend,
 )
-from porter_ext.record.arrays import device_of, library_of
 from porter_ext.record.strict import NamespaceView, recorded_namespace, unwrap_namespace
 from porter_ext.replay.analysis import CellIO
 from porter_ext.replay.user_functions import (
@@ -40,10 +42,6 @@ from porter_ext.replay.user_functions import (
 #: containers are searched for arrays this deep, and no further than this many items
 MAX_DEPTH = 4
 MAX_ITEMS = 10_000
-#: modules that are array API namespaces as they are (NumPy ≥ 2 is checked apart)
-_API_MODULES = frozenset({"jax.numpy", "array_api_strict", "jax.experimental.array_api"})
-_COMPAT = frozenset({"numpy", "torch", "cupy", "dask.array"})
-_ARRAY_LIBRARIES = frozenset({"numpy", "torch", "cupy", "jax.numpy", "array_api_strict"})
 _IMMUTABLE_LEAVES = (int, float, complex, str, bytes, bool, type(None), frozenset, range)
 
 
@@ -69,27 +67,26 @@ def conversion_label(c: Conversion) -> str:
 
 def is_array_input(value: object) -> bool:
     """An array to convert. NumPy scalars behave as numbers (``range(n)``): kept as they are."""
-    lib = library_of(value)
-    if lib == "numpy":
-        return isinstance(value, sys.modules["numpy"].ndarray)
-    return lib is not None
+    backend = backend_for(value)
+    return backend is not None and not isinstance(value, backend.scalar_types())
 
 
 def is_array_namespace(value: object) -> bool:
-    """Whether a name is bound to an array API namespace that a replay should rebind."""
+    """Whether a name is bound to an array API namespace that a replay should rebind
+    (also a recorded or strict view of a library's main module, ``torch`` included)."""
     if isinstance(value, NamespaceView):
         real = unwrap_namespace(value)
         name = getattr(real, "__name__", "")
-        return name in _ARRAY_LIBRARIES or is_array_namespace(real)
+        return backend_of_namespace_root(name) or is_array_namespace(real)
     if not isinstance(value, types.ModuleType):
         return False
-    name = value.__name__
-    compat, _, lib = name.partition(".")
-    if name in _API_MODULES or (compat == "array_api_compat" and lib in _COMPAT):
-        return True
-    if name == "numpy":  # NumPy 2 implements the standard in its main namespace
-        return int(str(getattr(value, "__version__", "1")).split(".")[0]) >= 2
-    return False
+    return namespace_backend(value.__name__) is not None
+
+
+def backend_of_namespace_root(module_name: str) -> bool:
+    """Whether ``module_name`` is a library's own top-level namespace (``torch``,
+    ``jax.numpy``), which porter's namespace views may wrap."""
+    return any(b.namespaces and b.namespaces[0].module == module_name for b in all_backends())
 
 
 def build_namespace(
@@ -188,11 +185,11 @@ class _Builder:
 
     def array(self, value: Any, path: str, mutable: bool) -> Any:
         try:
-            conv = self.backend.from_array(value, self.spec.device)
+            conv = convert_to(value, self.backend, self.spec.device)
         except ConversionError as error:
             raise ConversionError(f"input {path!r}: {error}") from None
-        if mutable and conv.shares_memory and self.backend.name != "jax":  # JAX: immutable
-            copied = copy_on(self.backend.name, conv.value)
+        if mutable and conv.shares_memory and self.backend.mutable:
+            copied = self.backend.copy(conv.value)
             reason = f"the cell may modify {path} in place; copied so the original stays untouched"
             conv = Conversion(copied, "copy", reason, False, conv.notes)
         self.result.conversions[path] = conv
@@ -210,21 +207,6 @@ class _Builder:
         return [f"{text} ({', '.join(paths)})" for text, paths in self.notes.items()]
 
 
-def copy_on(library: str, x: Any) -> Any:
-    """A copy of ``x`` on its own backend and device, sharing nothing."""
-    if library == "torch":
-        return x.clone()
-    if library == "strict":
-        import array_api_strict
-
-        return array_api_strict.asarray(x, copy=True, device=x.device)
-    if library == "numpy":
-        import numpy as np
-
-        return np.array(x, copy=True)
-    return x.copy()  # cupy
-
-
 def snapshot(value: Any, depth: int = 0) -> Any:
     """``value`` as it is now, sharing no array buffer with it: arrays copied on their own
     backend and device, lists, tuples and dicts rebuilt (bounded depth), anything else as
@@ -232,7 +214,7 @@ def snapshot(value: Any, depth: int = 0) -> Any:
     replays start from the inputs the original run started from."""
     backend = backend_for(value)
     if backend is not None:
-        return copy_on(backend.name, value)
+        return backend.copy(value)
     if depth < MAX_DEPTH and type(value) in (list, tuple):
         return type(value)(snapshot(v, depth + 1) for v in value)
     if depth < MAX_DEPTH and type(value) is dict:

@@ -53,7 +53,7 @@ class ReplayResult:
     """One replay of a cell on one backend spec."""
 
     spec: str  # "jax:cpu:1"
-    status: str  # "ok" | "error" | "skipped" | "timeout"
+    status: str  # "ok" | "error" | "skipped" | "timeout" | "not_exercised"
     seconds: float | None = None  # the cell's own run time on the backend
     error: ErrorInfo | None = None  # with the cell line (porting blocker)
     reason: str | None = None  # why skipped
@@ -65,6 +65,20 @@ class ReplayResult:
     input_devices: list[str] = field(default_factory=list)
     #: time spent preparing the replay namespace (conversions, copies), in seconds
     prepare_seconds: float | None = None
+    #: "target": a backend to port to; "control": the original backend and device again
+    #: (outputs that differ from the original are nondeterministic); "reference": float64
+    role: str = "target"
+    #: where it ran: "in-process", "local worker", or the remote kernel's place
+    worker: str | None = None
+    #: device findings of the replay, made where the replay's arrays were (the worker)
+    findings: list = field(default_factory=list)
+    #: output path -> (device, dtype) of the replay's own arrays, when ``outputs`` holds
+    #: host copies of them (a replay in a worker)
+    output_meta: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    #: outputs that could not be sent back from the worker -> why
+    unsent: dict[str, str] = field(default_factory=dict)
+    #: seconds from sending the replay to having its answer (transport, worker start)
+    wall_seconds: float | None = None
 
 
 def collect_outputs(
@@ -170,9 +184,17 @@ def replay_cell(
     ns = prepared.namespace
     filename = cell_filename(f"{settings.record.cell}@{spec}", source)
     run = None
-    # the timer may fire outside the cell, just as it ended: then `run` is what it gave
-    with contextlib.suppress(ReplayTimeout), time_limit(timeout, result.notes):
-        run = run_recorded(source, ns, settings.record, filename=filename)
+    # the backend's context (a lazy one counts its computes and computes the outputs
+    # once, at the end) is entered outside the timer, and closed after the outputs
+    with backend.replay_context(spec.where) as scope:
+        # the timer may fire outside the cell, just as it ended: then `run` is what it gave
+        with contextlib.suppress(ReplayTimeout), time_limit(timeout, result.notes):
+            run = run_recorded(source, ns, settings.record, filename=filename)
+        if run is not None and not isinstance(run.exception, ReplayTimeout):
+            result.outputs = {
+                k: scope.finish(v) for k, v in collect_outputs(io, ns, run.value).items()
+            }
+    result.notes += [n for n in scope.notes if n not in result.notes]
     if run is None or isinstance(run.exception, ReplayTimeout):
         result.status = "timeout"
         result.seconds = run.seconds if run is not None else timeout
@@ -184,7 +206,6 @@ def replay_cell(
     result.seconds = run.seconds
     result.calls = run.calls
     result.notes += [w for w in run.warnings if w not in result.notes]
-    result.outputs = collect_outputs(io, ns, run.value)
     if run.error is not None:
         result.status, result.error = "error", run.error
     return result

@@ -39,7 +39,8 @@ __all__ = [
     "render_suggestion",
 ]
 
-LIBRARIES: tuple[str, ...] = ("torch", "numpy", "jax", "cupy", "array_api_strict", "*")
+#: the libraries entries may name, by their spec names (porter_ext.backends), and "*"
+LIBRARIES: tuple[str, ...] = ("torch", "numpy", "jax", "cupy", "strict", "*")
 KINDS: tuple[str, ...] = ("function", "method", "attribute")
 STATUSES: tuple[str, ...] = ("non_standard", "non_standard_usage", "device_specific", "host_sync")
 

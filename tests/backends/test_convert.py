@@ -286,9 +286,9 @@ def test_missing_devices_raise_device_unavailable() -> None:
 # --- ways to name the target ---------------------------------------------------------
 
 
-def test_target_as_backend_spec_or_string_and_from_array() -> None:
+def test_target_as_backend_spec_or_string() -> None:
     x = np.arange(4.0)
-    by_backend = get_backend("strict").from_array(x, "device1")
+    by_backend = convert_to(x, get_backend("strict"), "device1")
     by_spec = convert_to(x, BackendSpec("strict", "device1"))
     by_text = convert_to(x, "strict:device1")
     by_override = convert_to(x, "strict", device="device1")

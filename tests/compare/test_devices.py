@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from porter_ext.compare import device_findings
@@ -110,10 +112,17 @@ def test_a_finding_in_code_from_another_cell_names_that_cell():
         status="standard",
         devices_in=[],
         device_out="cpu:0",
-        message="(in code from cell 3)",
+        message="a message that says nothing of cells",
+        origin_cell=3,
     )
     [finding] = device_findings(
         [call], backend="jax:cpu:1", input_devices=["cpu:1"], default_device="cpu:0"
     )
     assert finding.kind == "default_device_creation"
     assert finding.message.startswith("(in code from cell 3) ")
+    # meaning travels in the field, not in message text
+    moved = dataclasses.replace(call, origin_cell=None, message="(in code from cell 3)")
+    [finding] = device_findings(
+        [moved], backend="jax:cpu:1", input_devices=["cpu:1"], default_device="cpu:0"
+    )
+    assert not finding.message.startswith("(in code from cell")

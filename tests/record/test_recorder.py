@@ -180,7 +180,7 @@ def test_strict_devices_are_read():
     assert call.status == "standard"
     assert call.devices_in == ["device1"]
     assert call.device_out == "device1"
-    assert call.library == "array_api_strict"
+    assert call.library == "strict"
 
 
 def test_jax_traced_values_are_recorded_as_traced():

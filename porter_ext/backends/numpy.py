@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import Backend, DeviceUnavailable, loaded
+from .base import Backend, DeviceUnavailable, Namespace, loaded
+from .dlpack import host_view
 
 if TYPE_CHECKING:
     import numpy
@@ -16,6 +17,26 @@ class NumpyBackend(Backend):
     module = "numpy"
     distribution = "numpy"
     extra = "all"
+    aliases = ("np",)
+    roots = ("numpy",)
+    qualname_prefix = "numpy"
+    array_type_name = "ndarray"
+    namespaces = (
+        Namespace("numpy"),
+        Namespace("numpy.linalg", "linalg."),
+        Namespace("numpy.fft", "fft."),
+        Namespace("numpy.random", "random."),
+        Namespace("array_api_compat.numpy"),
+        Namespace("array_api_compat.numpy.linalg", "linalg."),
+        Namespace("array_api_compat.numpy.fft", "fft."),
+    )
+    api_modules = frozenset({"array_api_compat.numpy"})
+
+    def is_namespace(self, module_name: str) -> bool:
+        if module_name == "numpy":  # NumPy 2 implements the standard in its main namespace
+            np = loaded("numpy")
+            return np is not None and int(np.__version__.split(".")[0]) >= 2
+        return super().is_namespace(module_name)
 
     def devices(self) -> list[str]:
         return ["cpu"]
@@ -25,12 +46,35 @@ class NumpyBackend(Backend):
 
         return array_api_compat.numpy
 
-    def owns(self, x: object) -> bool:
+    def array_types(self) -> tuple[type, ...]:
         np = loaded("numpy")
-        return np is not None and isinstance(x, np.ndarray | np.generic)
+        return (np.ndarray, np.generic) if np is not None else ()
+
+    def scalar_types(self) -> tuple[type, ...]:
+        np = loaded("numpy")
+        return (np.generic,) if np is not None else ()
 
     def device_of(self, x: Any) -> str:
         return "cpu"
+
+    def copy(self, x: Any) -> Any:
+        import numpy as np
+
+        return np.array(x, copy=True)
+
+    def export_ready(self, x: Any, trail: Any) -> Any:
+        import numpy as np
+
+        if isinstance(x, np.generic):
+            trail.copied("a NumPy scalar has no buffer to share: made a 0-d array")
+            return aligned_copy(np.asarray(x))
+        return x
+
+    def data_pointer(self, x: Any) -> int | None:
+        return x.ctypes.data
+
+    def import_array(self, x: Any, source: Backend, device: Any, trail: Any) -> Any:
+        return host_view(x, source, trail)
 
     def resolve_device(self, device: str | None) -> str:
         if device is None or device.lower() == "cpu":

@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from .base import Backend, DeviceUnavailable, loaded
+from .base import Backend, ConversionError, DeviceUnavailable, Namespace, loaded
+from .dlpack import host_view
+from .numpy import NumpyBackend
 
 if TYPE_CHECKING:
     import numpy
@@ -22,7 +24,7 @@ DEFAULT = "CPU_DEVICE"
 
 def device_name(device: Any) -> str:
     """The name of an ``array_api_strict.Device`` (``"device1"``)."""
-    name = getattr(device, "_device", None)
+    name = getattr(device, "_device", None)  # a private attribute: repr() when it goes
     if isinstance(name, str):
         return name
     match = re.search(r"Device\('([^']*)'\)", repr(device))
@@ -35,6 +37,16 @@ class StrictBackend(Backend):
     module = "array_api_strict"
     distribution = "array-api-strict"
     extra = "strict"
+    aliases = ("array-api-strict",)
+    roots = ("array_api_strict",)
+    qualname_prefix = "array_api_strict"
+    array_type_name = "Array"
+    namespaces = (
+        Namespace("array_api_strict"),
+        Namespace("array_api_strict.linalg", "linalg."),
+        Namespace("array_api_strict.fft", "fft."),
+    )
+    api_modules = frozenset({"array_api_strict"})
 
     def devices(self) -> list[str]:
         if not self.available()[0]:
@@ -48,17 +60,51 @@ class StrictBackend(Backend):
     def namespace(self) -> Any:
         return self.lib()
 
-    def owns(self, x: object) -> bool:
-        if loaded("array_api_strict") is None:
-            return False
+    def array_types(self) -> tuple[type, ...]:
         # the Array class is not exported at the top level of array_api_strict
         array_class = getattr(loaded("array_api_strict._array_object"), "Array", None)
-        if array_class is not None:
-            return isinstance(x, array_class)
-        return type(x).__module__.startswith("array_api_strict.")
+        return (array_class,) if array_class is not None else ()
 
     def device_of(self, x: Any) -> str:
         return device_name(x.device)
+
+    def copy(self, x: Any) -> Any:
+        return self.lib().asarray(x, copy=True, device=x.device)
+
+    def dlpack_ready(self, x: Any, trail: Any) -> Any:
+        """An array on a fake device moved to CPU_DEVICE (a copy): every fake device
+        reports DLPack device ``(1, 0)``, so DLPack cannot be trusted with them."""
+        if device_name(x.device) == DEFAULT:
+            return x
+        trail.copied(
+            f"array-api-strict arrays leave {device_name(x.device)} only through"
+            " to_device, which copies"
+        )
+        return self.on_default(x)
+
+    def data_pointer(self, x: Any) -> int | None:
+        import numpy as np
+
+        return np.from_dlpack(x).ctypes.data
+
+    def import_array(self, x: Any, source: Backend, device: Any, trail: Any) -> Any:
+        xps = self.lib()
+        name = device_name(device)
+        if source is self:
+            if device_name(x.device) == name:
+                return x
+            trail.copied(f"array-api-strict's to_device copies ({source.device_of(x)} → {name})")
+            return x.to_device(device)
+        host = host_view(x, source, trail)
+        if not host.dtype.isnative:
+            trail.copied("array-api-strict (and DLPack) take native byte order only")
+            host = NumpyBackend().host_copy(host)
+        try:
+            if name == DEFAULT:
+                return xps.from_dlpack(host)
+            return xps.asarray(host, device=device)
+        except TypeError as error:
+            raise ConversionError(f"array-api-strict cannot hold this array: {error}") from None
 
     def resolve_device(self, device: str | None) -> Any:
         xps = self.lib()

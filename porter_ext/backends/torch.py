@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import Backend, ConversionError, DeviceUnavailable, loaded
+from .base import Backend, ConversionError, DeviceUnavailable, Namespace, loaded
+from .dlpack import REFUSED, why
 
 if TYPE_CHECKING:
     import numpy
 
 NO_ACCELERATOR = "no accelerator (torch.accelerator.is_available() is False)"
+#: torch.device → its spec spelling (reading a tensor's device is on the hot path)
+_SPELLED: dict[Any, str] = {}
 
 
 class TorchBackend(Backend):
@@ -23,6 +26,23 @@ class TorchBackend(Backend):
     module = "torch"
     distribution = "torch"
     extra = "torch"
+    aliases = ("pytorch",)
+    roots = ("torch",)
+    qualname_prefix = "torch"
+    array_type_name = "Tensor"
+    namespaces = (
+        Namespace("torch"),
+        Namespace("torch.linalg", "linalg."),
+        Namespace("torch.fft", "fft."),
+        Namespace("torch.special", "special."),
+        Namespace("torch.cuda", "cuda."),
+        Namespace("torch.accelerator", "accelerator."),
+        Namespace("torch.nn.functional", "nn.functional."),
+        Namespace("array_api_compat.torch"),
+        Namespace("array_api_compat.torch.linalg", "linalg."),
+        Namespace("array_api_compat.torch.fft", "fft."),
+    )
+    api_modules = frozenset({"array_api_compat.torch"})
 
     def _accelerator(self) -> tuple[str, int] | None:
         """(device type, count) of the accelerator this torch sees, or None."""
@@ -63,9 +83,9 @@ class TorchBackend(Backend):
 
         return array_api_compat.torch
 
-    def owns(self, x: object) -> bool:
+    def array_types(self) -> tuple[type, ...]:
         torch = loaded("torch")
-        return torch is not None and isinstance(x, torch.Tensor)
+        return (torch.Tensor,) if torch is not None else ()
 
     def _spell(self, device: Any) -> str:
         torch = self.lib()
@@ -77,7 +97,53 @@ class TorchBackend(Backend):
         return str(device)
 
     def device_of(self, x: Any) -> str:
-        return str(x.device)
+        if x.is_cpu:
+            return "cpu"
+        device = x.device
+        spelled = _SPELLED.get(device)
+        if spelled is None:
+            spelled = _SPELLED[device] = (
+                device.type if device.index is None else f"{device.type}:{device.index}"
+            )
+        return spelled
+
+    def copy(self, x: Any) -> Any:
+        return x.clone()
+
+    def export_ready(self, x: Any, trail: Any) -> Any:
+        if x.device.type == "meta":
+            raise ConversionError("a torch 'meta' tensor carries no data to convert")
+        if x.requires_grad:
+            x = x.detach()
+            trail.note("detached from autograd (the tensor had requires_grad=True)")
+        if x.is_conj() or x.is_neg():
+            x = x.resolve_conj().resolve_neg()
+            trail.copied("the tensor had its conjugate/negative bit set: resolved with a copy")
+        return x
+
+    def data_pointer(self, x: Any) -> int | None:
+        return x.data_ptr()
+
+    def import_array(self, x: Any, source: Backend, device: Any, trail: Any) -> Any:
+        torch = self.lib()
+        if source is self:
+            tensor = x
+        else:
+            ready = source.dlpack_ready(x, trail)
+            try:
+                tensor = torch.from_dlpack(ready)  # passes torch's current stream on GPUs
+            except REFUSED as error:
+                trail.copied(
+                    f"DLPack import into torch failed ({why(error)}); copied through host NumPy"
+                )
+                try:
+                    tensor = torch.from_numpy(source.host_copy(x))
+                except TypeError as error:
+                    raise ConversionError(f"torch cannot hold this array: {error}") from None
+        if tensor.device != device:
+            trail.copied(f"moved {tensor.device} → {device} with Tensor.to")
+            tensor = tensor.to(device)
+        return tensor
 
     def resolve_device(self, device: str | None) -> Any:
         torch = self.lib()

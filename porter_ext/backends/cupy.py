@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import Backend, DeviceUnavailable, loaded
+from .base import Backend, DeviceUnavailable, Namespace, loaded
+from .dlpack import DL_GPU, REFUSED, dlpack_device, host_view, why
 
 if TYPE_CHECKING:
     import numpy
@@ -21,6 +22,20 @@ class CupyBackend(Backend):
     module = "cupy"
     distribution = "cupy"
     extra = "cupy"
+    aliases = ("cp",)
+    roots = ("cupy", "cupyx")
+    qualname_prefix = "cupy"
+    array_type_name = "ndarray"
+    namespaces = (
+        Namespace("cupy"),
+        Namespace("cupy.linalg", "linalg."),
+        Namespace("cupy.fft", "fft."),
+        Namespace("cupy.cuda", "cuda."),
+        Namespace("array_api_compat.cupy"),
+        Namespace("array_api_compat.cupy.linalg", "linalg."),
+        Namespace("array_api_compat.cupy.fft", "fft."),
+    )
+    api_modules = frozenset({"array_api_compat.cupy"})
 
     def version(self) -> str | None:
         module = loaded("cupy")
@@ -68,9 +83,31 @@ class CupyBackend(Backend):
 
         return array_api_compat.cupy
 
-    def owns(self, x: object) -> bool:
+    def array_types(self) -> tuple[type, ...]:
         cupy = loaded("cupy")
-        return cupy is not None and isinstance(x, cupy.ndarray)
+        return (cupy.ndarray,) if cupy is not None else ()
+
+    def copy(self, x: Any) -> Any:
+        return x.copy()
+
+    def import_array(self, x: Any, source: Backend, device: Any, trail: Any) -> Any:
+        cupy = self.lib()
+        with device:
+            if source is self:
+                if x.device.id == device.id:
+                    return x
+                trail.copied(f"moved cuda:{x.device.id} → cuda:{device.id} (peer copy)")
+                return cupy.array(x, copy=True)
+            ready = source.dlpack_ready(x, trail)
+            dl_device = dlpack_device(ready)
+            if dl_device is not None and dl_device[0] in DL_GPU and dl_device[1] == device.id:
+                try:
+                    return cupy.from_dlpack(ready)  # CuPy passes its current stream
+                except REFUSED as error:
+                    trail.copied(f"DLPack import into CuPy failed ({why(error)})")
+            host = host_view(x, source, trail)
+            trail.copied(f"copied from {source.device_of(x)} to cuda:{device.id}")
+            return cupy.asarray(host)
 
     def device_of(self, x: Any) -> str:
         return f"cuda:{x.device.id}"
