@@ -20,8 +20,9 @@ from porter_ext.report.model import (
     Report,
     Source,
     Summary,
+    load_report,
 )
-from porter_ext.report.validation import ReportError, load_report, report_schema, validate
+from porter_ext.report.validation import ReportError, report_schema, validate
 from porter_ext.report.write import format_of, render, write_report
 
 __all__ = [

@@ -22,6 +22,7 @@ from typing import Any
 from porter_ext.record.model import STATUSES, CallRecord
 from porter_ext.report.findings import group_findings
 from porter_ext.report.model import CellEntry, OutputEntry, ReplayEntry, Report
+from porter_ext.report.text import cell_notes, visible
 
 MAX_SOURCE_LINES = 400  #: source lines shown per cell
 MAX_LINE_CHARS = 300  #: characters shown per source line
@@ -122,6 +123,8 @@ def _source_lines(cell: CellEntry) -> tuple[list[_Line], int]:
         if replay.error is not None:
             note = f"on {replay.backend}: {replay.error.type}: {_clip(replay.error.message, 400)}"
             mark(replay.error.line, note, "e", True)
+    for line, note in cell_notes(cell):  # invisible characters; what a headless run ignored
+        mark(line or 1, _clip(note, 400), "e", True)
     hidden = max(0, len(lines) - MAX_SOURCE_LINES)
     return lines[:MAX_SOURCE_LINES], hidden
 
@@ -294,10 +297,19 @@ def _cell_view(position: int, cell: CellEntry, budget: _PlotBudget) -> _CellView
 
 def script_json(data: Any) -> str:
     """JSON safe inside a `<script>` element: `<`, `>` and `&` become `\\u003c`-style
-    escapes, so neither `</script>` nor `<!--` can appear, and the JSON still parses."""
-    text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    escapes, so neither `</script>` nor `<!--` can appear, and the JSON still parses;
+    ASCII only, so no bidi control or invisible character reaches the page raw."""
+    text = json.dumps(data, ensure_ascii=True, allow_nan=False)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _visible(value: Any) -> Any:
+    """Every value a template writes, with bidi controls and invisible characters shown
+    as escapes (markup of porter's own, such as the stylesheet, passes untouched)."""
+    from markupsafe import Markup
+
+    return visible(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
 @functools.cache
@@ -308,6 +320,7 @@ def _environment() -> Any:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("porter_ext.report", "templates"),
         autoescape=True,
+        finalize=_visible,
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,

@@ -12,15 +12,21 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
+from os import PathLike
+from pathlib import Path
 from typing import Any, Literal
 
 from porter_ext.compare.model import DeviceFinding, OutputComparison
 from porter_ext.record.model import CallRecord, ErrorInfo
+from porter_ext.report.validation import ReportError, parse_report_json
 
 SCHEMA = "porter.report/1"
 
-ReplayStatus = Literal["ok", "error", "skipped", "timeout"]
-REPLAY_STATUSES: tuple[str, ...] = ("ok", "error", "skipped", "timeout")
+ReplayStatus = Literal["ok", "error", "skipped", "timeout", "not_exercised"]
+REPLAY_STATUSES: tuple[str, ...] = ("ok", "error", "skipped", "timeout", "not_exercised")
+#: why a replay ran: a backend to port to, the original backend again (the control, for
+#: determinism), or the float64 reference
+REPLAY_ROLES: tuple[str, ...] = ("target", "control", "reference")
 
 #: Call statuses that make code non-portable and are counted in `Summary.non_standard`.
 #: `acknowledged` is a deliberate deviation through the escape hatch, and `host_sync` is a
@@ -172,6 +178,10 @@ class ReplayEntry:
     reason: str | None = None
     outputs: list[OutputComparison] = field(default_factory=list)
     calls: list[CallRecord] | None = None
+    #: where it ran: "local worker (pid N)", a remote kernel, "in-process"
+    worker: str | None = None
+    #: one of REPLAY_ROLES; "control" replays are not counted as replays to port to
+    role: str = "target"
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -181,6 +191,8 @@ class ReplayEntry:
             "error": _error_out(self.error),
             "reason": self.reason,
             "outputs": [output_to_dict(o) for o in self.outputs],
+            "worker": self.worker,
+            "role": self.role,
         }
         if self.calls is not None:
             data["calls"] = [call_to_dict(c) for c in self.calls]
@@ -197,6 +209,8 @@ class ReplayEntry:
             reason=data.get("reason"),
             outputs=[output_from_dict(o) for o in data.get("outputs", [])],
             calls=None if calls is None else [call_from_dict(c) for c in calls],
+            worker=data.get("worker"),
+            role=data.get("role", "target"),
         )
 
 
@@ -211,9 +225,12 @@ class CellEntry:
     calls: list[CallRecord] = field(default_factory=list)
     device_findings: list[DeviceFinding] = field(default_factory=list)
     replays: list[ReplayEntry] = field(default_factory=list)
+    #: what porter noted about the cell beyond its findings (e.g. a ``%port clear`` a
+    #: headless run ignored); written only when there is one
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "index": self.index,
             "execution_count": self.execution_count,
             "source": self.source,
@@ -222,6 +239,9 @@ class CellEntry:
             "device_findings": [finding_to_dict(f) for f in self.device_findings],
             "replays": [r.to_dict() for r in self.replays],
         }
+        if self.notes:
+            data["notes"] = list(self.notes)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CellEntry:
@@ -233,6 +253,7 @@ class CellEntry:
             calls=[call_from_dict(c) for c in data.get("calls", [])],
             device_findings=[finding_from_dict(f) for f in data.get("device_findings", [])],
             replays=[ReplayEntry.from_dict(r) for r in data.get("replays", [])],
+            notes=[str(n) for n in data.get("notes", [])],
         )
 
     @property
@@ -312,6 +333,8 @@ class Summary:
                 if call.status in NON_STANDARD_STATUSES:
                     counts["non_standard"] += call.count
             for replay in cell.replays:
+                if replay.role != "target":
+                    continue  # the control and the reference check the original itself
                 if replay.status == "ok":
                     counts["replays_ok"] += 1
                     counts["mismatches"] += sum(
@@ -395,6 +418,14 @@ class Report:
     @classmethod
     def from_json(cls, text: str) -> Report:
         """Parse and validate JSON text; `ReportError` names what is wrong."""
-        from porter_ext.report.validation import parse_report_json
-
         return cls.from_dict(parse_report_json(text))
+
+
+def load_report(path: str | PathLike[str]) -> Report:
+    """Read a JSON report from disk; `ReportError` says why it cannot be used."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{path}: cannot read the report: {exc}") from None
+    return Report.from_dict(parse_report_json(text, origin=str(path)))

@@ -11,15 +11,10 @@ import functools
 import json
 from collections.abc import Mapping, Sequence
 from importlib import resources
-from os import PathLike
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
-
-    from porter_ext.report.model import Report
-
 SCHEMA_RESOURCE = "report-1.schema.json"
 
 
@@ -232,15 +227,3 @@ def parse_report_json(text: str, *, origin: str | None = None) -> dict[str, Any]
     except ReportError as exc:
         raise ReportError(f"{prefix}{exc}", exc.path) from None
     return data
-
-
-def load_report(path: str | PathLike[str]) -> Report:
-    """Read a JSON report from disk; `ReportError` says why it cannot be used."""
-    from porter_ext.report.model import Report
-
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{path}: cannot read the report: {exc}") from None
-    return Report.from_dict(parse_report_json(text, origin=str(path)))
