@@ -28,6 +28,7 @@ from porter_ext.backends import (
     get_backend,
     parse_spec,
 )
+from porter_ext.guard import internal_error
 from porter_ext.record.cell import NO_VALUE, RecordSettings, cell_filename, run_recorded
 from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.replay.analysis import CellIO, analyse
@@ -172,6 +173,7 @@ def replay_cell(
     except ConversionError as error:
         return _skipped(result, f"cannot move an input to {spec}: {error}")
     except Exception as error:  # porter's own failure: this backend only, the others go on
+        internal_error(f"preparing the replay on {spec}", error)
         result.status = "error"
         result.error = ErrorInfo(
             type(error).__name__, f"porter could not prepare the replay: {error}"

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
+from porter_ext.guard import internal_error
 from porter_ext.record.model import STATUSES, CallRecord
 from porter_ext.report.findings import group_findings
 from porter_ext.report.model import CellEntry, OutputEntry, ReplayEntry, Report
@@ -260,7 +261,8 @@ def _plots(cell: CellEntry, budget: _PlotBudget) -> tuple[list[tuple[str, str]],
             continue
         try:
             uri = draw()
-        except Exception:  # a figure is an illustration: never lose the report over one
+        except Exception as exc:  # a figure is an illustration: never lose the report
+            internal_error("drawing a figure of the report", exc)
             omitted += 1
             continue
         if uri:

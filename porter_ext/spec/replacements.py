@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 
+from porter_ext.guard import internal_error
+
 __all__ = [
     "CONDITIONS",
     "KINDS",
@@ -180,7 +182,10 @@ def _no_axis(args: tuple, kwargs: dict, self_obj: object) -> bool:
 def _ndim_not_2(args: tuple, kwargs: dict, self_obj: object) -> bool:
     ndim = getattr(self_obj, "ndim", None)
     if ndim is None:
-        ndim = len(self_obj.shape)  # type: ignore[attr-defined]
+        shape = getattr(self_obj, "shape", None)
+        if shape is None:
+            return False  # nothing to look at: not an array
+        ndim = len(shape)
     return ndim != 2
 
 
@@ -329,8 +334,8 @@ def choose(
         try:
             if condition(args, kwargs, self_obj):
                 return entry
-        except Exception:
-            continue
+        except Exception as error:  # a condition's bug must fail a test, not hide a finding
+            internal_error(f"the condition {entry.when!r} of a replacement", error)
     return None
 
 
@@ -490,7 +495,8 @@ def render_suggestion(
     def value(name: str) -> str | None:
         try:
             return values.get(name)
-        except Exception:
+        except Exception as error:
+            internal_error(f"rendering {{{name}}} of a suggestion", error)
             return _ELLIPSIS
 
     def keep_or_drop(match: re.Match[str]) -> str:

@@ -11,9 +11,9 @@ saved notebook still reads well where widgets do not render (nbconvert, GitHub).
 from __future__ import annotations
 
 import base64
-import sys
 from typing import TYPE_CHECKING, Any
 
+from porter_ext.guard import internal_error
 from porter_ext.ui.html import (
     _note,
     call_detail_html,
@@ -143,7 +143,8 @@ class CellWidget(_Base):
         if key not in self._plots:
             try:
                 self._plots[key] = error_plot_png(out)
-            except Exception:  # a plot is an illustration: never lose the widget over one
+            except Exception as exc:  # a plot is an illustration: never lose the widget
+                internal_error("drawing an error plot", exc)
                 self._plots[key] = None
         return self._plots[key]
 
@@ -180,7 +181,7 @@ def mimebundle(entry: CellEntry) -> dict[str, Any]:
         try:
             bundle[WIDGET_VIEW] = CellWidget(entry).view()
         except Exception as exc:  # porter's own failure must not break the person's cell
-            print(f"porter: showing the plain view, the widget failed: {exc!r}", file=sys.stderr)
+            internal_error("building the widget (the plain view is shown)", exc)
     return bundle
 
 
