@@ -36,6 +36,11 @@ def unload_ipython_extension(ipython: Any) -> None:
     unload(ipython)
 
 
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where the prebuilt JupyterLab extension lies (``jupyter labextension develop``)."""
+    return [{"src": "labextension", "dest": "porter-ext"}]
+
+
 def __getattr__(name: str) -> Any:
     if name in ("NonStandardError", "strict_namespace"):
         from porter_ext.record import strict

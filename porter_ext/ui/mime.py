@@ -2,7 +2,8 @@
 
 The same output carries ``text/plain`` (terminals, logs), ``text/html`` (nbconvert,
 GitHub, classic front ends) and ``application/vnd.porter.cell+json`` (the cell entry of
-the report, for the JupyterLab extension and for tools).
+the report, for the JupyterLab extension and for tools). A whole report travels as
+``application/vnd.porter.report+json`` (`REPORT_MIME_TYPE`, see ui/report.py).
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from porter_ext.ui.html import calls_html, devices_html, header_html, numerics_h
 if TYPE_CHECKING:
     from porter_ext.report.model import CellEntry
 
-__all__ = ["MIME_TYPE", "cell_bundle", "cell_html", "cell_text", "verdict"]
+__all__ = ["MIME_TYPE", "REPORT_MIME_TYPE", "cell_bundle", "cell_html", "cell_text", "verdict"]
 
 MIME_TYPE = "application/vnd.porter.cell+json"
+#: the whole report (its JSON, as CONTRACT.md describes it), rendered by porter's
+#: JupyterLab extension; other front ends show the Markdown or JSON beside it
+REPORT_MIME_TYPE = "application/vnd.porter.report+json"
 
 
 def cell_text(entry: CellEntry) -> str:

@@ -4,7 +4,9 @@ A full HTML report inside a notebook output is heavy (it is stored in the notebo
 and all) and its styles would leak into the page, so the default is the Markdown report,
 which every front end renders (JupyterLab, nbconvert, GitHub). ``--format html`` puts the
 self-contained report in a sandboxed ``<iframe srcdoc>``: its sorting script runs, but it
-cannot reach the notebook around it. ``--format json`` is the report itself.
+cannot reach the notebook around it. ``--format json`` is the report itself. Markdown
+and JSON bundles also carry the report as ``application/vnd.porter.report+json``, which
+porter's JupyterLab extension renders as sortable tables (it is preferred over Markdown).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import json
 from html import escape
 from typing import TYPE_CHECKING, Any
+
+from porter_ext.ui.mime import REPORT_MIME_TYPE
 
 if TYPE_CHECKING:
     from porter_ext.report.model import Report
@@ -56,8 +60,10 @@ def report_bundle(report: Report, fmt: str | None = None) -> dict[str, Any]:
     bundle: dict[str, Any] = {"text/plain": report_text(report)}
     if fmt == "json":
         bundle["application/json"] = json.loads(text)
+        bundle[REPORT_MIME_TYPE] = bundle["application/json"]
     elif fmt == "md":
         bundle["text/markdown"] = text
+        bundle[REPORT_MIME_TYPE] = json.loads(report.to_json(indent=None))
     else:
         bundle["text/html"] = report_iframe(text)
     return bundle

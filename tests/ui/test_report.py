@@ -11,6 +11,7 @@ from porter_ext.report.html import render_html
 from porter_ext.report.markdown import render_markdown
 from porter_ext.report.model import Report
 from porter_ext.ui import report_bundle
+from porter_ext.ui.mime import REPORT_MIME_TYPE
 from tests.ui.entries import EVIL, demo_report
 
 
@@ -21,7 +22,7 @@ def report() -> Report:
 
 def test_default_is_markdown_with_a_plain_summary(report):
     bundle = report_bundle(report, None)
-    assert set(bundle) == {"text/plain", "text/markdown"}
+    assert set(bundle) == {"text/plain", "text/markdown", REPORT_MIME_TYPE}
     assert bundle["text/markdown"] == render_markdown(report)
     assert bundle["text/plain"].startswith("porter report: 2 cell(s), 10 array call(s)")
     assert report_bundle(report, "md") == bundle
@@ -29,7 +30,7 @@ def test_default_is_markdown_with_a_plain_summary(report):
 
 def test_json_is_the_report_itself(report):
     bundle = report_bundle(report, "json")
-    assert set(bundle) == {"text/plain", "application/json"}
+    assert set(bundle) == {"text/plain", "application/json", REPORT_MIME_TYPE}
     assert bundle["application/json"]["schema"] == "porter.report/1"
     assert Report.from_dict(bundle["application/json"]).to_dict() == report.to_dict()
 
@@ -55,3 +56,10 @@ def test_html_is_a_sandboxed_iframe_holding_the_escaped_report(report):
 def test_unknown_format_is_refused(report):
     with pytest.raises(ValueError, match="unknown report format 'pdf'"):
         report_bundle(report, "pdf")
+
+
+def test_the_report_mime_type_carries_the_report_for_the_jupyterlab_extension(report):
+    for fmt in ("md", "json"):
+        data = report_bundle(report, fmt)[REPORT_MIME_TYPE]
+        assert Report.from_dict(data).to_dict() == report.to_dict()
+    assert REPORT_MIME_TYPE not in report_bundle(report, "html")  # HTML was asked for

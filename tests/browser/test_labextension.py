@@ -1,0 +1,483 @@
+"""porter's JupyterLab extension (labextension/) in a real JupyterLab and Notebook 7.
+
+One private `jupyter lab` serves every test of this module (it also serves Notebook 7's
+pages, since the `notebook` package is installed). The notebooks are written here:
+one with a real `%%port` cell, and others holding hand-built porter outputs (a verified
+rewrite, a 500-cell report, hostile strings in every field), so that what a test
+expects does not depend on the other stages' wording beyond the contract's JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from porter_ext.ui.mime import MIME_TYPE, REPORT_MIME_TYPE
+from tests.browser.support import ROOT, save_screenshot
+from tests.ui.entries import demo_cell, demo_report
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+BIN = Path(sys.executable).parent
+PORT_NB = "port_cell.ipynb"
+PORT_CELL = "%%port\nimport torch\nx = torch.ones(3, 4)\ny = x.sum(1)"
+APPLY_NB = "apply.ipynb"
+REPORT_NB = "report500.ipynb"
+EVIL_NB = "evil.ipynb"
+#: payloads that would each set document.title if any of them ran
+EVIL = (
+    "<script>document.title='PWNED'</script>"
+    " <img src=x onerror=\"document.title='PWNED'\">"
+    ' "><svg onload="document.title=\'PWNED\'">'
+    " javascript:document.title='PWNED'"
+    " \u202e)a(mus.b\u202c \u2066iso\u2069"
+)
+LAB_CONFIG = """\
+c.LabApp.news_url = None
+c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"
+c.LabApp.extension_manager = "readonly"
+c.LabApp.expose_app_in_browser = True
+c.ServerApp.open_browser = False
+c.ServerApp.port_retries = 0
+"""
+NOTIFICATION_SETTINGS = {"fetchNews": "false", "checkForUpdates": False}
+
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+    root: Path
+    config: Path
+
+    def lab_url(self, name: str | None = None) -> str:
+        path = f"/lab/tree/{name}" if name else "/lab"
+        return f"{self.url}{path}?reset&token={self.token}"  # reset: no restored tabs
+
+    def notebook7_url(self, name: str) -> str:
+        return f"{self.url}/notebooks/{name}?token={self.token}"
+
+    def api(self, path: str, method: str = "GET") -> int:
+        request = urllib.request.Request(
+            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=2) as response:
+            return response.status
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _notebook(path: Path, *cells: nbformat.NotebookNode) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = list(cells)
+    nbformat.write(nb, path)
+
+
+def _result_cell(source: str, data: dict[str, Any], mime: str = MIME_TYPE) -> Any:
+    """A code cell whose saved output is porter's result, as %%port displays it."""
+    cell = nbformat.v4.new_code_cell(source)
+    cell.outputs = [
+        nbformat.v4.new_output("display_data", data={"text/plain": "porter result", mime: data})
+    ]
+    return cell
+
+
+def apply_cells() -> list[Any]:
+    """Two cells with a verified rewrite and one with a partial one (no Apply there)."""
+    cells = []
+    for i, status in enumerate(["verified", "verified", "partial"]):
+        body = f"import numpy as np\na{i} = np.ones(3)\nb{i} = np.sum(a{i}, 0)"
+        entry = {
+            "index": i,
+            "execution_count": i + 1,
+            "source": body,
+            "error": None,
+            "calls": [
+                {
+                    "line": 2,
+                    "col": 5,
+                    "name": "numpy.ones",
+                    "library": "numpy",
+                    "kind": "function",
+                    "status": "standard",
+                    "count": 1,
+                },
+                {
+                    "line": 3,
+                    "col": 5,
+                    "name": "numpy.sum",
+                    "library": "numpy",
+                    "kind": "function",
+                    "status": "non_standard_usage",
+                    "standard_name": "sum",
+                    "suggestion": f"xp.sum(a{i}, axis=0)",
+                    "count": 1,
+                    "message": "the standard takes axis as a keyword",
+                },
+            ],
+            "device_findings": [],
+            "replays": [],
+            "rewrite": {
+                "source": body.replace(f"np.sum(a{i}, 0)", f"np.sum(a{i}, axis=0)"),
+                "status": status,
+                "verified_on": ["numpy", "strict"] if status == "verified" else [],
+                "sites": 1,
+                "reason": None if status == "verified" else "strict replay differs",
+            },
+        }
+        cells.append(_result_cell(f"%%port\n{body}", entry))
+    return cells
+
+
+def evil_cells() -> list[Any]:
+    """A cell result and a whole report with the payloads in every string field."""
+    report = demo_report(EVIL).to_dict()
+    report["plan"] = [
+        {
+            "kind": f"rename{EVIL}",
+            "title": f"use xp.sum{EVIL}",
+            "cells": [0, EVIL],
+            "sites": 2,
+            "automatic": True,
+        }
+    ]
+    cell = demo_cell(EVIL).to_dict()
+    cell["error"] = {"type": f"ValueError{EVIL}", "message": EVIL, "line": 2}
+    cell["rewrite"] = {
+        "source": f"y = 1  # {EVIL}",
+        "status": "verified",
+        "verified_on": [f"numpy{EVIL}"],
+        "sites": 1,
+        "reason": EVIL,
+    }
+    return [_result_cell(f"# {EVIL}", cell), _result_cell("", report, REPORT_MIME_TYPE)]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Iterator[Lab]:
+    base = tmp_path_factory.mktemp("labext")
+    root, config = base / "root", base / "config"
+    root.mkdir()
+    (config / "labconfig").mkdir(parents=True)
+    (config / "jupyter_lab_config.py").write_text(LAB_CONFIG)
+    settings = base / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(json.dumps(NOTIFICATION_SETTINGS))
+    _notebook(root / PORT_NB, *map(nbformat.v4.new_code_cell, ["%load_ext porter_ext", PORT_CELL]))
+    _notebook(root / APPLY_NB, *apply_cells())
+    big = demo_report(extra_cells=498).to_dict()
+    assert big["summary"]["cells"] == 500
+    _notebook(root / REPORT_NB, _result_cell("%port report", big, REPORT_MIME_TYPE))
+    _notebook(root / EVIL_NB, *evil_cells())
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(config),  # data dirs untouched: labextensions stay visible
+        "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
+        "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"),
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "MPLBACKEND": "Agg",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    command = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+        "--ServerApp.ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+    ]  # fmt: skip
+    log = (base / "lab.log").open("wb")
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    server = Lab(f"http://127.0.0.1:{port}", token, root, config)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"jupyter lab exited with {process.returncode}: see {base / 'lab.log'}")
+            try:
+                if server.api("/api/status") == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"jupyter lab did not answer within 60 s: see {base / 'lab.log'}")
+            time.sleep(0.1)
+        yield server
+    finally:
+        try:  # a clean shutdown also shuts the kernels down
+            server.api("/api/shutdown", method="POST")
+            process.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        log.close()
+
+
+OPENED = """() => {
+  const app = window.jupyterapp;
+  const w = app && app.shell.currentWidget;
+  return w && w.sessionContext && w.context && w.context.isReady;
+}"""
+RUN_ALL = """async () => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  await panel.sessionContext.ready;
+  await window.jupyterapp.commands.execute("notebook:run-all-cells");
+}"""
+#: once the panel's list holds `text`: ms from porter's output showing up in the notebook
+#: to the panel listing its finding (the panel's update latency)
+WATCH_PANEL = """(text) => {
+  const panel = document.getElementById('porter-porting-panel');
+  let shown = null;
+  window.__porterPanelMs = undefined;
+  const observer = new MutationObserver(() => {
+    if (shown === null && document.querySelector('.jp-Notebook .porter-output')) {
+      shown = performance.now();
+    }
+    if (shown !== null && panel.textContent.includes(text)) {
+      observer.disconnect();
+      window.__porterPanelMs = performance.now() - shown;
+    }
+  });
+  observer.observe(document.body, {childList: true, subtree: true, characterData: true});
+}"""
+
+
+def open_notebook(page: Any, lab: Lab, name: str) -> None:
+    page.goto(lab.lab_url(name), timeout=60_000)
+    page.wait_for_function(OPENED, timeout=60_000)
+
+
+def cell_output(page: Any, index: int) -> Any:
+    return page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-OutputArea")
+
+
+def test_labextension_list_shows_porter_ext_enabled():
+    listed = subprocess.run(
+        [str(BIN / "jupyter"), "labextension", "list"], capture_output=True, text=True, timeout=60
+    )
+    line = next((ln for ln in listed.stderr.splitlines() if "porter-ext" in ln), None)
+    assert line is not None, f"porter-ext is not installed: run `make setup`\n{listed.stderr}"
+    assert "enabled" in line and "OK" in line, line
+
+
+def test_typescript_passes_eslint_and_prettier():
+    ext = ROOT / "labextension"
+    if not (ext / "node_modules").exists():
+        pytest.skip("labextension/node_modules is missing: run `make setup` (pip install -e .)")
+    lint = subprocess.run(
+        [str(BIN / "jlpm"), "lint:check"], cwd=ext, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"},
+    )  # fmt: skip
+    assert lint.returncode == 0, lint.stdout[-4000:] + lint.stderr[-2000:]
+
+
+def test_widget_live_then_porter_view_after_restart_and_reopen(page, page_log, lab):
+    """The widget shows while its model lives; after a kernel restart and after the saved
+    notebook is reopened, porter's own view shows the same finding (not "model not
+    found"); the panel lists the finding and a click puts the cursor on its line."""
+    open_notebook(page, lab, PORT_NB)
+    page.evaluate("() => window.jupyterapp.commands.execute('porter:show-panel')")
+    page.evaluate(WATCH_PANEL, "xp.sum(x, axis=1)")
+    start = time.perf_counter()
+    page.evaluate(RUN_ALL)
+    output = cell_output(page, 1)
+    widget = output.locator(".jupyter-widgets", has_text="Tensor.sum").first
+    widget.wait_for(state="visible", timeout=60_000)
+    ran = time.perf_counter() - start
+    assert output.locator(".porter-output").get_attribute("data-porter-showing") == "widget"
+    assert not output.locator(".porter-own-view").is_visible()
+    page.wait_for_function("() => window.__porterPanelMs !== undefined", timeout=10_000)
+    panel_ms = page.evaluate("() => window.__porterPanelMs")
+    print(f"\n%%port cell to widget in {ran:.2f} s; side panel updated {panel_ms:.0f} ms after")
+    assert panel_ms < 200
+
+    # the side panel: grouped by replacement, and a click moves the cursor to the call
+    side = page.locator("#porter-porting-panel")
+    assert "xp.sum(x, axis=1) ×1" in side.inner_text()
+    save_screenshot(page.screenshot(), "labext-panel.png", docs_name="labext-panel.png")
+    side.get_by_text("cell 2, line 3: Tensor.sum").click()
+    cursor = page.evaluate(
+        """() => { const nb = window.jupyterapp.shell.currentWidget.content;
+        return [nb.activeCellIndex, nb.activeCell.editor.getCursorPosition()]; }"""
+    )
+    assert cursor == [1, {"line": 3, "column": 4}]  # line 3 of the body: line 4 of the cell
+
+    # the editor mark and its hover text
+    marks = page.locator(".jp-Cell").nth(1).locator(".cm-lintRange.porter-mark")
+    marks.first.wait_for(timeout=10_000)
+    assert marks.all_inner_texts() == ["torch.ones", "x.sum"]
+    mark = marks.nth(1)
+    mark.hover()
+    tip = page.locator(".cm-tooltip-lint")
+    tip.wait_for(timeout=10_000)
+    assert "Tensor.sum [non_standard]; use instead: xp.sum(x, axis=1)" in tip.inner_text()
+    save_screenshot(page.screenshot(), "labext-mark.png", docs_name="labext-mark.png")
+
+    # a kernel restart: the widget's model is gone, porter's view takes over
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
+    own = output.locator(".porter-own-view")
+    own.wait_for(state="visible", timeout=30_000)
+    live_text = own.inner_text()
+    assert "Tensor.sum" in live_text and "xp.sum(x, axis=1)" in live_text
+    assert "model not found" not in output.inner_text()
+
+    # the saved notebook reopened (kernel restarted, no widget state): the same view
+    open_notebook(page, lab, PORT_NB)
+    reopened = cell_output(page, 1).locator(".porter-own-view")
+    reopened.wait_for(state="visible", timeout=30_000)
+    page.wait_for_timeout(500)  # ipywidgets gives up on the model once its state is restored
+    assert reopened.is_visible()
+    assert reopened.inner_text() == live_text
+    assert "model not found" not in cell_output(page, 1).inner_text()
+    save_screenshot(page.screenshot(), "labext-renderer.png", docs_name="labext-renderer.png")
+    assert page_log.errors == []
+
+
+def test_apply_puts_only_a_verified_rewrite_into_its_cell(page, page_log, lab):
+    open_notebook(page, lab, APPLY_NB)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells.nth(2).locator(".porter-cell-view").wait_for(timeout=30_000)
+    source = "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource()"
+
+    # a partial rewrite: shown, but no Apply button and no quick fix
+    assert cells.nth(2).locator(".porter-rewrite").is_visible()
+    assert cells.nth(2).locator("button.porter-apply").count() == 0
+    cells.nth(2).locator(".cm-lintRange.porter-mark").hover()
+    page.locator(".cm-tooltip-lint").wait_for(timeout=10_000)
+    assert page.locator(".cm-tooltip-lint .cm-diagnosticAction").count() == 0
+    page.mouse.move(0, 0)
+
+    # the output's Apply button
+    cells.nth(0).locator("button.porter-apply").click()
+    page.wait_for_function(f"() => ({source})(0).includes('axis=0')", timeout=10_000)
+    assert (
+        page.evaluate(source, 0)
+        == "%%port\nimport numpy as np\na0 = np.ones(3)\nb0 = np.sum(a0, axis=0)"
+    )
+
+    # the quick fix on the editor mark
+    cells.nth(1).locator(".cm-lintRange.porter-mark").hover()
+    action = page.locator(
+        ".cm-tooltip-lint .cm-diagnosticAction", has_text="Apply verified rewrite"
+    )
+    action.click(timeout=10_000)
+    page.wait_for_function(f"() => ({source})(1).includes('axis=0')", timeout=10_000)
+    assert page.evaluate(source, 1).endswith("b1 = np.sum(a1, axis=0)")
+    assert page.evaluate(source, 2).endswith("b2 = np.sum(a2, 0)")  # partial: untouched
+
+    # applying again is refused: the cell no longer holds the recorded source
+    cells.nth(0).locator("button.porter-apply").click()
+    page.get_by_text("the cell changed since porter recorded it").wait_for(timeout=10_000)
+    assert page_log.errors == []
+
+
+def test_a_500_cell_report_renders_quickly(page, page_log, lab):
+    start = time.perf_counter()
+    open_notebook(page, lab, REPORT_NB)
+    view = page.locator(".porter-report-view")
+    view.wait_for(timeout=60_000)
+    render_ms = float(page.locator(".porter-output").get_attribute("data-porter-render-ms"))
+    assert "500 cell(s)" in view.locator(".porter-verdict").inner_text()
+    rows = view.locator("section", has_text="Calls (").locator("tbody tr")
+    assert rows.count() == 2 * 4 + 498 * 2
+    print(f"\n500-cell report: drawn in {render_ms:.0f} ms; notebook open to view "
+          f"{time.perf_counter() - start:.2f} s")  # fmt: skip
+    assert render_ms < 2000
+
+    # sorting and filtering
+    calls = view.locator("section", has_text="Calls (").first
+    calls.locator("th", has_text="line").click()
+    calls.locator("input.porter-filter").fill("torch.cuda")
+    visible = calls.locator("tbody tr:not([hidden])")
+    assert visible.count() == 2 and "torch.cuda.synchronize" in visible.first.inner_text()
+    save_screenshot(view.screenshot(), "labext-report.png", docs_name="labext-report.png")
+    assert page_log.errors == []
+
+
+def test_hostile_strings_stay_inert_text(page, page_log, lab):
+    page.goto(lab.lab_url(), timeout=60_000)
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=60_000)
+    title = page.title()
+    page.evaluate(
+        "(n) => window.jupyterapp.commands.execute('docmanager:open', {path: n})", EVIL_NB
+    )
+    views = page.locator(".porter-view")
+    views.nth(1).wait_for(timeout=60_000)
+    page.wait_for_timeout(500)  # an onerror or onload would have fired by now
+    assert page.title() == title and "PWNED" not in page.title()
+    assert page_log.dialogs == []
+    for view in views.all():
+        assert view.locator("script, img, svg, iframe, a, [onerror], [onload]").count() == 0
+        text = view.inner_text()
+        assert "<script>document.title='PWNED'</script>" in text  # shown, as text
+        assert "\u202e" not in text and "\u2066" not in text
+        assert "⟨U+202E⟩" in text and "⟨U+2066⟩" in text
+    # the hover text of an editor mark writes the controls out too
+    save_screenshot(page.screenshot(), "labext-hostile.png")
+    assert page_log.errors == []
+
+
+def test_notebook7_renders_a_cell_result(page, page_log, lab):
+    page.goto(lab.notebook7_url(APPLY_NB), timeout=60_000)
+    view = page.locator(".porter-cell-view").first
+    view.wait_for(timeout=60_000)
+    assert "numpy.sum" in view.inner_text() and "xp.sum(a0, axis=0)" in view.inner_text()
+    save_screenshot(page.screenshot(), "labext-notebook7.png", docs_name="labext-notebook7.png")
+    assert page_log.errors == []
+
+
+STARTED = """async () => {
+  await window.jupyterapp.restored;
+  return performance.now();
+}"""
+
+
+def test_startup_overhead(browser, lab):
+    """JupyterLab's start to `restored`, with porter-ext and with it disabled (page
+    config), alternated; the best of three each."""
+    page_config = lab.config / "labconfig" / "page_config.json"
+    times: dict[bool, list[float]] = {True: [], False: []}
+    try:
+        for _ in range(3):
+            for enabled in (False, True):
+                disabled = {} if enabled else {"porter-ext": True}
+                page_config.write_text(json.dumps({"disabledExtensions": disabled}))
+                context = browser.new_context(viewport={"width": 1280, "height": 900})
+                page = context.new_page()
+                page.goto(lab.lab_url(), timeout=60_000)
+                page.wait_for_function("() => window.jupyterapp", timeout=60_000)
+                times[enabled].append(page.evaluate(STARTED))
+                has_panel = page.locator("#porter-porting-panel").count() > 0
+                context.close()
+                assert has_panel == enabled
+    finally:
+        page_config.unlink(missing_ok=True)
+    with_it, without = min(times[True]), min(times[False])
+    print(f"\nJupyterLab start: {without:.0f} ms without porter-ext, {with_it:.0f} ms with it "
+          f"(+{with_it - without:.0f} ms, x{with_it / without:.2f})")  # fmt: skip
+    assert with_it - without < 300
