@@ -84,83 +84,113 @@ class Walker:
             self.stmt(stmt, s)
 
     def stmt(self, node: ast.stmt, s: Scope) -> None:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            self.exprs([*node.decorator_list, *node.args.defaults, *node.args.kw_defaults], s)
-            self.exprs([a.annotation for a in _params(node.args)] + [node.returns], s)
-            child = self.function(node.args, s)
-            self.body(node.body, child)
-            s.functions[node.name] = self.finish(child, s)  # type: ignore[assignment]
-            s.bind(node.name, "def")
-        elif isinstance(node, ast.ClassDef):
-            self.exprs([*node.decorator_list, *node.bases, *(k.value for k in node.keywords)], s)
-            child = Scope("class")
-            self.body(node.body, child)
-            self.finish(child, s)
-            s.bind(node.name, "def")
-        elif isinstance(node, ast.Assign):
-            self.expr(node.value, s)
-            alias = roots(node.value)
-            for target in node.targets:
-                self.target(target, s, alias)
-            (first, *more) = node.targets
-            if isinstance(node.value, ast.Lambda) and not more and isinstance(first, ast.Name):
-                s.bind(first.id, "lambda")
-        elif isinstance(node, ast.AugAssign):
-            self.expr(node.value, s)
-            if isinstance(node.target, ast.Name):
-                s.read(node.target.id)  # x += 1 reads x, and modifies an array in place
-                add_seeds(s.writes, {node.target.id: False})
-                s.bind(node.target.id, "value", as_kind(roots(node.value), "held"))
+        """Dispatch to ``visit_<NodeType>``; statements without one only evaluate their
+        expressions (Expr, Return, Raise, Assert, Pass, Break, Continue)."""
+        _STATEMENTS.get(type(node), Walker.visit_other)(self, node, s)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef, s: Scope) -> None:
+        self.exprs([*node.decorator_list, *node.args.defaults, *node.args.kw_defaults], s)
+        self.exprs([a.annotation for a in _params(node.args)] + [node.returns], s)
+        child = self.function(node.args, s)
+        self.body(node.body, child)
+        s.functions[node.name] = self.finish(child, s)
+        s.bind(node.name, "def")
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef, s: Scope) -> None:
+        self.exprs([*node.decorator_list, *node.bases, *(k.value for k in node.keywords)], s)
+        child = Scope("class")
+        self.body(node.body, child)
+        self.finish(child, s)
+        s.bind(node.name, "def")
+
+    def visit_Assign(self, node: ast.Assign, s: Scope) -> None:
+        self.expr(node.value, s)
+        alias = roots(node.value)
+        for target in node.targets:
+            self.target(target, s, alias)
+        (first, *more) = node.targets
+        if isinstance(node.value, ast.Lambda) and not more and isinstance(first, ast.Name):
+            s.bind(first.id, "lambda")
+
+    def visit_AugAssign(self, node: ast.AugAssign, s: Scope) -> None:
+        self.expr(node.value, s)
+        if isinstance(node.target, ast.Name):
+            s.read(node.target.id)  # x += 1 reads x, and modifies an array in place
+            add_seeds(s.writes, {node.target.id: False})
+            s.bind(node.target.id, "value", as_kind(roots(node.value), "held"))
+        else:
+            self.target(node.target, s, roots(node.value))
+
+    def visit_AnnAssign(self, node: ast.AnnAssign, s: Scope) -> None:
+        self.exprs([node.annotation, node.value], s)
+        if node.value is not None or not isinstance(node.target, ast.Name):
+            self.target(node.target, s, roots(node.value))
+
+    def visit_Delete(self, node: ast.Delete, s: Scope) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                s.read(target.id)
+                s.unbind(target.id)
             else:
-                self.target(node.target, s, roots(node.value))
-        elif isinstance(node, ast.AnnAssign):
-            self.exprs([node.annotation, node.value], s)
-            if node.value is not None or not isinstance(node.target, ast.Name):
-                self.target(node.target, s, roots(node.value))
-        elif isinstance(node, ast.Delete):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    s.read(target.id)
-                    s.unbind(target.id)
-                else:
-                    self.target(target, s, set())
-        elif isinstance(node, ast.For | ast.AsyncFor):
-            self.expr(node.iter, s)
-            before = set(s.definite)
-            self.target(node.target, s, as_kind(roots(node.iter), "element"))
-            self.body(node.body + node.orelse, s)
-            s.definite = before  # the loop may not run at all
-        elif isinstance(node, ast.While):
-            self.expr(node.test, s)
-            before = set(s.definite)
-            self.body(node.body + node.orelse, s)
-            s.definite = before
-        elif isinstance(node, ast.If):
-            self.expr(node.test, s)
-            self.branches(s, [node.body, node.orelse])
-        elif isinstance(node, ast.With | ast.AsyncWith):
-            for item in node.items:
-                self.expr(item.context_expr, s)
-                if item.optional_vars is not None:
-                    self.target(item.optional_vars, s, roots(item.context_expr))
-            self.body(node.body, s)
-        elif isinstance(node, ast.Try | getattr(ast, "TryStar", ast.Try)):
-            self.try_(node, s)
-        elif isinstance(node, ast.Match):
-            self.expr(node.subject, s)
-            self.match(node, s, as_kind(roots(node.subject), "element"))
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            for alias in node.names:
-                if alias.name == "*":
-                    s.star_import = True
-                else:
-                    s.bind(alias.asname or alias.name.partition(".")[0], "import")
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            s.declared.update(node.names)
-        else:  # Expr, Return, Raise, Assert, Pass, Break, Continue
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.expr):
-                    self.expr(child, s)
+                self.target(target, s, {})
+
+    def visit_For(self, node: ast.For | ast.AsyncFor, s: Scope) -> None:
+        self.expr(node.iter, s)
+        before = set(s.definite)
+        self.target(node.target, s, as_kind(roots(node.iter), "element"))
+        self.body(node.body + node.orelse, s)
+        s.definite = before  # the loop may not run at all
+
+    visit_AsyncFor = visit_For
+
+    def visit_While(self, node: ast.While, s: Scope) -> None:
+        self.expr(node.test, s)
+        before = set(s.definite)
+        self.body(node.body + node.orelse, s)
+        s.definite = before
+
+    def visit_If(self, node: ast.If, s: Scope) -> None:
+        self.expr(node.test, s)
+        self.branches(s, [node.body, node.orelse])
+
+    def visit_With(self, node: ast.With | ast.AsyncWith, s: Scope) -> None:
+        for item in node.items:
+            self.expr(item.context_expr, s)
+            if item.optional_vars is not None:
+                self.target(item.optional_vars, s, roots(item.context_expr))
+        self.body(node.body, s)
+
+    visit_AsyncWith = visit_With
+
+    def visit_Try(self, node: ast.Try, s: Scope) -> None:
+        self.try_(node, s)
+
+    visit_TryStar = visit_Try
+
+    def visit_Match(self, node: ast.Match, s: Scope) -> None:
+        self.expr(node.subject, s)
+        self.match(node, s, as_kind(roots(node.subject), "element"))
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom, s: Scope) -> None:
+        for alias in node.names:
+            if alias.name == "*":
+                s.star_import = True
+            else:
+                s.bind(alias.asname or alias.name.partition(".")[0], "import")
+
+    visit_ImportFrom = visit_Import
+
+    def visit_Global(self, node: ast.Global | ast.Nonlocal, s: Scope) -> None:
+        s.declared.update(node.names)
+
+    visit_Nonlocal = visit_Global
+
+    def visit_other(self, node: ast.stmt, s: Scope) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.expr(child, s)
 
     def branches(self, s: Scope, bodies: list[list[ast.stmt]]) -> None:
         """Run alternative bodies; afterwards only what every one of them bound is sure."""
@@ -325,3 +355,11 @@ class Walker:
 def _params(args: ast.arguments) -> list[ast.arg]:
     found = [*args.posonlyargs, *args.args, *args.kwonlyargs]
     return found + [a for a in (args.vararg, args.kwarg) if a is not None]
+
+
+#: statement type → its visitor (looked up once per statement, not through getattr)
+_STATEMENTS = {
+    getattr(ast, name[len("visit_") :]): method
+    for name, method in vars(Walker).items()
+    if name.startswith("visit_") and hasattr(ast, name[len("visit_") :])
+}
