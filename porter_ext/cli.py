@@ -1,24 +1,25 @@
 """``porter run | report | backends``: porter headless, for CI.
 
-``porter run`` executes a notebook through nbclient in a kernel with the extension loaded,
-treats every code cell as a ``%%port`` cell (cells that already start with ``%%port`` keep
-their own options), and writes the report. Exit status: 0 written and nothing matched
-``--fail-on``; 1 written and findings matched; 2 usage error, unreadable notebook or a
-kernel that could not start (one line on stderr).
+``porter run`` executes a notebook in a kernel with the extension loaded, treats every
+code cell as a ``%%port`` cell (cells that already start with ``%%port`` keep their own
+options), and writes the report (`porter_ext.headless`). Exit status: 0 written and
+nothing matched ``--fail-on``; 1 written and findings matched; 2 a usage error, an
+unreadable notebook, a kernel that could not start or died, with one line on stderr.
+Every option goes through `porter_ext.session.validation`, as the magics' do.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-FAIL_KINDS = ("non_standard", "device", "mismatch", "replay_error", "any")
+from porter_ext.session import validation as check
+from porter_ext.session.validation import FAIL_KINDS, OptionError
+
 #: which summary counter each --fail-on kind looks at
 _FAIL_COUNTERS = {
     "non_standard": ("non_standard",),
@@ -27,85 +28,82 @@ _FAIL_COUNTERS = {
     "replay_error": ("replays_failed",),
     "any": ("non_standard", "device_findings", "mismatches", "replays_failed"),
 }
-KERNEL_NAME = "porter"
+_SUFFIX = {"json": ".json", "html": ".html", "md": ".md"}
 
 
 class CliError(Exception):
     """A failure that ends the command with exit status 2 and a one-line reason."""
 
 
-def _fail_kinds(text: str) -> list[str]:
-    kinds = [k.strip() for k in text.split(",") if k.strip()]
-    bad = [k for k in kinds if k not in FAIL_KINDS]
-    if bad:
-        raise argparse.ArgumentTypeError(
-            f"unknown kind {bad[0]!r}; choose from {', '.join(FAIL_KINDS)}"
-        )
-    return kinds
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (the CLI's contract) instead of a block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise CliError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
-def _specs(text: str) -> list[str]:
-    from porter_ext.backends import SpecError, parse_specs
+def _arg(check_one: Callable[..., Any], *args: Any) -> Callable[[str], Any]:
+    """An argparse type from a validation function: its message is argparse's error."""
 
-    try:
-        return [str(s) for s in parse_specs(text)]
-    except SpecError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    def convert(text: str) -> Any:
+        try:
+            return check_one(text, *args)
+        except OptionError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
-
-def _positive(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive number of seconds")
-    return value
+    convert.__name__ = check_one.__name__
+    return convert
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="porter", description="porter: port array code to the Python array API standard"
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser(
         "run", help="execute a notebook with every cell recorded; write the report"
     )
-    run.add_argument("notebook", type=Path)
+    run.add_argument("notebook", metavar="NOTEBOOK")
     run.add_argument(
         "-b",
         "--backends",
-        type=_specs,
+        type=_arg(check.backend_specs, "-b/--backends"),
         default=[],
         metavar="SPECS",
         help="replay every cell on these specs: LIB[:DEVICE],... (numpy, torch, jax, cupy, strict)",
     )
     run.add_argument(
-        "-o",
-        "--output",
-        type=Path,
-        default=None,
-        help="report path (default: NOTEBOOK.porter.FORMAT)",
+        "-o", "--output", default=None, help="report path (default: NOTEBOOK.porter.FORMAT)"
     )
     run.add_argument(
         "--format",
-        choices=("html", "md", "json"),
         default=None,
-        help="default: from the suffix of -o, else json",
+        help="html, md or json (default: from the suffix of -o, else json)",
     )
     run.add_argument(
-        "--timeout", type=_positive, default=600.0, help="seconds per cell (default 600)"
+        "--timeout",
+        type=_arg(check.seconds, "--timeout"),
+        default=600.0,
+        metavar="S",
+        help="seconds each cell's original run, and each of its replays, may take (default 600)",
     )
     run.add_argument(
         "--fail-on",
-        type=_fail_kinds,
+        type=_arg(check.fail_kinds, "--fail-on"),
         default=[],
         metavar="KINDS",
-        help=f"comma-separated: {', '.join(FAIL_KINDS)}",
+        help=f"exit 1 when findings of these kinds exist: {', '.join(FAIL_KINDS)}",
     )
+    run.add_argument("--force", action="store_true", help="replace an -o file porter did not write")
 
     report = sub.add_parser("report", help="convert a JSON report to HTML or Markdown")
-    report.add_argument("report", type=Path)
-    report.add_argument("-o", "--output", type=Path, default=None)
-    report.add_argument("--format", choices=("html", "md"), default=None)
+    report.add_argument("report", metavar="REPORT")
+    report.add_argument("-o", "--output", default=None, help="default: REPORT with .html or .md")
+    report.add_argument("--format", default=None, help="html or md (default: from -o, else html)")
+    report.add_argument(
+        "--force", action="store_true", help="replace an -o file porter did not write"
+    )
 
     backends = sub.add_parser("backends", help="list every backend spec porter can see")
     backends.add_argument("--json", action="store_true", help="machine-readable output")
@@ -116,175 +114,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _read_notebook(path: Path) -> Any:
+    import warnings
+
     import nbformat
 
-    if not path.exists():
-        raise CliError(f"cannot read {path}: no such file")
     try:
-        nb = nbformat.read(path, as_version=4)
-    except Exception as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        with warnings.catch_warnings():  # nbformat's advice on old notebooks is not porter's
+            warnings.simplefilter("ignore")
+            return nbformat.read(path, as_version=4)
+    except Exception as exc:  # nbformat raises many kinds for a file that is no notebook
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
         raise CliError(f"cannot read {path}: not a valid notebook ({reason})") from None
-    return nb
-
-
-def port_source(source: str) -> str:
-    """The source a cell runs under ``porter run``: a ``%%port`` cell keeps its options."""
-    if source.lstrip().startswith("%%port"):
-        return source.lstrip()
-    return "%%port --quiet\n" + source
-
-
-def _kernel_manager() -> Any:
-    """A manager for the ``porter`` kernelspec, or an equivalent one built here when the
-    kernelspec is not installed (a source checkout)."""
-    from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
-    from jupyter_client.manager import KernelManager
-
-    try:
-        KernelSpecManager().get_kernel_spec(KERNEL_NAME)
-        return KernelManager(kernel_name=KERNEL_NAME)
-    except NoSuchKernel:
-        spec_file = Path(__file__).resolve().parent.parent / "kernels" / KERNEL_NAME / "kernel.json"
-        if spec_file.exists():
-            data = json.loads(spec_file.read_text())
-        else:
-            data = {
-                "argv": [
-                    "python",
-                    "-m",
-                    "ipykernel_launcher",
-                    "-f",
-                    "{connection_file}",
-                    "--ext=porter_ext",
-                ],
-                "display_name": "Python 3 (porter)",
-                "language": "python",
-            }
-        km = KernelManager(kernel_name=KERNEL_NAME)
-        km._kernel_spec = KernelSpec(resource_dir=str(spec_file.parent), **data)
-        return km
-
-
-_REPORT_CODE = """\
-import porter_ext.session as _porter_session
-_porter_report = _porter_session.get_session(get_ipython()).report(notebook={name!r})
-with open({path!r}, "w", encoding="utf-8") as _f:
-    _f.write(_porter_report.to_json())
-del _porter_session, _porter_report, _f
-"""
-
-
-class _Progress:
-    def __init__(self, total: int, enabled: bool):
-        self.total, self.enabled, self.done = total, enabled, 0
-
-    def cell(self, index: int, seconds: float, status: str) -> None:
-        self.done += 1
-        if self.enabled:
-            print(
-                f"\r[{self.done}/{self.total}] cell {index}: {status} ({seconds:.1f}s)\x1b[K",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    def close(self) -> None:
-        if self.enabled and self.done:
-            print(file=sys.stderr)
-
-
-def execute_notebook(
-    path: Path, *, timeout: float, progress: bool, backends: list[str] | None = None
-) -> dict[str, Any]:
-    """Run every code cell of the notebook recorded; return the report as a dict."""
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellTimeoutError
-
-    nb = _read_notebook(path)
-    code_cells = [
-        (i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()
-    ]
-    for _, cell in code_cells:
-        cell.source = port_source(cell.source)
-    env_dir = str(path.resolve().parent)
-    client = NotebookClient(
-        nb,
-        km=_kernel_manager(),
-        timeout=timeout,
-        allow_errors=True,
-        record_timing=False,
-        resources={"metadata": {"path": env_dir}},
-    )
-    bar = _Progress(len(code_cells), progress)
-    count_to_index: dict[int, int] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        report_path = os.path.join(tmp, "report.json")
-        try:
-            with client.setup_kernel():
-                if backends:
-                    setup = nbformat.v4.new_code_cell(
-                        f"get_ipython().run_line_magic('port', 'backends {','.join(backends)}')"
-                    )
-                    nb.cells.append(setup)
-                    client.execute_cell(setup, len(nb.cells) - 1)
-                    nb.cells.pop()
-                for index, cell in code_cells:
-                    start = time.perf_counter()
-                    try:
-                        client.execute_cell(cell, index)
-                        failed = any(
-                            o.get("output_type") == "error" for o in cell.get("outputs", [])
-                        )
-                        status = "raised" if failed else "ok"
-                    except CellTimeoutError:
-                        status = "timeout"
-                    if cell.get("execution_count") is not None:
-                        count_to_index[cell.execution_count] = index
-                    bar.cell(index, time.perf_counter() - start, status)
-                final = nbformat.v4.new_code_cell(
-                    _REPORT_CODE.format(name=path.name, path=report_path)
-                )
-                nb.cells.append(final)
-                client.execute_cell(final, len(nb.cells) - 1)
-        except CliError:
-            raise
-        except Exception as exc:
-            bar.close()
-            if not client.kc:
-                raise CliError(f"the kernel could not start: {exc}") from None
-            raise CliError(f"running {path.name} failed: {type(exc).__name__}: {exc}") from exc
-        bar.close()
-        errors = [o for o in final.get("outputs", []) if o.get("output_type") == "error"]
-        if errors or not os.path.exists(report_path):
-            detail = errors[0].get("evalue", "") if errors else "no report was produced"
-            raise CliError(f"could not collect the report from the kernel: {detail}")
-        with open(report_path, encoding="utf-8") as f:
-            data = json.load(f)
-    for entry in data["cells"]:
-        entry["index"] = count_to_index.get(entry.get("execution_count"))
-    return data
-
-
-def _output_path(args: argparse.Namespace, fmt: str) -> Path:
-    if args.output is not None:
-        return args.output
-    suffix = {"json": ".json", "html": ".html", "md": ".md"}[fmt]
-    return args.notebook.with_suffix(f".porter{suffix}")
-
-
-def _format_of(output: Path | None, explicit: str | None, default: str) -> str:
-    if explicit:
-        return explicit
-    if output is not None:
-        suffix = output.suffix.lower().lstrip(".")
-        return (
-            {"htm": "html", "markdown": "md"}.get(suffix, suffix)
-            if suffix in ("json", "html", "htm", "md", "markdown")
-            else default
-        )
-    return default
 
 
 def summary_line(summary: dict[str, int]) -> str:
@@ -296,19 +136,64 @@ def summary_line(summary: dict[str, int]) -> str:
     )
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from porter_ext.report import Report, validate, write_report
+def _destination(
+    args: argparse.Namespace, source: Path, formats: tuple[str, ...], default: str
+) -> tuple[Path, str]:
+    """The checked output path and format; refuses the input and foreign files early."""
+    from porter_ext.report.write import OverwriteError, check_overwrite
 
-    fmt = _format_of(args.output, args.format, "json")
-    progress = sys.stderr.isatty()
-    data = execute_notebook(
-        args.notebook, timeout=args.timeout, progress=progress, backends=args.backends
+    choice = check.report_output(
+        args.output, args.format, formats=formats, default=default, source=source
     )
-    validate(data)
-    report = Report.from_dict(data)
-    out = write_report(report, _output_path(args, fmt), fmt)
-    summary = data["summary"]
-    print(f"porter: {args.notebook.name}: {summary_line(summary)}")
+    if choice.note:
+        print(f"porter: note: {choice.note}")
+    path = choice.path
+    if path is None:
+        stem = source.with_suffix("")
+        suffix = _SUFFIX[choice.format]
+        path = check.output_path(
+            stem.with_name(stem.name + (".porter" if default == "json" else "") + suffix),
+            "the default output",
+            source=source,
+        )
+    try:
+        check_overwrite(path, source=source, force=args.force)
+    except OverwriteError as exc:
+        raise CliError(str(exc)) from None
+    return path, choice.format
+
+
+def _write(report: Any, path: Path, fmt: str, args: argparse.Namespace, source: Path) -> Path:
+    from porter_ext.report import ReportError
+    from porter_ext.report.write import write_report
+
+    try:
+        return write_report(report, path, fmt, force=args.force, source=source)  # type: ignore[arg-type]
+    except ReportError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from porter_ext.headless import RunError, run_notebook
+
+    source = check.input_file(args.notebook, "NOTEBOOK")
+    path, fmt = _destination(args, source, check.REPORT_FORMATS, "json")
+    nb = _read_notebook(source)
+    backends = [str(s) for s in args.backends]
+    try:
+        report = run_notebook(
+            source, nb, timeout=args.timeout, backends=backends, progress=sys.stderr.isatty()
+        )
+    except RunError as exc:
+        if exc.report is None:
+            raise CliError(str(exc)) from None
+        out = _write(exc.report, path, fmt, args, source)
+        raise CliError(f"{exc}; the report so far is in {out}") from None
+    out = _write(report, path, fmt, args, source)
+    summary = report.to_dict()["summary"]
+    print(f"porter: {source.name}: {summary_line(summary)}")
     print(f"porter: report written to {out}")
     matched = [k for k in args.fail_on if any(summary[c] for c in _FAIL_COUNTERS[k])]
     if matched:
@@ -318,19 +203,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from porter_ext.report import ReportError, load_report, write_report
+    from porter_ext.report import ReportError, load_report
 
-    fmt = _format_of(args.output, args.format, "html")
-    if fmt not in ("html", "md"):
-        raise CliError(f"porter report writes html or md, not {fmt}")
+    source = check.input_file(args.report, "REPORT")
+    path, fmt = _destination(args, source, ("html", "md"), "html")
     try:
-        report = load_report(args.report)
-    except OSError as exc:
-        raise CliError(f"cannot read {args.report}: {exc.strerror or exc}") from None
+        report = load_report(source)
     except ReportError as exc:
-        raise CliError(str(exc)) from None
-    output = args.output or args.report.with_suffix(".html" if fmt == "html" else ".md")
-    out = write_report(report, output, fmt)
+        raise CliError(" ".join(str(exc).split())[:300]) from None
+    except RecursionError:
+        raise CliError(f"{source}: not a porter report (nested too deeply to read)") from None
+    out = _write(report, path, fmt, args, source)
     print(f"porter: report written to {out}")
     return 0
 
@@ -354,18 +237,33 @@ def cmd_backends(args: argparse.Namespace) -> int:
     return 0
 
 
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": cmd_run,
+    "report": cmd_report,
+    "backends": cmd_backends,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)  # usage errors exit 2
-    handlers = {"run": cmd_run, "report": cmd_report, "backends": cmd_backends}
+    from porter_ext.guard import internal_error
+
+    # jsonschema (imported by nbformat) imports rfc3987_syntax when it is installed, which
+    # compiles an IRI grammar for some two seconds on every start; nothing porter reads
+    # is checked for the "iri" format, so porter's own process goes without it.
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
     try:
-        return handlers[args.command](args)
-    except CliError as exc:
-        print(f"porter: error: {exc}", file=sys.stderr)
+        args = build_parser().parse_args(argv)
+        return HANDLERS[args.command](args)
+    except (CliError, OptionError) as exc:
+        print(f"porter: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("porter: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug in porter: one line, the traceback under PORTER_DEBUG=1
+        internal_error("porter " + " ".join((argv or sys.argv[1:])[:1]), exc)
+        return 2
 
 
 if __name__ == "__main__":

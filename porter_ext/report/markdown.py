@@ -12,6 +12,7 @@ import re
 
 from porter_ext.report.findings import group_findings
 from porter_ext.report.model import CellEntry, Report
+from porter_ext.report.text import cell_notes, visible
 
 MAX_CELL_TEXT = 300  #: characters of one table cell (an exception may print an array)
 MAX_GROUP_CELLS = 8
@@ -37,7 +38,7 @@ _INLINE = str.maketrans(
 def md_text(text: object, limit: int = MAX_CELL_TEXT) -> str:
     """Person-written text as one line of Markdown that renders literally, also inside a
     table cell: HTML and Markdown syntax escaped, newlines turned into `<br>`."""
-    value = "" if text is None else str(text)
+    value = visible("" if text is None else str(text))
     if len(value) > limit:
         value = value[: limit - 1] + "…"
     value = value.translate(_INLINE)
@@ -52,6 +53,7 @@ def md_code(text: object) -> str:
 
 def fenced(source: str, language: str = "python") -> str:
     """A fenced code block whose fence is longer than any backtick run in `source`."""
+    source = visible(source)
     longest = max((len(run) for run in re.findall(r"`+", source)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{source.rstrip()}\n{fence}"
@@ -72,6 +74,7 @@ def _has_news(cell: CellEntry) -> bool:
     """Whether a cell has anything a reviewer should look at."""
     return (
         cell.error is not None
+        or bool(cell_notes(cell))
         or bool(cell.device_findings)
         or any(c.is_finding for c in cell.calls)
         or any(r.status in ("error", "timeout") for r in cell.replays)
@@ -88,6 +91,10 @@ def _cell_section(cell: CellEntry) -> list[str]:
     if cell.index is not None and cell.execution_count is not None:
         title += f" · In \\[{cell.execution_count}\\]"
     out = [f"### {title}", "", fenced(cell.source), ""]
+    notes = cell_notes(cell)
+    if notes:
+        for _, text in notes:
+            out += [f"> **Note:** {md_text(text)}", ""]
     if cell.error is not None:
         line = f" at line {cell.error.line}" if cell.error.line else ""
         out += [f"**Raised** {md_code(cell.error.type)}{line}: {md_text(cell.error.message)}", ""]

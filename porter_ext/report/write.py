@@ -48,21 +48,96 @@ def render(report: Report, format: Format) -> str:
     return render_html(report)
 
 
-def write_report(report: Report, path: str | PathLike[str], format: Format | None = None) -> Path:
-    """Validate, render and write the report; returns the path written.
+class OverwriteError(ReportError):
+    """The output path holds something porter must not replace without being told to."""
 
-    The file is written to a temporary name and then moved into place, so a reader (or a
-    browser reloading it) never sees half a report.
-    """
+
+#: how each format's own output begins (or what its first bytes hold): what porter may
+#: replace without ``--force``
+_PORTER_MARKS = ('"schema": "porter.report/', 'id="porter-meta"', "# porter report")
+
+
+def is_porter_output(path: str | PathLike[str]) -> bool:
+    """Whether `path` is a file porter wrote (a report in any format) or is empty."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(65536)
+    except OSError:
+        return False
+    if not head.strip():
+        return True
+    text = head.decode("utf-8", errors="replace")
+    return any(mark in text for mark in _PORTER_MARKS)
+
+
+def same_file(path: str | PathLike[str], other: str | PathLike[str]) -> bool:
+    """Whether two paths name one existing file (links and relative spellings included)."""
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return False
+
+
+def check_overwrite(
+    path: str | PathLike[str], *, source: str | PathLike[str] | None = None, force: bool = False
+) -> None:
+    """Refuse to replace the input (`source`) ever, and a file porter did not write unless
+    `force`: `OverwriteError` says which and what to do."""
     path = Path(path)
-    text = render(report, format or format_of(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if source is not None and same_file(path, source):
+        raise OverwriteError(f"{path} is the input itself; choose another output path")
+    if not force and path.is_file() and not is_porter_output(path):
+        raise OverwriteError(
+            f"{path} exists and is not a porter report; choose another path or pass --force"
+        )
+
+
+def _file_mode() -> int:
+    """The mode a new file gets under the person's umask (0644 under the usual 022)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass  # not Linux: ask the process, the only other way to read the umask
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_text_atomic(path: str | PathLike[str], text: str) -> Path:
+    """Write `text` to a temporary file beside `path` and move it into place, so a reader
+    (or a browser reloading it) never sees half a file; the file gets the umask's mode,
+    not the 0600 of a temporary file."""
+    path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
+        os.chmod(tmp, _file_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_report(
+    report: Report,
+    path: str | PathLike[str],
+    format: Format | None = None,
+    *,
+    force: bool = False,
+    source: str | PathLike[str] | None = None,
+) -> Path:
+    """Validate, render and write the report atomically; returns the path written.
+
+    Never replaces `source` (the notebook or report it was made from), nor, without
+    `force`, a file porter did not write (`OverwriteError`).
+    """
+    path = Path(path)
+    text = render(report, format or format_of(path))
+    check_overwrite(path, source=source, force=force)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_text_atomic(path, text)

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable
 from html import escape
 from typing import TYPE_CHECKING
 
+from porter_ext.report.text import cell_notes, visible
+
 if TYPE_CHECKING:
     from porter_ext.compare.model import OutputComparison
     from porter_ext.record.model import CallRecord
@@ -70,7 +72,7 @@ def verdict(entry: CellEntry) -> str:
 
 def _t(value: object) -> str:
     """Person text as HTML text (quotes too, so it is safe inside attributes)."""
-    return escape("" if value is None else str(value), quote=True)
+    return escape(visible("" if value is None else str(value)), quote=True)
 
 
 def _num(value: float | None) -> str:
@@ -123,7 +125,7 @@ def call_label(call: CallRecord) -> str:
     """One row of the calls list (plain text: a `Select` shows its options as text)."""
     tip = f"  → {call.suggestion}" if call.suggestion else ""
     count = f"  ×{call.count}" if call.count > 1 else ""
-    return f"{call.line}:{call.col}  {call.name}  [{call.status}]{tip}{count}"
+    return visible(f"{call.line}:{call.col}  {call.name}  [{call.status}]{tip}{count}")
 
 
 def call_detail_html(entry: CellEntry, call: CallRecord) -> str:
@@ -157,6 +159,8 @@ def header_html(entry: CellEntry) -> str:
             f"<br>{_badge('raised', 'bad')} <code>{_t(entry.error.type)}</code>{where}: "
             f"{_t(entry.error.message)}"
         )
+    for _, note in cell_notes(entry):
+        parts.append(f"<br>{_badge('note', 'bad')} {_t(note)}")
     return "".join(parts)
 
 

@@ -1,0 +1,361 @@
+"""``porter run``'s notebook runner: every code cell recorded in a kernel, whatever it does.
+
+The cells run through nbclient's async client on an async kernel manager, so that the
+per-cell timer and the dead-kernel check (once a second) fire while a cell runs. After
+each cell porter collects that cell's entries from the kernel (a silent request that
+leaves no trace in the person's history), so nothing a later cell does (``%port clear``,
+a kernel that dies) can take back what was recorded. A cell past its time limit is
+interrupted; a kernel that does not stop is killed and the run goes on in a fresh one. A
+kernel that dies ends the run: the report is still written, with the reason on the cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from queue import Empty
+from typing import Any
+
+from porter_ext.record.model import ErrorInfo
+from porter_ext.report.model import CellEntry, Environment, Report
+
+KERNEL_NAME = "porter"
+#: seconds an interrupted cell gets to stop before its kernel is killed
+INTERRUPT_GRACE = 3.0
+#: seconds a silent bookkeeping request may take
+SILENT_TIMEOUT = 60.0
+
+
+class RunError(Exception):
+    """The run cannot go on (no kernel, or the kernel died); `report` holds what was
+    recorded up to then, when there is anything to write."""
+
+    def __init__(self, message: str, report: Report | None = None):
+        super().__init__(message)
+        self.report = report
+
+
+def port_source(source: str, timeout: float | None = None) -> str:
+    """The source a cell runs under ``porter run``: a ``%%port`` cell keeps its options."""
+    if source.lstrip().startswith("%%port"):
+        return source.lstrip()
+    limit = f" --timeout {timeout:g}" if timeout is not None else ""
+    return f"%%port --quiet{limit}\n{source}"
+
+
+def kernel_manager() -> Any:
+    """An async manager for the ``porter`` kernelspec, or an equivalent one built here
+    when the kernelspec is not installed (a source checkout)."""
+    from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
+    from jupyter_client.manager import AsyncKernelManager
+
+    try:
+        KernelSpecManager().get_kernel_spec(KERNEL_NAME)
+        return AsyncKernelManager(kernel_name=KERNEL_NAME)
+    except NoSuchKernel:
+        spec_file = Path(__file__).resolve().parent.parent / "kernels" / KERNEL_NAME / "kernel.json"
+        argv = ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}", "--ext=porter_ext"]
+        data = {"argv": argv, "display_name": "Python 3 (porter)", "language": "python"}
+        if spec_file.exists():
+            data = json.loads(spec_file.read_text())
+        km = AsyncKernelManager(kernel_name=KERNEL_NAME)
+        km._kernel_spec = KernelSpec(resource_dir=str(spec_file.parent), **data)
+        return km
+
+
+# --- inside the kernel -----------------------------------------------------------------
+
+
+def kernel_sync(
+    shell: Any, path: str, done: int | None, upcoming: int | None, **setup: Any
+) -> None:
+    """Run in the kernel between cells: write cell `done`'s entries to `path`, mark the
+    session headless and label the next entries with cell index `upcoming`. With
+    ``backends`` (first call) sets the session's replay specs; with ``final`` also writes
+    the environment and the standard version."""
+    from porter_ext.session import environment, get_session
+
+    session = get_session(shell)
+    session.headless = True
+    if setup.get("backends"):
+        from porter_ext.backends import parse_specs
+
+        session.config.backends = parse_specs(setup["backends"])
+    data: dict[str, Any] = {
+        "entries": [c.to_dict() for c in session.cells if done is not None and c.index == done]
+    }
+    if setup.get("final"):
+        data["environment"] = environment().to_dict()
+        data["array_api_version"] = session.config.version
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    session.cell_index = upcoming
+
+
+# --- porter's side ---------------------------------------------------------------------
+
+
+@dataclass
+class CellOutcome:
+    index: int
+    source: str
+    status: str = "not run"  # ok | raised | timeout | died | not run
+    entries: list[CellEntry] = field(default_factory=list)
+    error: ErrorInfo | None = None
+    note: str | None = None
+
+    def report_entries(self) -> list[CellEntry]:
+        """Its entries in the report; a cell always has at least one."""
+        entries = self.entries or [
+            CellEntry(index=self.index, execution_count=None, source=self.source)
+        ]
+        if self.error is not None:
+            entries = [replace(e, error=self.error) for e in entries[:1]] + entries[1:]
+        if self.note is not None:
+            entries = [replace(entries[0], notes=[*entries[0].notes, self.note]), *entries[1:]]
+        return entries
+
+
+class _Progress:
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled, self.done = total, enabled, 0
+
+    def cell(self, index: int, seconds: float, status: str) -> None:
+        self.done += 1
+        if self.enabled:
+            print(
+                f"\r[{self.done}/{self.total}] cell {index}: {status} ({seconds:.1f}s)\x1b[K",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def close(self) -> None:
+        if self.enabled and self.done:
+            print(file=sys.stderr)
+
+
+class NotebookRun:
+    """One ``porter run``: the kernel, the cells and what was collected from them."""
+
+    def __init__(self, path: Path, nb: Any, *, timeout: float, backends: list[str], progress: bool):
+        self.path, self.nb, self.timeout, self.backends = path, nb, timeout, backends
+        self.cells = [
+            CellOutcome(i, c.source)
+            for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and c.source.strip()
+        ]
+        self.bar = _Progress(len(self.cells), progress)
+        self.tmp = tempfile.TemporaryDirectory(prefix="porter-run-")
+        self.log = open(os.path.join(self.tmp.name, "kernel.log"), "wb")  # noqa: SIM115
+        self.client: Any = None
+        self.environment: Environment | None = None
+        self.version: str | None = None
+
+    # -- the kernel ---------------------------------------------------------------------
+    async def start_kernel(self) -> None:
+        from nbclient import NotebookClient
+
+        self.client = NotebookClient(
+            self.nb,
+            km=kernel_manager(),
+            timeout=None,
+            timeout_func=self._cell_limit,
+            interrupt_on_timeout=False,
+            allow_errors=True,
+            record_timing=False,
+            resources={"metadata": {"path": str(self.path.resolve().parent)}},
+        )
+        try:
+            await self.client.async_start_new_kernel(stdout=self.log, stderr=self.log)
+            await self.client.async_start_new_kernel_client()
+        except Exception as exc:
+            await self.stop_kernel()
+            raise RunError(f"the kernel could not start: {_one_line(exc)}") from None
+
+    async def stop_kernel(self) -> None:
+        client, self.client = self.client, None
+        if client is None:
+            return
+        if client.kc is not None:
+            client.kc.stop_channels()
+        if client.km is not None and client.km.has_kernel:
+            await client.km.shutdown_kernel(now=True)
+        _cancel_pollers()
+
+    def _cell_limit(self, cell: Any) -> float:
+        """The whole cell's limit: its original run and each replay get `timeout`."""
+        if not self.backends and "-b" not in cell.source.split("\n", 1)[0]:
+            return self.timeout
+        specs = max(len(self.backends), cell.source.split("\n", 1)[0].count(",") + 1)
+        return self.timeout * (specs + 2) + 5.0
+
+    async def silent(self, code: str, timeout: float = SILENT_TIMEOUT) -> dict[str, Any]:
+        """Run porter's own bookkeeping code: no history, no execution count, no events."""
+        kc, km = self.client.kc, self.client.km
+        msg_id = kc.execute(code, silent=True, store_history=False, allow_stdin=False)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                msg = await kc.get_shell_msg(timeout=1.0)
+            except Empty:
+                if not await km.is_alive():
+                    raise RunError("the kernel died") from None
+                continue
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return msg["content"]
+        raise TimeoutError(f"the kernel did not answer within {timeout:g} s")
+
+    async def sync(
+        self, done: int | None, upcoming: int | None, timeout: float = SILENT_TIMEOUT, **setup: Any
+    ) -> dict[str, Any]:
+        path = os.path.join(self.tmp.name, "sync.json")
+        args = ", ".join(f"{k}={v!r}" for k, v in setup.items())
+        code = (
+            "__import__('porter_ext.headless').headless.kernel_sync("
+            f"get_ipython(), {path!r}, {done!r}, {upcoming!r}{', ' + args if args else ''})"
+        )
+        reply = await self.silent(code, timeout)
+        if reply.get("status") != "ok":
+            raise RunError(f"porter could not talk to its kernel: {reply.get('evalue', '')}")
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        if done is not None:
+            outcome = next(c for c in self.cells if c.index == done)
+            outcome.entries = [CellEntry.from_dict(e) for e in data["entries"]]
+        return data
+
+    # -- the cells ----------------------------------------------------------------------
+    async def run(self) -> Report:
+        from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+        await self.start_kernel()
+        try:
+            first = self.cells[0].index if self.cells else None
+            await self.sync(None, first, backends=",".join(self.backends))
+            for position, outcome in enumerate(self.cells):
+                cell = self.nb.cells[outcome.index]
+                cell.source = port_source(outcome.source, self.timeout)
+                upcoming = (
+                    self.cells[position + 1].index if position + 1 < len(self.cells) else None
+                )
+                start = time.perf_counter()
+                try:
+                    await self.client.async_execute_cell(cell, outcome.index)
+                    failed = any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+                    outcome.status = "raised" if failed else "ok"
+                    await self.sync(outcome.index, upcoming)
+                    if failed and not outcome.entries:
+                        outcome.error = _error_output(cell)
+                except CellTimeoutError:
+                    outcome.status = "timeout"
+                    await self._after_timeout(outcome, upcoming)
+                except (DeadKernelError, RunError) as exc:
+                    outcome.status = "died"
+                    why = str(exc) if isinstance(exc, RunError) else "the kernel died"
+                    outcome.error = ErrorInfo("DeadKernelError", f"{why} in this cell")
+                    self.bar.cell(outcome.index, time.perf_counter() - start, outcome.status)
+                    for later in self.cells[position + 1 :]:
+                        later.error = ErrorInfo("NotRun", f"not run: {why} in cell {outcome.index}")
+                    raise RunError(
+                        f"{why} in cell {outcome.index}{self._kernel_said()}", self.report()
+                    ) from None
+                self.bar.cell(outcome.index, time.perf_counter() - start, outcome.status)
+            final = await self.sync(None, None, final=True)
+            self.environment = Environment.from_dict(final["environment"])
+            self.version = final["array_api_version"]
+            return self.report()
+        finally:
+            self.bar.close()
+            await self.stop_kernel()
+
+    async def _after_timeout(self, outcome: CellOutcome, upcoming: int | None) -> None:
+        """Interrupt the cell; a kernel that does not stop is replaced by a fresh one."""
+        limit = self._cell_limit(self.nb.cells[outcome.index])
+        outcome.error = ErrorInfo(
+            "TimeoutError",
+            f"the cell ran past the time limit of {limit:g} s (--timeout) and was stopped",
+        )
+        await self.client.km.interrupt_kernel()
+        _cancel_pollers()
+        try:  # a kernel that answers stopped the cell: the run goes on in it
+            await self.sync(outcome.index, upcoming, timeout=INTERRUPT_GRACE)
+            return
+        except (RunError, TimeoutError):
+            pass
+        outcome.note = (
+            "the kernel did not stop on interrupt and was replaced: later cells ran in a "
+            "fresh kernel, without what earlier cells defined"
+        )
+        await self.stop_kernel()
+        try:
+            await self.start_kernel()
+        except RunError as exc:
+            raise RunError(
+                f"cannot continue after cell {outcome.index} timed out: {exc}", self.report()
+            ) from None
+        await self.sync(None, upcoming, backends=",".join(self.backends))
+
+    def _kernel_said(self) -> str:
+        """The kernel's last line on stderr, for the one-line reason."""
+        self.log.flush()
+        with open(self.log.name, "rb") as handle:
+            lines = [ln.strip() for ln in handle.read().decode(errors="replace").splitlines()]
+        lines = [ln for ln in lines if ln and "IPKernelApp" not in ln]
+        return f" ({lines[-1][:200]})" if lines else ""
+
+    def report(self) -> Report:
+        from porter_ext.session import environment
+        from porter_ext.spec.standard import DEFAULT_VERSION
+
+        for outcome in self.cells:
+            if outcome.status == "not run" and outcome.error is None:
+                outcome.error = ErrorInfo("NotRun", "not run: the run stopped before this cell")
+        entries = [e for c in self.cells for e in c.report_entries()]
+        return Report.build(
+            entries,
+            self.environment or environment(),
+            array_api_version=self.version or DEFAULT_VERSION,
+            notebook=self.path.name,
+        )
+
+    def close(self) -> None:
+        self.log.close()
+        self.tmp.cleanup()
+
+
+def _cancel_pollers() -> None:
+    """Stop nbclient's pollers of a cell it gave up on, which would otherwise read the
+    next cell's messages (or linger past the end of the run)."""
+    for task in asyncio.all_tasks():
+        if task is not asyncio.current_task():
+            task.cancel()
+
+
+def _error_output(cell: Any) -> ErrorInfo | None:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return ErrorInfo(str(output.get("ename", "Error")), str(output.get("evalue", "")))
+    return None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def run_notebook(
+    path: Path, nb: Any, *, timeout: float, backends: list[str], progress: bool
+) -> Report:
+    """Run the notebook headless and return its report; `RunError` when it cannot."""
+    run = NotebookRun(path, nb, timeout=timeout, backends=backends, progress=progress)
+    try:
+        return asyncio.run(run.run())
+    finally:
+        run.close()

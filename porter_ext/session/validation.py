@@ -1,0 +1,224 @@
+"""The one check of every option a person gives porter, for the magics and the CLI alike.
+
+A bad value must never reach the pipeline: there it would surface as a lost replay, a
+traceback, or a limit that silently means "no limit". Each function here takes the text
+the person typed and returns the value porter uses, or raises `OptionError` whose message
+is one line naming the option, the value and what is accepted. The magics turn it into a
+``UsageError`` (the cell does not run), the CLI into one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from porter_ext.report.write import same_file
+
+__all__ = [
+    "FAIL_KINDS",
+    "REPORT_FORMATS",
+    "MAX_SECONDS",
+    "MAX_TOLERANCE",
+    "OptionError",
+    "OutputChoice",
+    "backend_specs",
+    "choice",
+    "fail_kinds",
+    "input_file",
+    "output_path",
+    "report_output",
+    "seconds",
+    "split_words",
+    "tolerance",
+]
+
+#: a week: a longer limit on one cell is a typo, not a limit
+MAX_SECONDS = 7 * 24 * 3600.0
+#: tolerances beyond this accept any finite difference of any real data
+MAX_TOLERANCE = 1e30
+REPORT_FORMATS = ("html", "md", "json")
+FAIL_KINDS = ("non_standard", "device", "mismatch", "replay_error", "any")
+_SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".json": "json"}
+
+
+class OptionError(ValueError):
+    """A value an option cannot take; the message is one line, ready to show."""
+
+    def __init__(self, message: str):
+        super().__init__(" ".join(str(message).split()))
+
+
+def _shown(text: object) -> str:
+    value = str(text)
+    return repr(value if len(value) <= 60 else value[:57] + "...")
+
+
+def _number(text: Any, option: str) -> float:
+    if isinstance(text, bool):
+        raise OptionError(f"{option} needs a number, not {text!r}")
+    if isinstance(text, int | float):
+        value = float(text)
+    else:
+        raw = str(text).strip()
+        if not raw:
+            raise OptionError(f"{option} needs a number, got an empty value")
+        try:
+            value = float(raw)
+        except (ValueError, OverflowError):
+            raise OptionError(f"{option} needs a number, not {_shown(text)}") from None
+    if not math.isfinite(value):
+        raise OptionError(f"{option} must be a finite number, not {_shown(text)}")
+    return value
+
+
+def seconds(text: Any, option: str = "--timeout") -> float:
+    """A time limit: finite, more than 0 (there is no "0 means no limit"), at most a week."""
+    value = _number(text, option)
+    if value <= 0:
+        raise OptionError(f"{option} must be more than 0 seconds, not {_shown(text)}")
+    if value > MAX_SECONDS:
+        raise OptionError(f"{option} must be at most {MAX_SECONDS:.0f} seconds (a week)")
+    return value
+
+
+def tolerance(text: Any, option: str) -> float:
+    """A comparison tolerance: finite, 0 or more, at most `MAX_TOLERANCE`."""
+    value = _number(text, option)
+    if value < 0:
+        raise OptionError(f"{option} must not be negative, not {_shown(text)}")
+    if value > MAX_TOLERANCE:
+        raise OptionError(f"{option} must be at most {MAX_TOLERANCE:g}, not {_shown(text)}")
+    return value
+
+
+def choice(text: Any, option: str, choices: Iterable[str]) -> str:
+    """One of `choices`, exactly."""
+    options = list(choices)
+    value = str(text).strip()
+    if value not in options:
+        raise OptionError(
+            f"{option}: unknown value {_shown(text)}; choose from {', '.join(options)}"
+        )
+    return value
+
+
+def fail_kinds(text: Any, option: str = "--fail-on") -> list[str]:
+    """Comma-separated `FAIL_KINDS`, at least one."""
+    kinds = [k.strip() for k in str(text).split(",") if k.strip()]
+    if not kinds:
+        raise OptionError(f"{option} needs at least one of {', '.join(FAIL_KINDS)}")
+    for kind in kinds:
+        choice(kind, option, FAIL_KINDS)
+    return list(dict.fromkeys(kinds))
+
+
+def backend_specs(text: Any, option: str = "--backends") -> list:
+    """Comma-separated backend specs (`porter_ext.backends.parse_specs`), at least one."""
+    from porter_ext.backends import SpecError, parse_specs
+
+    try:
+        specs = parse_specs(str(text))
+    except SpecError as exc:
+        raise OptionError(f"{option}: {exc}") from None
+    if not specs:
+        raise OptionError(f"{option} needs at least one backend spec, e.g. numpy,torch")
+    return specs
+
+
+def split_words(line: str, what: str) -> list[str]:
+    """A magic's argument line split as a shell would, with unbalanced quotes an error."""
+    try:
+        return shlex.split(line)
+    except ValueError as exc:
+        raise OptionError(f"{what}: cannot read the arguments ({exc}); check the quotes") from None
+
+
+def input_file(text: Any, what: str) -> Path:
+    """An existing, readable regular file."""
+    raw = str(text)
+    if not raw.strip():
+        raise OptionError(f"{what} needs a path, got an empty value")
+    path = Path(raw)
+    if path.is_dir():
+        raise OptionError(f"cannot read {path}: it is a directory")
+    if not path.exists():
+        raise OptionError(f"cannot read {path}: no such file")
+    if not os.access(path, os.R_OK):
+        raise OptionError(f"cannot read {path}: permission denied")
+    return path
+
+
+def _writable(directory: Path) -> bool:
+    """Whether a file can be created in `directory`: tried, since permission bits do not
+    tell (root, read-only mounts, /proc)."""
+    try:
+        with tempfile.TemporaryFile(dir=directory, prefix=".porter-probe-"):
+            return True
+    except OSError:
+        return False
+
+
+def output_path(text: Any, option: str = "-o", *, source: Any = None) -> Path:
+    """A path porter may write: not empty, not a directory, in a directory that exists
+    and is writable (none is created unasked), and not the input `source`."""
+    raw = str(text)
+    if not raw.strip():
+        raise OptionError(f"{option} needs a path, got an empty value")
+    path = Path(raw).expanduser()
+    if path.is_dir() or raw.endswith(("/", os.sep)):
+        raise OptionError(f"{option} {path}: is a directory; give a file name")
+    parent = path.parent
+    if not parent.is_dir():
+        raise OptionError(f"{option} {path}: the directory {parent} does not exist")
+    if not _writable(parent) or (path.exists() and not os.access(path, os.W_OK)):
+        raise OptionError(f"{option} {path}: not writable")
+    if path.exists() and not path.is_file():
+        raise OptionError(f"{option} {path}: not a regular file")
+    if source is not None and same_file(path, source):
+        raise OptionError(f"{option} {path} is the input itself; choose another output path")
+    return path
+
+
+@dataclass(frozen=True)
+class OutputChoice:
+    """Where a report goes and in which format; `note` says when the suffix overruled
+    the format asked for."""
+
+    path: Path | None
+    format: str
+    note: str | None = None
+
+
+def report_output(
+    path: Any,
+    fmt: Any,
+    *,
+    formats: Sequence[str] = REPORT_FORMATS,
+    default: str = "json",
+    option: str = "-o",
+    source: Any = None,
+) -> OutputChoice:
+    """The report's path and format: the format is one of `formats`; a known suffix
+    decides the format (winning over ``--format``, with a note); an unknown suffix is an
+    error rather than a file whose name lies about its contents."""
+    wanted = None if fmt is None else choice(fmt, "--format", formats)
+    if path is None:
+        return OutputChoice(None, wanted or default)
+    out = output_path(path, option, source=source)
+    suffix = out.suffix.lower()
+    if not suffix:
+        return OutputChoice(out, wanted or default)
+    by_suffix = _SUFFIX_FORMATS.get(suffix)
+    if by_suffix is None or by_suffix not in formats:
+        names = ", ".join(s for s, f in _SUFFIX_FORMATS.items() if f in formats)
+        raise OptionError(f"{option} {out}: cannot write a report as {suffix!r}; use {names}")
+    if wanted is not None and wanted != by_suffix:
+        note = f"{out.name} ends in {suffix}: writing {by_suffix}, not --format {wanted}"
+        return OutputChoice(out, by_suffix, note)
+    return OutputChoice(out, by_suffix)

@@ -1,0 +1,157 @@
+"""`porter run` keeps its limits and its report whole, whatever a notebook does.
+
+Real kernels through the real console script, so these are slow; each notebook runs once
+per module. Mirrors porter_ext/headless.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def porter(
+    *args: str, env: dict | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    exe = shutil.which("porter") or str(Path(sys.executable).parent / "porter")
+    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def notebook(path: Path, *sources: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    nbformat.write(nb, path)
+    return path
+
+
+def timed(*args: str, **kw) -> tuple[subprocess.CompletedProcess, float]:
+    start = time.monotonic()
+    result = porter(*args, **kw)
+    return result, time.monotonic() - start
+
+
+def _processes_with(tag: str) -> list[int]:
+    """Processes whose environment holds `tag` (the kernel inherits porter's)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if tag.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_cell_past_the_timeout_is_stopped_recorded_and_the_run_goes_on(tmp_path):
+    """adv_24: a 25 s sleep under --timeout 3 ran to the end and no timeout was recorded."""
+    path = notebook(tmp_path / "slow.ipynb", "import time", "time.sleep(25)", "x = 1")
+    out = tmp_path / "slow.json"
+    result, seconds = timed("run", str(path), "--timeout", "3", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert seconds < 10, seconds
+    cells = json.loads(out.read_text())["cells"]
+    assert [c["index"] for c in cells] == [0, 1, 2]
+    assert cells[1]["error"]["type"] == "TimeoutError"
+    assert "3 s" in cells[1]["error"]["message"]
+    assert cells[2]["error"] is None  # the interrupted kernel went on
+
+
+def test_a_cell_that_swallows_the_interrupt_gets_a_fresh_kernel(tmp_path):
+    path = notebook(
+        tmp_path / "stubborn.ipynb",
+        "import time\nwhile True:\n    try:\n        time.sleep(10)\n    except BaseException:\n        pass",
+        "y = 2",
+    )
+    out = tmp_path / "stubborn.json"
+    result, seconds = timed("run", str(path), "--timeout", "2", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert seconds < 30, seconds
+    first, second = json.loads(out.read_text())["cells"]
+    assert first["error"]["type"] == "TimeoutError"
+    assert any("fresh kernel" in n for n in first["notes"])
+    assert second["error"] is None and second["index"] == 1
+
+
+def test_a_kernel_that_dies_ends_the_run_with_exit_2_and_the_report(tmp_path):
+    """adv_24: a kernel killed by os._exit hung `porter run` for good."""
+    path = notebook(tmp_path / "dies.ipynb", "import os", "os._exit(1)", "x = 1")
+    out = tmp_path / "dies.json"
+    result, seconds = timed("run", str(path), "--timeout", "20", "-o", str(out), timeout=120)
+    assert result.returncode == 2
+    assert seconds < 30, seconds
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "kernel died in cell 1" in lines[0], result.stderr
+    cells = json.loads(out.read_text())["cells"]
+    assert [c["index"] for c in cells] == [0, 1, 2]  # every code cell is in the report
+    assert cells[1]["error"]["type"] == "DeadKernelError"
+    assert cells[2]["error"]["type"] == "NotRun"
+
+
+HIDING = (
+    "import numpy as np\na = np.arange(3.0)",
+    "b = a.sum(0)",
+    "y = (1,",
+    "%port clear",
+    "%port off",
+    "%unload_ext porter_ext",
+    "from porter_ext.session import get_session\nget_session(get_ipython()).cells.clear()",
+    "import sys\nprint('KERNEL-STDERR', file=sys.__stderr__, flush=True)",
+    "d = 1",
+)
+
+
+@pytest.fixture(scope="module")
+def hiding_run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("hiding")
+    path = notebook(d / "hiding.ipynb", *HIDING)
+    out = d / "r.json"
+    tag = f"PORTER_TEST_TAG={uuid.uuid4().hex}"
+    env = {**os.environ, "PORTER_TEST_TAG": tag}
+    old = os.umask(0o022)
+    try:
+        result = porter("run", str(path), "-o", str(out), "--fail-on", "non_standard", env=env)
+    finally:
+        os.umask(old)
+    return result, out, tag
+
+
+def test_a_notebook_cannot_hide_its_findings(hiding_run):
+    """adv_31: `%port clear` erased the earlier findings and `--fail-on` passed."""
+    result, out, _ = hiding_run
+    assert result.returncode == 1, result.stderr
+    report = json.loads(out.read_text())
+    assert [c["index"] for c in report["cells"]] == list(range(len(HIDING)))
+    assert report["summary"]["non_standard"] >= 1
+    notes = {c["index"]: c.get("notes", []) for c in report["cells"]}
+    assert any("%port clear" in n for n in notes[3])
+    assert any("%port off" in n for n in notes[4])
+    assert any("%unload_ext" in n for n in notes[5])
+
+
+def test_a_cell_that_does_not_parse_is_in_the_report_with_its_line(hiding_run):
+    """adv_29: a SyntaxError cell was missing from the report."""
+    _, out, _ = hiding_run
+    cell = json.loads(out.read_text())["cells"][2]
+    assert cell["error"]["type"] == "SyntaxError" and cell["error"]["line"] == 1
+    assert cell["source"].rstrip("\n") == "y = (1,"
+
+
+def test_the_kernel_is_gone_and_its_stderr_stays_out_of_porters(hiding_run):
+    result, out, tag = hiding_run
+    assert "KERNEL-STDERR" not in result.stderr
+    assert result.stderr.strip().splitlines() == ["porter: failing on non_standard"]
+    assert _processes_with(tag) == []
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
