@@ -3,41 +3,31 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
 from porter_ext.session import PortOptions, drop_session, get_session
+from porter_ext.session import validation as check
+from porter_ext.session.validation import OptionError
 
 LINE_USAGE = """\
 %port on | off | status | clear
 %port backends SPECS          (comma-separated LIB[:DEVICE]; "none" to stop replaying)
-%port report [-o PATH] [--format html|md|json]"""
+%port report [-o PATH] [--format html|md|json] [--force]"""
 
 
-def _specs(text: str) -> list:
-    from porter_ext.backends import SpecError, parse_specs
-
-    try:
-        return parse_specs(text)
-    except SpecError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _number(text: str | None, what: str) -> float | None:
-    if text is None:
+def _checked(check_one: Any, value: Any, *args: Any, **kw: Any) -> Any:
+    """A value through the validation layer; a bad one is the magic's usage message."""
+    if value is None:
         return None
     try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"{what} must be a number, not {text!r}") from None
-    if value < 0:
-        raise UsageError(f"{what} must not be negative")
-    return value
+        return check_one(value, *args, **kw)
+    except OptionError as exc:
+        raise UsageError(str(exc)) from None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,8 +38,30 @@ class _Parser(argparse.ArgumentParser):
 def _report_parser() -> _Parser:
     parser = _Parser(prog="%port report", add_help=False)
     parser.add_argument("-o", "--output", default=None)
-    parser.add_argument("--format", choices=("html", "md", "json"), default=None)
+    parser.add_argument("--format", default=None)
+    parser.add_argument("--force", action="store_true")
     return parser
+
+
+def _port_options(magic: Any, line: str) -> PortOptions:
+    """The options of a ``%%port`` line, every value checked before the cell runs."""
+    words = _checked(check.split_words, line, "%%port")
+    args = magic.parser.parse_args(words)  # its errors are UsageErrors
+    policy = None
+    if args.policy is not None:
+        from porter_ext.compare.tolerance import POLICIES
+
+        policy = _checked(check.choice, args.policy, "--policy", POLICIES)
+    return PortOptions(
+        strict=args.strict,
+        quiet=args.quiet,
+        backends=_checked(check.backend_specs, args.backends, "-b/--backends"),
+        no_replay=args.no_replay,
+        rtol=_checked(check.tolerance, args.rtol, "--rtol"),
+        atol=_checked(check.tolerance, args.atol, "--atol"),
+        policy=policy,
+        timeout=_checked(check.seconds, args.timeout, "--timeout"),
+    )
 
 
 @magics_class
@@ -83,28 +95,11 @@ class PortMagics(Magics):
         """Run the cell once while recording every array call, and show what is outside
         the array API standard, with the standard spelling to use instead; replay it on
         other backends and devices and compare numbers and device placement."""
-        args = parse_argstring(self.port, line)
-        if args.policy is not None:
-            from porter_ext.compare.tolerance import POLICIES
-
-            if args.policy not in POLICIES:
-                raise UsageError(
-                    f"unknown policy {args.policy!r}; choose from {', '.join(POLICIES)}"
-                )
-        timeout = _number(args.timeout, "--timeout")
-        options = PortOptions(
-            strict=args.strict,
-            quiet=args.quiet,
-            backends=_specs(args.backends) if args.backends is not None else None,
-            no_replay=args.no_replay,
-            rtol=_number(args.rtol, "--rtol"),
-            atol=_number(args.atol, "--atol"),
-            policy=args.policy,
-            timeout=timeout if timeout else None,
-        )
+        options = _port_options(self.port, line)
         try:
             result, run = self.session.port_cell(cell, options)
-        except SyntaxError:
+        except SyntaxError as exc:
+            self._record_syntax_error(cell, exc)
             self.shell.showsyntaxerror()
             return None
         self.session.display_value(run)
@@ -117,10 +112,23 @@ class PortMagics(Magics):
             raise run.exception
         return None
 
+    def _record_syntax_error(self, cell: str, exc: SyntaxError) -> None:
+        """A cell that does not parse is still a cell of the report, with its error (and
+        ``_port`` keeps the last cell that ran)."""
+        from porter_ext.record.model import ErrorInfo
+        from porter_ext.report.model import CellEntry
+
+        session = self.session
+        count = session._execution_count()
+        error = ErrorInfo(type=type(exc).__name__, message=str(exc.msg), line=exc.lineno)
+        session.cells.append(
+            CellEntry(index=session.cell_index, execution_count=count, source=cell, error=error)
+        )
+
     @line_magic("port")
     def port_line(self, line: str) -> Any:
         """%port on | off | status | clear | report [-o PATH] [--format html|md|json]"""
-        words = shlex.split(line)
+        words = _checked(check.split_words, line, "%port")
         if not words:
             raise UsageError(f"%port needs a command\nusage:\n{LINE_USAGE}")
         command, rest = words[0], words[1:]
@@ -130,6 +138,9 @@ class PortMagics(Magics):
         if command == "on":
             session.start_recording()
             print("porter: recording every cell")
+        elif command == "off" and session.headless:
+            session.note("%port off was ignored: a headless run records every cell")
+            print("porter: %port off ignored: a headless run records every cell")
         elif command == "off":
             session.stop_recording()
             print("porter: recording stopped")
@@ -137,30 +148,45 @@ class PortMagics(Magics):
             print(session.status())
         elif command == "clear":
             session.clear()
-            print("porter: cell results cleared")
+            if session.headless:
+                print("porter: %port clear ignored: a headless run keeps every cell")
+            else:
+                print("porter: cell results cleared")
         elif command == "backends":
             if len(rest) != 1:
                 raise UsageError(f"%port backends takes one SPECS argument\nusage:\n{LINE_USAGE}")
-            session.config.backends = [] if rest[0] == "none" else _specs(rest[0])
+            session.config.backends = (
+                [] if rest[0] == "none" else _checked(check.backend_specs, rest[0], "SPECS")
+            )
             shown = ", ".join(str(s) for s in session.config.backends) or "none"
             print(f"porter: replaying recorded cells on: {shown}")
         elif command == "report":
             args = _report_parser().parse_args(rest)
-            return self._report(args.output, args.format)
+            return self._report(args.output, args.format, args.force)
         else:
             raise UsageError(f"unknown %port command {command!r}\nusage:\n{LINE_USAGE}")
         return None
 
-    def _report(self, output: str | None, fmt: str | None) -> Any:
-        from porter_ext.report import write_report
+    def _report(self, output: str | None, fmt: str | None, force: bool = False) -> Any:
+        from porter_ext.report.write import OverwriteError, write_report
 
-        report = self.session.report()
+        try:
+            choice = check.report_output(output, fmt, default="html")
+        except OptionError as exc:
+            raise UsageError(str(exc)) from None
         if output is None:
             from porter_ext.ui.report import report_bundle
 
-            display(report_bundle(report, fmt), raw=True)
+            display(report_bundle(self.session.report(), fmt and choice.format), raw=True)
             return None
-        path = write_report(report, output, fmt)
+        if choice.note:
+            print(f"porter: {choice.note}")
+        try:
+            path = write_report(self.session.report(), choice.path, choice.format, force=force)
+        except OverwriteError as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"cannot write {choice.path}: {exc.strerror or exc}") from None
         print(f"porter: report written to {path}")
         return None
 
@@ -171,4 +197,9 @@ def load(ipython: Any) -> None:
 
 
 def unload(ipython: Any) -> None:
+    session = get_session(ipython)
+    if session.headless:  # the report of a headless run keeps every cell
+        session.note("%unload_ext porter_ext was ignored: a headless run records every cell")
+        print("porter: %unload_ext porter_ext ignored: a headless run records every cell")
+        return
     drop_session(ipython)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import sys
 from typing import Any
 
@@ -45,6 +46,10 @@ class Session:
         self._on_code = ""
         self._on_plan = None
         self.cell_index: int | None = None  # set by `porter run` for notebook cells
+        #: set by `porter run`: the report must judge the whole notebook, so what would
+        #: drop results (``%port clear``) is ignored and noted on the cell that asked
+        self.headless = False
+        self._notes: list[str] = []
 
     # -- recording one cell ------------------------------------------------------------
     def _execution_count(self) -> int | None:
@@ -159,7 +164,14 @@ class Session:
             raise ValueError("run_in is for sessions without a shell; use port_cell")
         return self.port_cell(source, options, namespace)
 
+    def note(self, text: str) -> None:
+        """Note `text` on the next cell entry added (the cell running now)."""
+        self._notes.append(text)
+
     def add(self, entry: CellEntry, warnings: list[str] | None = None) -> PortResult:
+        if self._notes:
+            entry = dataclasses.replace(entry, notes=[*entry.notes, *self._notes])
+            self._notes = []
         self.cells.append(entry)
         self.last = PortResult(entry, warnings)
         if self.shell is not None:
@@ -258,6 +270,9 @@ class Session:
 
     # -- history and reports -----------------------------------------------------------
     def clear(self) -> None:
+        if self.headless:
+            self.note("%port clear was ignored: a headless run keeps every cell in the report")
+            return
         self.cells.clear()
         self.last = None
         if self.shell is not None:
