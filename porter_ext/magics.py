@@ -61,6 +61,8 @@ def _port_options(magic: Any, line: str) -> PortOptions:
         atol=_checked(check.tolerance, args.atol, "--atol"),
         policy=policy,
         timeout=_checked(check.seconds, args.timeout, "--timeout"),
+        in_process=args.in_process,
+        no_control=args.no_control,
     )
 
 
@@ -82,6 +84,10 @@ class PortMagics(Magics):
     @argument("--policy", default=None, help="tolerance policy: porter, torch, scipy, numpy")
     @argument("--no-replay", action="store_true", help="record only, even with %%port backends set")
     @argument("--timeout", default=None, help="seconds each replay may run")
+    @argument("--in-process", action="store_true",
+              help="replay in this kernel (faster; porter cannot protect your session)")
+    @argument("--no-control", action="store_true",
+              help="skip the control replay on the original backend (no determinism check)")
     @argument(
         "--strict",
         action="store_true",

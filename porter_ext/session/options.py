@@ -23,6 +23,10 @@ class PortOptions:
     policy: str | None = None
     #: seconds each replay may run
     timeout: float | None = None
+    #: replay in the person's own process (faster, unprotected) instead of in workers
+    in_process: bool = False
+    #: skip the control replay on the original backend (no determinism check)
+    no_control: bool = False
 
 
 @dataclass

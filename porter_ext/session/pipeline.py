@@ -1,14 +1,19 @@
 """Replaying a recorded cell on other backends, for the session: the glue between the
 replay and compare stages and the report model.
 
-The original run is the person's and comes first; replays run afterwards on the inputs
-as they were *before* the original run (a snapshot of what the cell reads and may
-change), with their printed output held back, and each becomes a `ReplayEntry`.
+The original run is the person's and comes first. Before it, the cell's inputs are
+captured (serialised for the workers, arrays copied once into shared memory); after it,
+the replays run in worker kernels on those pre-run inputs, one per backend at the same
+time, with the control replay on the original backend and device beside them, and each
+becomes a `ReplayEntry`. An output on which the control disagrees with the original run
+is nondeterministic: it is shown, but not counted as a mismatch anywhere. The in-process
+replay (``--in-process``) is kept for speed, on a snapshot of the inputs it may change.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io as _io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,17 +23,30 @@ from porter_ext.record.cell import NO_VALUE, CellRun
 from porter_ext.replay.run import ReplaySettings
 from porter_ext.report.model import CellEntry, ReplayEntry
 
+IN_PROCESS_WARNING = (
+    "porter: --in-process: replays ran inside this kernel; porter cannot keep what they do "
+    "(file writes, global state, crashes, endless loops) away from your session"
+)
+
 
 @dataclass
 class ReplayPlan:
     """What the session needs before a cell runs: its analysis, where its array inputs
-    live, and (when it will be replayed) the pre-run snapshot of its inputs."""
+    live, and (when it will be replayed) the inputs as they are before the run: captured
+    for the workers, or a snapshot for an in-process replay."""
 
     specs: list
     io: Any
     snapshot: dict[str, Any] = field(default_factory=dict)
     input_devices: list[str] = field(default_factory=list)
     default_device: str | None = None
+    #: the workers' pre-run inputs (None: in-process, or nothing to replay)
+    capture: Any = None
+    pool: Any = None
+    control: bool = True
+    in_process: bool = False
+    #: the values of the cell's inputs before the run (for the control's backend)
+    inputs: dict[str, Any] = field(default_factory=dict)
 
 
 class PreRunNamespace(dict):
@@ -42,20 +60,37 @@ class PreRunNamespace(dict):
         self.person = person
 
 
-def plan(code: str, namespace: Mapping[str, Any], specs: list) -> ReplayPlan:
-    """Analyse the cell and, when it will be replayed, snapshot the inputs it may change."""
+def plan(
+    code: str,
+    namespace: Mapping[str, Any],
+    specs: list,
+    *,
+    pool: Any = None,
+    control: bool = True,
+    in_process: bool = False,
+) -> ReplayPlan:
+    """Analyse the cell and, when it will be replayed, capture its inputs as they are now
+    (for workers from ``pool``), or snapshot those it may change (``in_process``)."""
     from porter_ext.backends import backend_for
     from porter_ext.replay.analysis import analyse
     from porter_ext.replay.inputs import input_devices, snapshot, user_callables
 
     io = analyse(code)
-    result = ReplayPlan(specs=specs, io=io, input_devices=input_devices(io, namespace))
+    result = ReplayPlan(specs=specs, io=io, input_devices=input_devices(io, namespace),
+                        pool=pool, control=control, in_process=in_process)  # fmt: skip
     for name in io.inputs:
         backend = backend_for(namespace.get(name))
         if backend is not None:
             result.default_device = backend.default_device()
             break
     if not specs:
+        return result
+    if not in_process:
+        from porter_ext.replay.capture import capture, cell_inputs
+
+        result.inputs = cell_inputs(io, namespace)
+        result.capture = capture(io, namespace)
+        pool.warm(specs)
         return result
     mutated = set(io.mutated_given(n for n in io.passed if n in user_callables(namespace)))
     for name in io.inputs:
@@ -75,36 +110,36 @@ def replay_entries(
 ) -> tuple[list[ReplayEntry], list]:
     """Replay on every spec and compare with the original run: the report's replay
     entries and the device findings of the replays."""
-    from porter_ext.compare.devices import device_findings
     from porter_ext.compare.outputs import compare_outputs
-    from porter_ext.replay.run import collect_outputs, replay_all
+    from porter_ext.replay.run import collect_outputs
 
-    if not plan_.specs:
-        return [], []
-    if run.exception is not None:
-        reason = f"not replayed: the original run raised {type(run.exception).__name__}"
-        return [
-            ReplayEntry(backend=str(s), status="skipped", reason=reason) for s in plan_.specs
-        ], []
-    original = collect_outputs(
-        plan_.io, namespace, run.value if run.value is not NO_VALUE else NO_VALUE
-    )
-    held = _io.StringIO()
-    with contextlib.redirect_stdout(held), contextlib.redirect_stderr(held):
-        results = replay_all(
-            code,
-            PreRunNamespace(namespace, plan_.snapshot),
-            plan_.specs,
-            settings,
-            io=plan_.io,
+    try:
+        if not plan_.specs:
+            return [], []
+        if run.exception is not None:
+            reason = f"not replayed: the original run raised {type(run.exception).__name__}"
+            return [
+                ReplayEntry(backend=str(s), status="skipped", reason=reason) for s in plan_.specs
+            ], []
+        original = collect_outputs(
+            plan_.io, namespace, run.value if run.value is not NO_VALUE else NO_VALUE
         )
-    entries, findings = [], []
+        results = _replays(plan_, code, namespace, run, settings)
+    finally:
+        if plan_.capture is not None:
+            plan_.capture.release()
+    compared = []
     for result in results:
-        outputs = []
-        if result.status == "ok":
-            outputs = _with_error_summaries(
+        rows = []
+        if result.status in ("ok", "not_exercised"):
+            rows = _with_error_summaries(
                 compare_outputs(original, result, policy), original, result
             )
+            rows = _worker_rows(rows, result)
+        compared.append((result, rows))
+    compared = _mark_nondeterministic(compared)
+    entries, findings = [], []
+    for result, rows in compared:
         entries.append(
             ReplayEntry(
                 backend=result.spec,
@@ -112,21 +147,98 @@ def replay_entries(
                 seconds=result.seconds,
                 error=result.error,
                 reason=result.reason or ("; ".join(result.notes) or None),
-                outputs=outputs,
+                outputs=rows,
                 calls=result.calls,
+                worker=result.worker,
+                role=result.role,
             )
         )
-        if result.status in ("ok", "error"):
-            findings.extend(
-                device_findings(
-                    result.calls,
-                    backend=result.spec,
-                    input_devices=result.input_devices,
-                    default_device=result.default_device,
-                    outputs=result.outputs,
-                )
-            )
+        if result.role == "target" and result.status in ("ok", "error", "not_exercised"):
+            findings.extend(result.findings)
     return entries, findings
+
+
+def _replays(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], run: CellRun,
+             settings: ReplaySettings) -> list:  # fmt: skip
+    """The cell's replays: in workers (with the control), or in this process."""
+    if plan_.in_process:
+        return _in_process(plan_, code, namespace, settings)
+    from porter_ext.replay.dispatch import control_spec, replay_in_workers
+
+    control = control_spec(plan_.inputs.values(), run.calls) if plan_.control else None
+    return replay_in_workers(code, plan_.io, plan_.capture, list(plan_.specs), settings,
+                             plan_.pool, control=control)  # fmt: skip
+
+
+def _in_process(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any],
+                settings: ReplaySettings) -> list:  # fmt: skip
+    from porter_ext.compare.devices import device_findings
+    from porter_ext.replay.run import replay_all
+    from porter_ext.replay.sandbox import close_new_figures, ipython_namespace, shell_of
+
+    held = _io.StringIO()
+    shell = shell_of(namespace)
+    with contextlib.redirect_stdout(held), contextlib.redirect_stderr(held), \
+            close_new_figures(), ipython_namespace(shell, dict(namespace)):  # fmt: skip
+        results = replay_all(code, PreRunNamespace(namespace, plan_.snapshot), plan_.specs,
+                             settings, io=plan_.io)  # fmt: skip
+    for result in results:
+        result.worker = "in-process"
+        if result.status in ("ok", "error"):
+            result.findings = device_findings(
+                result.calls,
+                backend=result.spec,
+                input_devices=result.input_devices,
+                default_device=result.default_device,
+                outputs=result.outputs,
+            )
+    return results
+
+
+def _worker_rows(rows: list, result: Any) -> list:
+    """A worker's outputs arrive as host copies: their devices and dtypes are the replay's
+    own (``output_meta``); outputs it could not send back are not comparable."""
+    if not result.output_meta and not result.unsent:
+        return rows
+    fixed = []
+    for row in rows:
+        meta = result.output_meta.get(row.name)
+        root = row.name.partition("[")[0]
+        if meta is not None:
+            device, dtype = meta
+            ok = (
+                None
+                if device is None or row.expected_device is None
+                else device == row.expected_device
+            )
+            row = dataclasses.replace(row, device=device, dtype=dtype, device_ok=ok)
+        elif root in result.unsent:
+            row = dataclasses.replace(row, within_tolerance=None,
+                                      note=f"not comparable: {result.unsent[root]}")  # fmt: skip
+        fixed.append(row)
+    return fixed
+
+
+def _mark_nondeterministic(compared: list) -> list:
+    """Outputs on which the control replay disagreed with the original run: shown, with a
+    note, but not counted as mismatches on any backend."""
+    control = next((r for r, _ in compared if r.role == "control" and r.status == "ok"), None)
+    if control is None:
+        return compared
+    rows = next(rows for r, rows in compared if r is control)
+    differs = {row.name for row in rows if row.within_tolerance is False}
+    note = (f"nondeterministic: the control replay on {control.spec} (the original backend) "
+            "gave a different value, so this output is not compared")  # fmt: skip
+    out = []
+    for result, result_rows in compared:
+        result_rows = [
+            dataclasses.replace(row, within_tolerance=None, note=note, deterministic=False)
+            if row.name in differs
+            else dataclasses.replace(row, deterministic=True)
+            for row in result_rows
+        ]
+        out.append((result, result_rows))
+    return out
 
 
 def _with_error_summaries(comparisons: list, original: Mapping, result: Any) -> list:

@@ -46,6 +46,7 @@ class Session:
         self._on_code = ""
         self._on_plan = None
         self.cell_index: int | None = None  # set by `porter run` for notebook cells
+        self._pool: Any = None
         #: set by `porter run`: the report must judge the whole notebook, so what would
         #: drop results (``%port clear``) is ignored and noted on the cell that asked
         self.headless = False
@@ -88,7 +89,7 @@ class Session:
             if options.no_replay
             else list(options.backends if options.backends is not None else self.config.backends)
         )
-        plan = self._plan(code, namespace, specs)
+        plan = self._plan(code, namespace, specs, options)
         record = RecordSettings(
             cell=cell, strict=options.strict, version=self.config.version, compile_flags=flags
         )
@@ -106,11 +107,23 @@ class Session:
         result = self.add(entry, warnings)
         return result, run
 
-    def _plan(self, code: str, namespace: dict, specs: list):
+    @property
+    def pool(self) -> Any:
+        """The worker kernels replays run in: the kernel's, started on first use, kept
+        for later cells and stopped when the kernel exits."""
+        if self._pool is None:
+            from porter_ext.replay.workers import shared_pool
+
+            self._pool = shared_pool()
+        return self._pool
+
+    def _plan(self, code: str, namespace: dict, specs: list, options: PortOptions | None = None):
         from porter_ext.session.pipeline import plan
 
+        options = options or PortOptions()
         try:
-            return plan(code, namespace, specs)
+            return plan(code, namespace, specs, pool=self.pool if specs else None,
+                        control=not options.no_control, in_process=options.in_process)  # fmt: skip
         except SyntaxError:  # the run reports it
             return None
         except Exception as exc:  # porter's failure: the person's run goes on unreplayed
@@ -144,6 +157,10 @@ class Session:
                     plan, code, namespace, run, settings, self.policy(options)
                 )
                 findings += more
+                if plan.in_process and replays:
+                    from porter_ext.session.pipeline import IN_PROCESS_WARNING
+
+                    warnings.append(IN_PROCESS_WARNING)
         except Exception as exc:
             internal_error("replaying the cell", exc, warnings)
         return dataclasses.replace(entry, replays=replays, device_findings=findings)

@@ -1,0 +1,79 @@
+"""Sending one cell's replays to workers: the targets, and the control on the original's
+own backend and device (outputs where the control differs from the original run are
+nondeterministic, not porting mismatches).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterable
+from typing import Any
+
+from porter_ext.backends import LIBRARIES, BackendSpec, backend_for, get_backend
+from porter_ext.replay.analysis import CellIO
+from porter_ext.replay.capture import Capture
+from porter_ext.replay.run import ReplayResult, ReplaySettings
+from porter_ext.replay.worker_side import ReplayRequest
+from porter_ext.replay.workers import Job, WorkerPool, kernel_place
+
+
+def control_spec(input_values: Iterable[Any], calls: Iterable[Any]) -> BackendSpec | None:
+    """The original run's backend and device: those of its first array input, else the
+    library of its first array call on its default device; None for a cell without arrays."""
+    for value in input_values:
+        backend = backend_for(value)
+        if backend is not None:
+            device = backend.device_of(value)
+            if device == backend.default_device():
+                return BackendSpec(backend.name)
+            return BackendSpec(backend.name, device)
+    for call in calls:
+        if call.library in LIBRARIES and get_backend(call.library).available()[0]:
+            return BackendSpec(call.library)
+    return None
+
+
+def replay_in_workers(
+    code: str,
+    io: CellIO,
+    capture: Capture,
+    specs: list[BackendSpec],
+    settings: ReplaySettings,
+    pool: WorkerPool,
+    *,
+    control: BackendSpec | None = None,
+) -> list[ReplayResult]:
+    """The replays of the cell on ``specs`` (and the control, last), run at once."""
+    if capture.parcel is None:
+        reason = f"not replayed: {capture.unsendable}"
+        results = [ReplayResult(str(s), "skipped", reason=reason) for s in specs]
+        if control is not None:
+            results.append(ReplayResult(str(control), "skipped", reason=reason, role="control"))
+        return results
+    wanted = [(s, "target") for s in specs]
+    if control is not None:
+        wanted.append((control, "control"))
+    local = sum(1 for s, _ in wanted if kernel_place(s) is None)
+    jobs = []
+    for spec, role in wanted:
+        remote = kernel_place(spec) is not None
+        request = ReplayRequest(
+            id=secrets.token_hex(8),
+            code=code,
+            io=io,
+            spec=str(spec.local) if remote else str(spec),
+            label=str(spec),
+            settings=settings,
+            states=capture.states,
+            inputs=capture.parcel.header()
+            if not remote
+            else {"spans": capture.parcel.spans, "shm": None},
+            exclusive=not remote and local == 1,
+            local=not remote,
+            remote_kernel=remote,
+            role=role,
+            cwd=None if remote else os.getcwd(),
+        )
+        jobs.append(Job(spec, request, capture.parcel))
+    return pool.run(jobs, settings.timeout)

@@ -1,0 +1,197 @@
+"""What a replay inside a worker must never do, and what it does instead.
+
+An audit hook refuses, while a replay runs, every attempt to open a file for writing, to
+create, delete, rename or truncate one outside the worker's scratch directory (reading is
+allowed): the replay reports the refusal as its error even when the cell catches it.
+``!cmd`` lines are not run again (they are side effects) and the replay says so. IPython
+magics (``%timeit``, ``%time``, ``%%time``) run in the replay's own namespace; plots,
+prints and displays are discarded and counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+#: audit events that change the file system, and which of their arguments are paths
+_PATH_EVENTS = {
+    "os.remove": (0,),
+    "os.rmdir": (0,),
+    "os.mkdir": (0,),
+    "os.rename": (0, 1),
+    "os.truncate": (0,),
+    "os.symlink": (1,),
+    "os.link": (1,),
+    "os.chmod": (0,),
+    "shutil.rmtree": (0,),
+    "shutil.move": (1,),
+    "shutil.copyfile": (1,),
+    "shutil.copytree": (1,),
+}
+
+
+class SideEffectRefused(PermissionError):
+    """A replay tried to change a file outside the worker's scratch directory."""
+
+
+@dataclass
+class Sandbox:
+    """The worker's guard: armed only while a replay runs."""
+
+    scratch: str
+    armed: bool = False
+    refused: list[str] = field(default_factory=list)
+    skipped_commands: list[str] = field(default_factory=list)
+    figures: int = 0
+
+    def inside(self, path: Any) -> bool:
+        if isinstance(path, int):
+            return True  # an open descriptor: nothing new is created
+        try:
+            text = os.fsdecode(path)
+        except TypeError:
+            return True
+        if text == os.devnull:
+            return True
+        real = os.path.realpath(text)
+        return real == self.scratch or real.startswith(self.scratch + os.sep)
+
+    def refuse(self, path: Any) -> None:
+        shown = os.fsdecode(path) if not isinstance(path, int) else str(path)
+        message = (
+            f"replay tried to write {shown}; porter does not repeat side effects outside the replay"
+        )
+        self.refused.append(message)
+        raise SideEffectRefused(message)
+
+    def hook(self, event: str, args: tuple) -> None:
+        if not self.armed:
+            return
+        if event == "open":
+            path, mode, flags = (tuple(args) + (None, None, None))[:3]
+            writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                isinstance(flags, int) and flags >= 0 and flags & _WRITE_FLAGS
+            )
+            if writes and path is not None and not self.inside(path):
+                self.refuse(path)
+        elif event in _PATH_EVENTS:
+            for i in _PATH_EVENTS[event]:
+                if i < len(args) and args[i] is not None and not self.inside(args[i]):
+                    self.refuse(args[i])
+        elif (
+            event == "sqlite3.connect"
+            and args
+            and args[0] not in (":memory:", b":memory:")
+            and not self.inside(args[0])
+        ):
+            self.refuse(args[0])
+
+    @contextlib.contextmanager
+    def active(self, namespace: dict) -> Iterator[None]:
+        """Guard one replay running in ``namespace``: files, IPython lines, figures."""
+        self.refused, self.skipped_commands, self.figures = [], [], 0
+        with _ipython_in(namespace, self):
+            self.armed = True
+            try:
+                yield
+            finally:
+                self.armed = False
+                self.figures = close_figures()
+
+
+_installed: Sandbox | None = None
+
+
+def install(scratch: str) -> Sandbox:
+    """The worker's sandbox (one audit hook per process: hooks cannot be removed)."""
+    global _installed
+    if _installed is None:
+        _installed = Sandbox(os.path.realpath(scratch))
+        sys.addaudithook(_installed.hook)
+    return _installed
+
+
+@contextlib.contextmanager
+def _ipython_in(namespace: dict, sandbox: Sandbox) -> Iterator[None]:
+    """While a replay runs, the worker's IPython works on the replay's namespace (so
+    ``%timeit``/``%time``/``%%time`` read and bind the replay's names) and does not run
+    shell commands."""
+    shell = _shell()
+    if shell is None:
+        yield
+        return
+    saved_ns, saved_system, saved_getoutput = shell.user_ns, shell.system, shell.getoutput
+
+    def system(cmd: str, *args: Any, **kw: Any) -> None:
+        sandbox.skipped_commands.append(cmd)
+
+    def getoutput(cmd: str, *args: Any, **kw: Any) -> Any:
+        sandbox.skipped_commands.append(cmd)
+        from IPython.utils.text import SList
+
+        return SList()
+
+    shell.user_ns, shell.system, shell.getoutput = namespace, system, getoutput
+    try:
+        yield
+    finally:
+        shell.user_ns, shell.system, shell.getoutput = saved_ns, saved_system, saved_getoutput
+
+
+def _shell() -> Any:
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return None
+    from IPython.core.getipython import get_ipython
+
+    return get_ipython()
+
+
+def close_figures() -> int:
+    """Close every open matplotlib figure; how many there were."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is None:
+        return 0
+    count = len(pyplot.get_fignums())
+    pyplot.close("all")
+    return count
+
+
+def shell_of(namespace: Any) -> Any:
+    """The running IPython shell whose namespace ``namespace`` is, or None."""
+    shell = _shell()
+    return shell if shell is not None and shell.user_ns is namespace else None
+
+
+@contextlib.contextmanager
+def close_new_figures() -> Iterator[None]:
+    """Close the matplotlib figures the block opens (an in-process replay's plots)."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    before = set(pyplot.get_fignums()) if pyplot is not None else set()
+    try:
+        yield
+    finally:
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is not None:
+            for number in set(pyplot.get_fignums()) - before:
+                pyplot.close(number)
+
+
+@contextlib.contextmanager
+def ipython_namespace(shell: Any, namespace: dict) -> Iterator[None]:
+    """The person's shell working on ``namespace`` for a moment (an in-process replay),
+    so that ``%timeit`` merging its namespace into the shell's cannot reach the person's."""
+    if shell is None:
+        yield
+        return
+    saved = shell.user_ns
+    shell.user_ns = namespace
+    try:
+        yield
+    finally:
+        shell.user_ns = saved

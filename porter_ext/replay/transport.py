@@ -1,0 +1,343 @@
+"""How a replay's inputs reach a worker and its outputs come back, without pickling buffers.
+
+Values travel as one cloudpickle stream (so the person's functions and classes go by
+value, and objects shared between inputs stay shared), except arrays: every array of any
+library, wherever it sits in the object graph, leaves the stream as an `ArrayMeta` and
+its bytes go separately: into one block of shared memory on the same machine (one copy,
+which is also the pre-run snapshot), or into the kernel protocol's message buffers for a
+kernel elsewhere. The receiver rebuilds each array in its own library and device where it
+can (zero-copy from shared memory through DLPack), keeping torch's ``requires_grad``,
+``.grad`` and tensor subclasses; random generators that cannot be pickled travel as state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import pickle
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing import resource_tracker, shared_memory
+from typing import Any
+
+import cloudpickle
+
+from porter_ext.backends import backend_for, device_of, get_backend
+from porter_ext.backends.base import dtype_name
+from porter_ext.replay.inputs import is_array_input
+
+#: offsets of arrays inside a shared block are multiples of this (DLPack imports zero-copy)
+ALIGNMENT = 64
+
+
+class Unsendable(ValueError):
+    """An input that cannot travel to a worker; the message names it."""
+
+    def __init__(self, name: str, reason: str):
+        super().__init__(f"cannot send {name!r} to the worker: {reason}")
+        self.name, self.reason = name, reason
+
+
+@dataclass(frozen=True)
+class ArrayMeta:
+    """What the receiver needs to rebuild one array: where its bytes are, and what it was."""
+
+    index: int
+    library: str
+    device: str | None
+    dtype: str  # the array's own dtype ("bfloat16" travels as float32 bytes)
+    host_dtype: str
+    shape: tuple[int, ...]
+    requires_grad: bool = False
+    subclass: type | None = None  # a tensor subclass (torch.nn.Parameter) to rebuild
+
+
+@dataclass
+class Parcel:
+    """One pickled stream and where its arrays' bytes are: ``(offset, nbytes)`` in the
+    shared block ``shm_name``, or one message buffer each (``buffers``)."""
+
+    payload: bytes
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    shm_name: str | None = None
+    buffers: list[memoryview] = field(default_factory=list)
+    nbytes: int = 0
+    _block: shared_memory.SharedMemory | None = field(default=None, repr=False)
+
+    def header(self) -> dict[str, Any]:
+        """What travels beside the payload (small, JSON-able)."""
+        return {"spans": self.spans, "shm": self.shm_name}
+
+    def release(self) -> None:
+        """Free the shared block (the sender's job once every receiver is done)."""
+        block, self._block = self._block, None
+        if block is not None:
+            block.close()
+            block.unlink()
+
+    def hand_over(self) -> None:
+        """Leave the shared block to the receiver, who unlinks it once it has read it."""
+        block, self._block = self._block, None
+        if block is not None:
+            resource_tracker.unregister(block._name, "shared_memory")  # type: ignore[attr-defined]
+            block.close()
+
+
+class _Sender(cloudpickle.Pickler):
+    """cloudpickle with arrays and generators taken out of the stream."""
+
+    def __init__(self, file: io.BytesIO, hosts: list[Any], graphs: bool = False):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.hosts, self.graphs = hosts, graphs
+
+    def reducer_override(self, obj: Any) -> Any:
+        if is_array_input(obj) and not getattr(getattr(obj, "dtype", None), "hasobject", False):
+            return self._array(obj)
+        if isinstance(obj, memoryview):  # cloudpickle would send a read-only bytes
+            return _restore_memoryview, (obj.tobytes(), obj.format, obj.shape, obj.readonly)
+        if _is_state_generator(obj):
+            state = obj.get_state()
+            raw = get_backend(backend_for(state).name).host_copy(state).tobytes()
+            return _restore_generator, (type(obj), str(obj.device), raw)
+        return super().reducer_override(obj)
+
+    def _array(self, x: Any) -> Any:
+        backend = backend_for(x)
+        grad_fn = getattr(x, "grad_fn", None)
+        if grad_fn is not None and not self.graphs:
+            raise pickle.PicklingError(
+                f"it is part of an autograd graph (grad_fn {type(grad_fn).__name__}), which "
+                "cannot leave this process; replay a cell that builds the graph itself"
+            )
+        try:
+            host = backend.to_host(x)
+        except Exception as error:  # a tracer, a meta tensor: no data to send
+            raise pickle.PicklingError(
+                f"{type(x).__name__} has no data to send ({error})"
+            ) from None
+        leaf = grad_fn is None
+        grad = getattr(x, "grad", None) if leaf and getattr(x, "requires_grad", False) else None
+        base = _base_array_type(x)
+        meta = ArrayMeta(
+            index=len(self.hosts),
+            library=backend.name,
+            device=device_of(x),
+            dtype=dtype_name(x),
+            host_dtype=str(host.dtype),
+            shape=tuple(int(n) for n in host.shape),
+            requires_grad=leaf and bool(getattr(x, "requires_grad", False)),
+            subclass=type(x) if base is not None and type(x) is not base else None,
+        )
+        self.hosts.append(host)
+        return _restore_array, (meta, grad)
+
+
+def _base_array_type(x: Any) -> type | None:
+    """The library's plain array type when ``x`` is an instance of a subclass of it."""
+    for klass in type(x).__mro__[1:]:
+        if klass.__module__.partition(".")[0] == type(x).__module__.partition(".")[0] and (
+            klass.__name__ in ("Tensor", "ndarray", "Array")
+        ):
+            return klass
+    return None
+
+
+def _is_state_generator(obj: Any) -> bool:
+    """A random generator that pickles only through its state (torch.Generator)."""
+    kind = type(obj)
+    return (
+        kind.__name__ == "Generator"
+        and hasattr(obj, "get_state")
+        and hasattr(obj, "set_state")
+        and hasattr(obj, "manual_seed")
+    )
+
+
+def pack(values: dict[str, Any], *, local: bool = True, results: bool = False) -> Parcel:
+    """Serialise ``values`` (name → object) as they are now. Raises `Unsendable` naming the
+    first value that cannot travel (an open file, a lock, a generator object).
+    ``results``: a replay's outputs, where a tensor of an autograd graph goes as its data."""
+    hosts: list[Any] = []
+    stream = io.BytesIO()
+    try:
+        _Sender(stream, hosts, results).dump(values)
+    except Exception as error:
+        raise _culprit(values, error) from None
+    parcel = Parcel(stream.getvalue())
+    if local:
+        _to_shared_block(parcel, hosts)
+    else:
+        import numpy as np
+
+        for host in hosts:
+            flat = np.ascontiguousarray(host)
+            parcel.buffers.append(memoryview(flat).cast("B"))
+            parcel.spans.append((0, flat.nbytes))
+            parcel.nbytes += flat.nbytes
+    return parcel
+
+
+def _culprit(values: dict[str, Any], error: Exception) -> Unsendable:
+    for name, value in values.items():
+        try:
+            _Sender(io.BytesIO(), []).dump(value)
+        except Exception as inner:
+            return Unsendable(name, _reason(inner))
+    return Unsendable(", ".join(values), _reason(error))
+
+
+def _reason(error: Exception) -> str:
+    text = str(error).split("\n")[0]
+    return text or type(error).__name__
+
+
+def _to_shared_block(parcel: Parcel, hosts: list[Any]) -> None:
+    import numpy as np
+
+    offset = 0
+    for host in hosts:
+        parcel.spans.append((offset, host.nbytes))
+        offset += -(-host.nbytes // ALIGNMENT) * ALIGNMENT
+    parcel.nbytes = offset
+    if not hosts:
+        return
+    name = f"porter_{secrets.token_hex(6)}"
+    block = shared_memory.SharedMemory(name=name, create=True, size=max(offset, 1))
+    parcel._block, parcel.shm_name = block, name
+    for host, (start, _nbytes) in zip(hosts, parcel.spans, strict=True):
+        view = np.ndarray(host.shape, host.dtype, buffer=block.buf, offset=start)
+        np.copyto(view, host, casting="no")
+
+
+def attach(name: str) -> shared_memory.SharedMemory:
+    """Map a block another process created, leaving its lifetime to that process (Python
+    3.11's resource tracker would otherwise unlink it when this process ends)."""
+    block = shared_memory.SharedMemory(name=name, create=False)
+    resource_tracker.unregister(block._name, "shared_memory")  # type: ignore[attr-defined]
+    return block
+
+
+# -- receiving -----------------------------------------------------------------------------
+
+
+@dataclass
+class Receiver:
+    """How the receiving side rebuilds arrays: ``place(host, meta)`` turns a host NumPy
+    array (a view of the sender's bytes) into the array to use."""
+
+    place: Callable[[Any, ArrayMeta], Any]
+    hosts: list[Any] = field(default_factory=list)
+
+
+_receiver: Receiver | None = None
+
+
+def unpack(
+    parcel: Parcel,
+    place: Callable[[Any, ArrayMeta], Any],
+    *,
+    take: bool = False,
+    blocks: list | None = None,
+) -> Any:
+    """The values of ``parcel``, each array rebuilt by ``place`` from a host view of its
+    bytes (writable, aliasing shared memory, when the parcel is local). ``take``: the
+    block is this side's to unlink (``place`` must copy); otherwise it stays mapped as
+    long as the arrays live, and is appended to ``blocks`` to be closed after them."""
+    global _receiver
+    import numpy as np
+
+    block = None
+    if parcel.shm_name:
+        block = shared_memory.SharedMemory(parcel.shm_name) if take else attach(parcel.shm_name)
+    hosts = []
+    for i, (start, nbytes) in enumerate(parcel.spans):
+        source = block.buf[start : start + nbytes] if block is not None else parcel.buffers[i]
+        hosts.append(np.frombuffer(source, dtype=np.uint8))
+    source = None
+    previous, _receiver = _receiver, Receiver(place, hosts)
+    try:
+        return pickle.loads(parcel.payload)
+    finally:
+        _receiver = previous
+        hosts.clear()
+        if block is not None and take:
+            block.close()
+            block.unlink()
+        elif block is not None and blocks is not None:
+            blocks.append(block)
+
+
+def close_blocks(blocks: list) -> None:
+    """Close the mappings of blocks whose arrays are gone; keep the others for later."""
+    for block in list(blocks):
+        try:
+            block.close()
+        except BufferError:  # an array still views it (kept by a library's cache)
+            continue
+        blocks.remove(block)
+
+
+def _restore_array(meta: ArrayMeta, grad: Any) -> Any:
+    import numpy as np
+
+    receiver = _receiver
+    if receiver is None:
+        raise pickle.UnpicklingError("an array arrived outside porter's transport")
+    raw = receiver.hosts[meta.index]
+    host = raw.view(np.dtype(meta.host_dtype)).reshape(meta.shape)
+    value = receiver.place(host, meta)
+    if meta.requires_grad and hasattr(value, "requires_grad_"):
+        if meta.subclass is not None and type(value) is not meta.subclass:
+            value = meta.subclass(value, requires_grad=True)
+        else:
+            value = value.requires_grad_(True)
+        if grad is not None and type(grad) is type(value.detach()):
+            value.grad = grad
+    elif meta.subclass is not None and type(value) is not meta.subclass:
+        # a subclass without that constructor: the plain array stands in
+        with contextlib.suppress(TypeError):
+            value = meta.subclass(value, requires_grad=False)
+    return value
+
+
+def _restore_memoryview(raw: bytes, format: str, shape: tuple, readonly: bool) -> memoryview:
+    view = memoryview(raw if readonly else bytearray(raw))
+    return view.cast("B").cast(format, shape) if shape else view
+
+
+def _restore_generator(kind: type, device: str, raw: bytes) -> Any:
+    import importlib
+
+    lib = importlib.import_module(kind.__module__.partition(".")[0])
+    generator = kind(device=device)
+    generator.set_state(lib.frombuffer(bytearray(raw), dtype=lib.uint8))
+    return generator
+
+
+def own_library(host: Any, meta: ArrayMeta, *, private: bool) -> Any:
+    """``host`` as an array of the library and device it came from (zero-copy through
+    DLPack where possible), or host NumPy when that library or device is not here;
+    ``private``: first copied, so that writes never reach a buffer others read."""
+    from porter_ext.backends import BackendUnavailable, ConversionError, aligned_copy, convert_to
+
+    if private or not host.flags.writeable:
+        host = aligned_copy(host)
+    try:
+        backend = get_backend(meta.library)
+        conv = convert_to(host, backend, meta.device)
+    except (BackendUnavailable, ConversionError):
+        return host
+    value = conv.value
+    if meta.dtype != meta.host_dtype and meta.dtype == "bfloat16":
+        namespace = backend.namespace()
+        if hasattr(namespace, "bfloat16"):
+            value = namespace.astype(value, namespace.bfloat16)
+    return value
+
+
+def host_copy(host: Any, meta: ArrayMeta) -> Any:
+    """``host`` copied out of the sender's memory (for outputs coming back)."""
+    import numpy as np
+
+    return np.array(host, copy=True)
