@@ -179,14 +179,16 @@ class NotebookRun:
             await self.stop_kernel()
             raise RunError(f"the kernel could not start: {_one_line(exc)}") from None
 
-    async def stop_kernel(self) -> None:
+    async def stop_kernel(self, *, now: bool = True) -> None:
+        """Shut the kernel down: asked to (so that its own exit handlers, such as stopping
+        its worker kernels, run) unless `now`, which kills it and its process group."""
         client, self.client = self.client, None
         if client is None:
             return
         if client.kc is not None:
             client.kc.stop_channels()
         if client.km is not None and client.km.has_kernel:
-            await client.km.shutdown_kernel(now=True)
+            await client.km.shutdown_kernel(now=now)
         _cancel_pollers()
 
     def _cell_limit(self, cell: Any) -> float:
@@ -236,6 +238,7 @@ class NotebookRun:
         from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
         await self.start_kernel()
+        finished = False
         try:
             first = self.cells[0].index if self.cells else None
             await self.sync(None, first, backends=",".join(self.backends))
@@ -270,10 +273,11 @@ class NotebookRun:
             final = await self.sync(None, None, final=True)
             self.environment = Environment.from_dict(final["environment"])
             self.version = final["array_api_version"]
+            finished = True
             return self.report()
         finally:
             self.bar.close()
-            await self.stop_kernel()
+            await self.stop_kernel(now=not finished)
 
     async def _after_timeout(self, outcome: CellOutcome, upcoming: int | None) -> None:
         """Interrupt the cell; a kernel that does not stop is replaced by a fresh one."""
