@@ -105,6 +105,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="replace an -o file porter did not write"
     )
 
+    lint = sub.add_parser("lint", help="check .py files and notebooks statically (no run)")
+    lint.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    lint.add_argument(
+        "--format",
+        type=_arg(check.choice, "--format", ("text", "json", "sarif", "github")),
+        default="text",
+        help="text, json, sarif or github (annotations); default text",
+    )
+
     backends = sub.add_parser("backends", help="list every backend spec porter can see")
     backends.add_argument("--json", action="store_true", help="machine-readable output")
     return parser
@@ -237,7 +246,21 @@ def cmd_backends(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_lint(args: argparse.Namespace) -> int:
+    """Exit 1 on findings (notes that need a run do not count), 2 on a path it cannot read."""
+    from porter_ext.fix.formats import render
+    from porter_ext.fix.lint import LintError, lint_paths
+
+    try:
+        result = lint_paths(args.paths)
+    except LintError as exc:
+        raise CliError(str(exc)) from None
+    print(render(result, args.format))
+    return 1 if result.failed else 0
+
+
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "lint": cmd_lint,
     "run": cmd_run,
     "report": cmd_report,
     "backends": cmd_backends,

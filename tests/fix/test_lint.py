@@ -1,0 +1,265 @@
+"""porter lint: the fixture package's marked findings, in every output format, and the
+static judgements that must match the recorder's (or say they need a run)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from porter_ext.cli import main
+from porter_ext.fix.checks import CODES
+from porter_ext.fix.formats import as_github, as_json, as_sarif, as_text
+from porter_ext.fix.lint import LintError, lint_paths, lint_source
+from tests.fix.generated import make_package
+
+PKG = Path(__file__).parent / "fixtures" / "pkg"
+_MARK = re.compile(r"#\s*(PA\d{3}.*)$")
+
+
+def _expected() -> set[tuple[str, int | None, int, str]]:
+    """(file, cell, line, code) for every ``# PAxxx`` mark in the fixture package."""
+    found = set()
+
+    def marks(path: Path, cell: int | None, source: str) -> None:
+        for number, line in enumerate(source.splitlines(), 1):
+            match = _MARK.search(line)
+            if match and "porter: ignore" not in line:
+                for code in re.findall(r"PA\d{3}", match.group(1)):
+                    found.add((path.name, cell, number, code))
+
+    for path in PKG.rglob("*.py"):
+        marks(path, None, path.read_text())
+    for path in PKG.rglob("*.ipynb"):
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type == "code":
+                marks(path, index, cell.source)
+    return found
+
+
+def _got(findings) -> set[tuple[str, int | None, int, str]]:
+    return {(Path(f.path).name, f.cell, f.line, f.code) for f in findings}
+
+
+@pytest.fixture(scope="module")
+def result():
+    return lint_paths([PKG])
+
+
+def test_fixture_package_findings_are_exactly_the_marked_ones(result):
+    assert _expected(), "the fixture lost its marks"
+    assert _got(result.findings) == _expected()
+    assert result.files == 6
+    assert result.failed
+
+
+def _notebook(path: Path, *sources: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in ("import numpy as np", *sources)]
+    nbformat.write(nb, path)
+    return path
+
+
+def test_a_cell_that_does_not_parse_is_an_error_not_a_crash(tmp_path):
+    path = _notebook(
+        tmp_path / "broken.ipynb", "def broken(:\n    pass", "y = np.cumsum(np.ones(3))"
+    )
+    result = lint_paths([path])
+    assert [(f.cell, f.name) for f in result.findings] == [(2, "numpy.cumsum")]
+    assert len(result.errors) == 1 and "broken.ipynb[cell 1]:1: syntax error" in result.errors[0]
+    assert (
+        json.loads(as_sarif(result))["runs"][0]["invocations"][0]["toolExecutionNotifications"][0][
+            "level"
+        ]
+        == "error"
+    )
+    assert "::error::" in as_github(result)
+
+
+def test_text_format_and_exit_status(capsys):
+    assert main(["lint", str(PKG)]) == 1
+    out = capsys.readouterr().out
+    assert "numeric.py:8:9: PA002 non_standard_usage: numpy.sum:" in out
+    assert "(use: xp.sum(x, axis=0))" in out
+    assert "sub/devices.py:7:1: PA003 device_specific: torch.cuda.synchronize:" in out
+    assert "explore.ipynb[cell 3]:1:5: PA001 non_standard: jax.numpy.exp2:" in out
+    assert out.strip().endswith("in 6 files")
+    assert main(["lint", str(PKG / "clean.py")]) == 0
+    assert "0 findings" in capsys.readouterr().out
+
+
+def test_json_format(capsys, result):
+    assert main(["lint", "--format", "json", str(PKG)]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema"] == "porter.lint/1" and data["files"] == 6
+    assert len(data["findings"]) == len(result.findings)
+    first = data["findings"][0]
+    assert set(first) == {
+        "path", "cell", "line", "col", "end_line", "end_col", "code", "kind", "name",
+        "message", "suggestion", "needs_run",
+    }  # fmt: skip
+    assert {f["kind"] for f in data["findings"]} <= set(CODES.values())
+    assert json.loads(as_json(result)) == data
+
+
+def test_sarif_format(result):
+    sarif = json.loads(as_sarif(result))
+    assert sarif["version"] == "2.1.0"
+    run = sarif["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == list(CODES)
+    assert len(run["results"]) == len(result.findings)
+    for entry, finding in zip(run["results"], result.findings, strict=True):
+        assert rules[entry["ruleIndex"]]["id"] == entry["ruleId"] == finding.code
+        region = entry["locations"][0]["physicalLocation"]["region"]
+        assert region["startLine"] == finding.line and region["startColumn"] == finding.col + 1
+        assert entry["level"] == ("note" if finding.needs_run else "warning")
+    cells = [r for r in run["results"] if r["properties"]["cell"] is not None]
+    assert cells and all(r["locations"][0]["logicalLocations"] for r in cells)
+
+
+def test_github_format(result):
+    lines = as_github(result).splitlines()
+    commands = [line for line in lines if line.startswith("::")]
+    pattern = re.compile(
+        r"^::(warning|notice) file=[^,]+,line=\d+,endLine=\d+,col=\d+,endColumn=\d+,"
+        r"title=porter PA\d{3} \w+[^:]*::.+$"
+    )
+    annotations = [c for c in commands if not c.startswith("::error")]
+    assert len(annotations) == len(result.findings)
+    assert all(pattern.match(c) for c in annotations), annotations
+    assert sum(c.startswith("::notice") for c in annotations) == 1  # torch.max(a, b)
+    assert not any(c.startswith("::error") for c in commands)
+    assert "%0A" not in "".join(annotations)  # messages are one line already
+
+
+def test_ignore_comment_silences_only_its_codes():
+    plain = "import numpy as np\ny = np.concatenate([a, b])\n"
+    assert [f.code for f in lint_source(plain)] == ["PA001"]
+    assert lint_source(plain.replace("])\n", "])  # porter: ignore[PA001]\n")) == []
+    assert lint_source(plain.replace("])\n", "])  # porter: ignore\n")) == []
+    assert lint_source(plain.replace("])\n", "])  # porter: ignore[non_standard]\n")) == []
+    other = lint_source(plain.replace("])\n", "])  # porter: ignore[PA004]\n"))
+    assert [f.code for f in other] == ["PA001"]
+
+
+def test_names_resolve_through_imports_and_shadowing():
+    source = (
+        "import jax.numpy as jnp\nfrom torch import cuda\nimport numpy\n"
+        "a = jnp.exp2(1.0)\ncuda.synchronize()\nb = numpy.linalg.norm(v)\n"
+        "def f(numpy):\n    return numpy.linalg.norm(v)\n"
+    )
+    found = {(f.line, f.name, f.kind) for f in lint_source(source)}
+    assert found == {
+        (4, "jax.numpy.exp2", "non_standard"),
+        (5, "torch.cuda.synchronize", "device_specific"),
+        (6, "numpy.linalg.norm", "non_standard"),
+    }
+
+
+def test_methods_only_on_what_the_source_shows_is_an_array():
+    source = (
+        "import numpy as np, jax.numpy as jnp\n"
+        "items = [3, 1]\nitems.sort()\nx = np.ones(3)\nx.sort()\n"
+        "j = jnp.ones(4).at[1:].add(7.0)\n"
+    )
+    found = {(f.line, f.name) for f in lint_source(source)}
+    # the list's sort is no array call; the .add of a JAX update is not the standard's add
+    assert found == {(5, "ndarray.sort"), (6, "Array.at")}
+
+
+def test_value_dependent_usage_needs_a_run():
+    source = "import torch\ndef f(a, b):\n    return torch.max(a, b), torch.max(a, 1)\n"
+    first, second = lint_source(source)
+    assert first.needs_run and "needs a run" in first.message
+    assert "xp.maximum(a, b)" in first.suggestion
+    assert not second.needs_run and second.suggestion == "xp.max(x, axis=1)"
+    transpose = lint_source("import torch\nt = torch.ones((2, 3)).T\n")
+    assert [(f.code, f.needs_run) for f in transpose] == [("PA100", True)]
+
+
+def test_notes_that_need_a_run_alone_do_not_fail(tmp_path, capsys):
+    path = tmp_path / "m.py"
+    path.write_text("import torch\nt = torch.ones((2, 3)).T\n")
+    assert main(["lint", str(path)]) == 0
+    assert "0 findings, 1 needing a run" in capsys.readouterr().out
+
+
+def test_creation_without_device_only_in_functions_that_take_arrays():
+    source = (
+        "import numpy as np\nfrom array_api_compat import array_namespace\n"
+        "def make(n):\n    return np.zeros(n)\n"
+        "def like(x):\n    xp = array_namespace(x)\n"
+        "    return xp.zeros(x.shape), xp.ones(3, device=x.device), xp.asarray(x), xp.asarray([1])\n"
+    )
+    found = [(f.line, f.name) for f in lint_source(source) if f.code == "PA005"]
+    assert found == [(7, "xp.zeros"), (7, "xp.asarray")]
+
+
+def test_notebook_cells_share_imports_and_skip_magics(tmp_path):
+    path = _notebook(
+        tmp_path / "n.ipynb", "%%bash\nnp.cumsum", "%%port -b torch\n!ls\ny = np.cumsum(np.ones(3))"
+    )
+    (found,) = lint_paths([path]).findings
+    assert (found.cell, found.line, found.name) == (2, 3, "numpy.cumsum")
+
+
+def test_unreadable_paths(tmp_path, capsys):
+    with pytest.raises(LintError, match="no such file"):
+        lint_paths([tmp_path / "missing.py"])
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("{not json")
+    assert main(["lint", str(bad)]) == 2
+    assert "not a notebook" in capsys.readouterr().err
+    assert main(["lint", "--format", "xml", str(bad)]) == 2
+
+
+def test_lint_imports_no_array_library():
+    code = (
+        "import sys; from porter_ext.fix.lint import lint_paths; "
+        f"lint_paths([{str(PKG)!r}]); "
+        "print(sorted(m for m in ('torch', 'jax', 'cupy', 'dask') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_five_thousand_lines_under_three_seconds(tmp_path):
+    lines = make_package(tmp_path / "big", 5000)
+    assert lines >= 5000
+    start = time.perf_counter()
+    result = lint_paths([tmp_path / "big"])
+    elapsed = time.perf_counter() - start
+    assert result.findings and elapsed < 3.0, elapsed
+    assert as_text(result)
+
+
+def test_static_verdicts_agree_with_the_recorder():
+    """Where the source decides, porter lint says what %%port records (same classifier)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    pytest.importorskip("torch")
+    source = (
+        "import numpy as np\nimport torch\nx = np.array([3.0, 1.0, 2.0])\nx.sort()\n"
+        "r = x.round(1)\ns = np.sum(x, 0)\nn = np.linalg.norm(x)\n"
+        "t = torch.arange(6.0).reshape(2, 3)\nm = t.max(dim=1)\ni = torch.tensor([4]).item()\n"
+        "c = np.concatenate([x, x])\nk = t.sum(1)\nok = np.sum(x, axis=0)"
+    )
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "porter_ext")
+    shell.run_cell("%%port --quiet --no-replay\n" + source)
+    calls = shell.user_ns["_port"].calls
+    recorded = {
+        (r.line, r["name"], r.status, r.suggestion)
+        for _, r in calls.iterrows()
+        if r.status != "standard"
+    }
+    static = {(f.line, f.name, f.kind, f.suggestion) for f in lint_source(source)}
+    assert len(static) == 11
+    assert static == recorded
