@@ -5,13 +5,22 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 NOTEBOOK ?= notebooks/01_port_a_torch_function.ipynb
 
-.PHONY: setup demo test chromium lint bench
+.PHONY: setup demo test chromium node lint bench
 
-setup: $(VENV)/.installed
+#: the JupyterLab extension's sources: `pip install` rebuilds it when one changes
+LABEXTENSION := labextension/package.json labextension/yarn.lock \
+	$(wildcard labextension/src/*.ts labextension/style/*)
+
+setup: node $(VENV)/.installed
+
+# pip install builds the JupyterLab extension (hatch-jupyter-builder runs jlpm, which
+# jupyterlab brings, and needs Node.js >= 18)
+node:
+	@command -v node >/dev/null || (apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null)
 
 # torch==2.13.0 first: a CPU build of exactly that version is cached on these machines;
 # the `torch` extra pins the same version so that nothing pulls a CUDA build.
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(LABEXTENSION)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e ".[dev]"
@@ -31,6 +40,7 @@ test: setup chromium
 lint: setup
 	$(VENV)/bin/ruff check porter_ext tests benchmarks
 	$(VENV)/bin/ruff format --check porter_ext tests benchmarks
+	cd labextension && PATH="$(abspath $(VENV))/bin:$$PATH" jlpm lint:check
 
 bench: setup
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

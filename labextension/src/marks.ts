@@ -131,7 +131,9 @@ function cellMarks(model: ICodeCellModel) {
     return {
       destroy() {
         window.clearTimeout(pending);
-        model.outputs.changed.disconnect(schedule);
+        if (!model.isDisposed) {
+          model.outputs.changed.disconnect(schedule);
+        }
       }
     };
   });

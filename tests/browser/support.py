@@ -1,9 +1,20 @@
-"""Helpers of the browser tests: the Chromium command line, a request guard, screenshots."""
+"""Helpers of the browser tests: the Chromium command line, a request guard, screenshots,
+a private JupyterLab server."""
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
 import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,3 +67,110 @@ def save_screenshot(image: bytes, name: str, docs_name: str | None = None) -> Pa
         DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, DOCS_IMAGES / docs_name)
     return path
+
+
+# --- a private JupyterLab server -----------------------------------------------------------
+
+LAB_CONFIG = """\
+c.LabApp.news_url = None
+c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"
+c.LabApp.extension_manager = "readonly"
+c.LabApp.expose_app_in_browser = True
+c.ServerApp.open_browser = False
+c.ServerApp.port_retries = 0
+"""
+#: `news_url = None` empties the feed, but JupyterLab 4.6 still asks whether to fetch news
+#: until this setting says never; the toast would cover part of the screenshot.
+NOTIFICATION_SETTINGS = {"fetchNews": "false", "checkForUpdates": False}
+
+
+@dataclass
+class LabServer:
+    """A running `jupyter lab`: its address, token, notebook root and config directory
+    (`labconfig/page_config.json` there is read at each page load)."""
+
+    url: str
+    token: str
+    root: Path
+    config: Path
+
+    def lab_url(self, name: str | None = None) -> str:
+        path = f"/lab/tree/{name}" if name else "/lab"
+        return f"{self.url}{path}?reset&token={self.token}"  # reset: no restored tabs
+
+    def notebook7_url(self, name: str) -> str:
+        return f"{self.url}/notebooks/{name}?token={self.token}"
+
+    def api(self, path: str, method: str = "GET") -> int:
+        request = urllib.request.Request(
+            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=2) as response:
+            return response.status
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def lab_server(base: Path) -> Iterator[LabServer]:
+    """`jupyter lab` on a free local port with a random token, serving `base/root`, with
+    its own config, workspace and settings directories (so neither a person's setup nor
+    an earlier run changes what is seen) and the data directories left alone (so the
+    prebuilt extensions in the environment's share/jupyter are found). Stopped on exit,
+    kernels included."""
+    root, config = base / "root", base / "config"
+    root.mkdir(exist_ok=True)
+    (config / "labconfig").mkdir(parents=True, exist_ok=True)
+    (config / "jupyter_lab_config.py").write_text(LAB_CONFIG)
+    settings = base / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True, exist_ok=True)
+    (settings / "notification.jupyterlab-settings").write_text(json.dumps(NOTIFICATION_SETTINGS))
+    port, token = free_port(), secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(config),
+        "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
+        "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "MPLBACKEND": "Agg",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    command = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+        "--ServerApp.ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+    ]  # fmt: skip
+    log_path = base / "lab.log"
+    log = log_path.open("wb")
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    server = LabServer(f"http://127.0.0.1:{port}", token, root, config)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited with {process.returncode}: see {log_path}")
+            try:
+                if server.api("/api/status") == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"jupyter lab did not answer within 60 s: see {log_path}")
+            time.sleep(0.1)
+        yield server
+    finally:
+        try:  # a clean shutdown also shuts the kernels down
+            server.api("/api/shutdown", method="POST")
+            process.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        log.close()

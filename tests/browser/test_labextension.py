@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +22,7 @@ import nbformat
 import pytest
 
 from porter_ext.ui.mime import MIME_TYPE, REPORT_MIME_TYPE
-from tests.browser.support import ROOT, save_screenshot
-from tests.ui.entries import demo_cell, demo_report
+from tests.browser.support import ROOT, LabServer, lab_server, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -45,43 +40,13 @@ EVIL = (
     " javascript:document.title='PWNED'"
     " \u202e)a(mus.b\u202c \u2066iso\u2069"
 )
-LAB_CONFIG = """\
-c.LabApp.news_url = None
-c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"
-c.LabApp.extension_manager = "readonly"
-c.LabApp.expose_app_in_browser = True
-c.ServerApp.open_browser = False
-c.ServerApp.port_retries = 0
-"""
-NOTIFICATION_SETTINGS = {"fetchNews": "false", "checkForUpdates": False}
-
-
-@dataclass
-class Lab:
-    url: str
-    token: str
-    root: Path
-    config: Path
-
-    def lab_url(self, name: str | None = None) -> str:
-        path = f"/lab/tree/{name}" if name else "/lab"
-        return f"{self.url}{path}?reset&token={self.token}"  # reset: no restored tabs
-
-    def notebook7_url(self, name: str) -> str:
-        return f"{self.url}/notebooks/{name}?token={self.token}"
-
-    def api(self, path: str, method: str = "GET") -> int:
-        request = urllib.request.Request(
-            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
-        )
-        with urllib.request.urlopen(request, timeout=2) as response:
-            return response.status
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+#: what Notebook 7.6's own pages raise here with porter-ext disabled too: a race of its
+#: shortcuts settings with extension loading (jupyter/notebook#7862) and a command of the
+#: file browser, which the notebook page does not load
+NOTEBOOK7_OWN_ERRORS = {
+    "Cannot read properties of undefined (reading 'schema')",
+    "Command 'filebrowser:open-path' not registered.",
+}
 
 
 def _notebook(path: Path, *cells: nbformat.NotebookNode) -> None:
@@ -151,19 +116,135 @@ def apply_cells() -> list[Any]:
     return cells
 
 
+def contract_cell(i: int, evil: str = "") -> dict[str, Any]:
+    """A cell entry in CONTRACT.md's JSON shape, `evil` woven into every string field: a
+    torch cell with three findings, a device finding, a matching, a mismatching and a
+    failed replay."""
+    source = f"import torch\nx{i} = torch.ones(3, 4)\ny{i} = x{i}.sum(1)  # {evil}\n"
+
+    def call(line, col, name, status, suggestion=None):
+        return {
+            "line": line, "col": col, "name": f"{name}{evil}", "library": f"torch{evil}",
+            "kind": "function", "status": status, "standard_name": None,
+            "suggestion": suggestion and f"{suggestion}{evil}", "devices_in": [f"cpu{evil}"],
+            "device_out": f"cpu{evil}", "count": 1, "message": f"why{evil}",
+        }  # fmt: skip
+
+    def out(name, ok, err):
+        return {
+            "name": f"{name}{evil}", "shape": [3], "dtype": f"float32{evil}",
+            "device": f"cpu:1{evil}", "expected_device": f"cpu:0{evil}", "device_ok": ok,
+            "max_abs_err": err, "max_rel_err": err, "mismatched": 0 if ok else 3,
+            "nan_mismatch": False, "within_tolerance": ok, "rtol": 1e-5, "atol": 0.0,
+            "conversion": f"copy: not aligned{evil}", "deterministic": True,
+            "reference_err": None, "difference": None if ok else "numeric",
+        }  # fmt: skip
+
+    return {
+        "index": i,
+        "execution_count": i + 1,
+        "source": source,
+        "error": None,
+        "calls": [
+            call(1, 0, "torch", "standard"),
+            call(2, 5, "torch.ones", "non_standard_usage", "xp.ones((3, 4))"),
+            call(3, 5, "Tensor.sum", "non_standard", f"xp.sum(x{i}, axis=1)"),
+        ],
+        "device_findings": [
+            {
+                "line": 2,
+                "name": f"torch.ones{evil}",
+                "kind": "default_device_creation",
+                "backend": f"jax:cpu:1{evil}",
+                "message": f"landed on cpu:0{evil}",
+            }
+        ],  # fmt: skip
+        "replays": [
+            {
+                "backend": f"numpy{evil}",
+                "status": "ok",
+                "worker": f"local{evil}",
+                "seconds": 0.01,
+                "error": None,
+                "reason": None,
+                "outputs": [out("y", True, 0.0)],
+            },
+            {
+                "backend": f"jax:cpu:1{evil}",
+                "status": "ok",
+                "worker": "local",
+                "seconds": 0.02,
+                "error": None,
+                "reason": None,
+                "outputs": [out("y", False, 0.5)],
+            },
+            {
+                "backend": f"strict{evil}",
+                "status": "error",
+                "worker": "local",
+                "seconds": 0.01,
+                "error": {"type": f"TypeError{evil}", "message": f"no sum{evil}", "line": 3},
+                "reason": f"because{evil}",
+                "outputs": [],
+            },
+        ],  # fmt: skip
+        "rewrite": None,
+    }
+
+
+def contract_report(cells: list[dict[str, Any]], evil: str = "") -> dict[str, Any]:
+    """A whole report in CONTRACT.md's shape around `cells`."""
+    return {
+        "schema": "porter.report/1",
+        "porter_version": f"0.1.0{evil}",
+        "array_api_version": "2025.12",
+        "source": {"notebook": f"porting{evil}.ipynb"},
+        "environment": {
+            "python": f"3.11{evil}",
+            "backends": [
+                {
+                    "spec": f"numpy{evil}",
+                    "library": "numpy",
+                    "version": f"2.4{evil}",
+                    "available": True,
+                    "devices": [f"cpu{evil}"],
+                    "reason": None,
+                },
+                {
+                    "spec": "cupy",
+                    "library": "cupy",
+                    "version": None,
+                    "available": False,
+                    "devices": [],
+                    "reason": f"No module named cupy{evil}",
+                },
+            ],  # fmt: skip
+        },
+        "plan": [
+            {
+                "kind": f"rename{evil}",
+                "title": f"use xp.sum{evil}",
+                "cells": [0, evil],
+                "sites": 2,
+                "automatic": True,
+            }
+        ],  # fmt: skip
+        "cells": cells,
+        "summary": {
+            "cells": len(cells),
+            "calls": 3 * len(cells),
+            "non_standard": 2 * len(cells),
+            "device_findings": len(cells),
+            "replays_ok": 2 * len(cells),
+            "replays_failed": len(cells),
+            "mismatches": len(cells),
+        },  # fmt: skip
+    }
+
+
 def evil_cells() -> list[Any]:
     """A cell result and a whole report with the payloads in every string field."""
-    report = demo_report(EVIL).to_dict()
-    report["plan"] = [
-        {
-            "kind": f"rename{EVIL}",
-            "title": f"use xp.sum{EVIL}",
-            "cells": [0, EVIL],
-            "sites": 2,
-            "automatic": True,
-        }
-    ]
-    cell = demo_cell(EVIL).to_dict()
+    cell = contract_cell(0, EVIL)
     cell["error"] = {"type": f"ValueError{EVIL}", "message": EVIL, "line": 2}
     cell["rewrite"] = {
         "source": f"y = 1  # {EVIL}",
@@ -172,69 +253,22 @@ def evil_cells() -> list[Any]:
         "sites": 1,
         "reason": EVIL,
     }
+    report = contract_report([contract_cell(i, EVIL) for i in range(2)], EVIL)
     return [_result_cell(f"# {EVIL}", cell), _result_cell("", report, REPORT_MIME_TYPE)]
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> Iterator[Lab]:
+def lab(tmp_path_factory) -> Iterator[LabServer]:
     base = tmp_path_factory.mktemp("labext")
-    root, config = base / "root", base / "config"
-    root.mkdir()
-    (config / "labconfig").mkdir(parents=True)
-    (config / "jupyter_lab_config.py").write_text(LAB_CONFIG)
-    settings = base / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(json.dumps(NOTIFICATION_SETTINGS))
+    (base / "root").mkdir()
+    root = base / "root"
     _notebook(root / PORT_NB, *map(nbformat.v4.new_code_cell, ["%load_ext porter_ext", PORT_CELL]))
     _notebook(root / APPLY_NB, *apply_cells())
-    big = demo_report(extra_cells=498).to_dict()
-    assert big["summary"]["cells"] == 500
+    big = contract_report([contract_cell(i) for i in range(500)])
     _notebook(root / REPORT_NB, _result_cell("%port report", big, REPORT_MIME_TYPE))
     _notebook(root / EVIL_NB, *evil_cells())
-    port, token = _free_port(), secrets.token_hex(16)
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(config),  # data dirs untouched: labextensions stay visible
-        "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
-        "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"),
-        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "MPLBACKEND": "Agg",
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
-    command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-        "--ServerApp.ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}",
-    ]  # fmt: skip
-    log = (base / "lab.log").open("wb")
-    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
-    server = Lab(f"http://127.0.0.1:{port}", token, root, config)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"jupyter lab exited with {process.returncode}: see {base / 'lab.log'}")
-            try:
-                if server.api("/api/status") == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"jupyter lab did not answer within 60 s: see {base / 'lab.log'}")
-            time.sleep(0.1)
+    with lab_server(base) as server:
         yield server
-    finally:
-        try:  # a clean shutdown also shuts the kernels down
-            server.api("/api/shutdown", method="POST")
-            process.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        log.close()
 
 
 OPENED = """() => {
@@ -266,7 +300,7 @@ WATCH_PANEL = """(text) => {
 }"""
 
 
-def open_notebook(page: Any, lab: Lab, name: str) -> None:
+def open_notebook(page: Any, lab: LabServer, name: str) -> None:
     page.goto(lab.lab_url(name), timeout=60_000)
     page.wait_for_function(OPENED, timeout=60_000)
 
@@ -392,7 +426,9 @@ def test_apply_puts_only_a_verified_rewrite_into_its_cell(page, page_log, lab):
 
     # applying again is refused: the cell no longer holds the recorded source
     cells.nth(0).locator("button.porter-apply").click()
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:display-notifications')")
     page.get_by_text("the cell changed since porter recorded it").wait_for(timeout=10_000)
+    assert page.evaluate(source, 0).endswith("b0 = np.sum(a0, axis=0)")
     assert page_log.errors == []
 
 
@@ -404,7 +440,7 @@ def test_a_500_cell_report_renders_quickly(page, page_log, lab):
     render_ms = float(page.locator(".porter-output").get_attribute("data-porter-render-ms"))
     assert "500 cell(s)" in view.locator(".porter-verdict").inner_text()
     rows = view.locator("section", has_text="Calls (").locator("tbody tr")
-    assert rows.count() == 2 * 4 + 498 * 2
+    assert rows.count() == 500 * 3
     print(f"\n500-cell report: drawn in {render_ms:.0f} ms; notebook open to view "
           f"{time.perf_counter() - start:.2f} s")  # fmt: skip
     assert render_ms < 2000
@@ -412,24 +448,22 @@ def test_a_500_cell_report_renders_quickly(page, page_log, lab):
     # sorting and filtering
     calls = view.locator("section", has_text="Calls (").first
     calls.locator("th", has_text="line").click()
-    calls.locator("input.porter-filter").fill("torch.cuda")
+    calls.locator("input.porter-filter").fill("xp.sum(x417,")
     visible = calls.locator("tbody tr:not([hidden])")
-    assert visible.count() == 2 and "torch.cuda.synchronize" in visible.first.inner_text()
+    assert visible.count() == 1 and "cell 417" in visible.first.inner_text()
+    calls.locator("input.porter-filter").fill("")
+    calls.locator("label.porter-findings-only input").check()
+    assert visible.count() == 500 * 2  # the standard `torch` call of each cell is hidden
     save_screenshot(view.screenshot(), "labext-report.png", docs_name="labext-report.png")
     assert page_log.errors == []
 
 
 def test_hostile_strings_stay_inert_text(page, page_log, lab):
-    page.goto(lab.lab_url(), timeout=60_000)
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=60_000)
-    title = page.title()
-    page.evaluate(
-        "(n) => window.jupyterapp.commands.execute('docmanager:open', {path: n})", EVIL_NB
-    )
+    open_notebook(page, lab, EVIL_NB)
     views = page.locator(".porter-view")
     views.nth(1).wait_for(timeout=60_000)
     page.wait_for_timeout(500)  # an onerror or onload would have fired by now
-    assert page.title() == title and "PWNED" not in page.title()
+    assert EVIL_NB in page.title() and "PWNED" not in page.title()
     assert page_log.dialogs == []
     for view in views.all():
         assert view.locator("script, img, svg, iframe, a, [onerror], [onload]").count() == 0
@@ -437,7 +471,6 @@ def test_hostile_strings_stay_inert_text(page, page_log, lab):
         assert "<script>document.title='PWNED'</script>" in text  # shown, as text
         assert "\u202e" not in text and "\u2066" not in text
         assert "⟨U+202E⟩" in text and "⟨U+2066⟩" in text
-    # the hover text of an editor mark writes the controls out too
     save_screenshot(page.screenshot(), "labext-hostile.png")
     assert page_log.errors == []
 
@@ -448,7 +481,7 @@ def test_notebook7_renders_a_cell_result(page, page_log, lab):
     view.wait_for(timeout=60_000)
     assert "numpy.sum" in view.inner_text() and "xp.sum(a0, axis=0)" in view.inner_text()
     save_screenshot(page.screenshot(), "labext-notebook7.png", docs_name="labext-notebook7.png")
-    assert page_log.errors == []
+    assert [e for e in page_log.errors if e not in NOTEBOOK7_OWN_ERRORS] == []
 
 
 STARTED = """async () => {
