@@ -106,7 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     lint = sub.add_parser("lint", help="check .py files and notebooks statically (no run)")
-    lint.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    lint.add_argument(
+        "paths",
+        nargs="+",
+        type=_arg(check.input_path, "PATH"),
+        metavar="PATH",
+        help="files or directories",
+    )
     lint.add_argument(
         "--format",
         type=_arg(check.choice, "--format", ("text", "json", "sarif", "github")),
@@ -146,7 +152,7 @@ def summary_line(summary: dict[str, int]) -> str:
 
 
 def _destination(
-    args: argparse.Namespace, source: Path, formats: tuple[str, ...], default: str
+    args: argparse.Namespace, source: Path, formats: tuple[str, ...], default: str, infix: str
 ) -> tuple[Path, str]:
     """The checked output path and format; refuses the input and foreign files early."""
     from porter_ext.report.write import OverwriteError, check_overwrite
@@ -161,7 +167,7 @@ def _destination(
         stem = source.with_suffix("")
         suffix = _SUFFIX[choice.format]
         path = check.output_path(
-            stem.with_name(stem.name + (".porter" if default == "json" else "") + suffix),
+            stem.with_name(stem.name + infix + suffix),
             "the default output",
             source=source,
         )
@@ -188,7 +194,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from porter_ext.headless import RunError, run_notebook
 
     source = check.input_file(args.notebook, "NOTEBOOK")
-    path, fmt = _destination(args, source, check.REPORT_FORMATS, "json")
+    path, fmt = _destination(args, source, check.REPORT_FORMATS, "json", ".porter")
     nb = _read_notebook(source)
     backends = [str(s) for s in args.backends]
     try:
@@ -215,7 +221,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from porter_ext.report import ReportError, load_report
 
     source = check.input_file(args.report, "REPORT")
-    path, fmt = _destination(args, source, ("html", "md"), "html")
+    path, fmt = _destination(args, source, ("html", "md"), "html", "")
     try:
         report = load_report(source)
     except ReportError as exc:

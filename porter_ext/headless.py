@@ -12,6 +12,7 @@ kernel that dies ends the run: the report is still written, with the reason on t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -177,7 +178,8 @@ class NotebookRun:
             await self.client.async_start_new_kernel_client()
         except Exception as exc:
             await self.stop_kernel()
-            raise RunError(f"the kernel could not start: {_one_line(exc)}") from None
+            reason = f"the kernel could not start: {_one_line(exc)}{self._kernel_said()}"
+            raise RunError(reason) from None
 
     async def stop_kernel(self, *, now: bool = True) -> None:
         """Shut the kernel down: asked to (so that its own exit handlers, such as stopping
@@ -192,11 +194,21 @@ class NotebookRun:
         _cancel_pollers()
 
     def _cell_limit(self, cell: Any) -> float:
-        """The whole cell's limit: its original run and each replay get `timeout`."""
-        if not self.backends and "-b" not in cell.source.split("\n", 1)[0]:
+        """The whole cell's limit: its original run and each replay (the control replay
+        on the original backend included) get `timeout`, plus a little for porter."""
+        specs = len(self.backends)
+        first, _, _ = cell.source.partition("\n")
+        words = first.split()
+        for flag in ("-b", "--backends"):
+            if flag in words[:-1]:
+                specs = len([s for s in words[words.index(flag) + 1].split(",") if s.strip()])
+        each = self.timeout
+        if "--timeout" in words[:-1]:  # the cell's own limit on its replays
+            with contextlib.suppress(ValueError):
+                each = max(each, float(words[words.index("--timeout") + 1]))
+        if "--no-replay" in words or not specs:
             return self.timeout
-        specs = max(len(self.backends), cell.source.split("\n", 1)[0].count(",") + 1)
-        return self.timeout * (specs + 2) + 5.0
+        return self.timeout + each * (specs + 1) + 5.0
 
     async def silent(self, code: str, timeout: float = SILENT_TIMEOUT) -> dict[str, Any]:
         """Run porter's own bookkeeping code: no history, no execution count, no events."""
@@ -270,9 +282,12 @@ class NotebookRun:
                         f"{why} in cell {outcome.index}{self._kernel_said()}", self.report()
                     ) from None
                 self.bar.cell(outcome.index, time.perf_counter() - start, outcome.status)
-            final = await self.sync(None, None, final=True)
-            self.environment = Environment.from_dict(final["environment"])
-            self.version = final["array_api_version"]
+            try:  # the kernel's view of the backends (a notebook may configure them)
+                final = await self.sync(None, None, final=True)
+                self.environment = Environment.from_dict(final["environment"])
+                self.version = final["array_api_version"]
+            except (RunError, TimeoutError):
+                pass  # the cells are all collected: porter's own view will do
             finished = True
             return self.report()
         finally:

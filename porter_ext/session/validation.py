@@ -31,6 +31,7 @@ __all__ = [
     "choice",
     "fail_kinds",
     "input_file",
+    "input_path",
     "output_path",
     "report_output",
     "seconds",
@@ -139,13 +140,13 @@ def split_words(line: str, what: str) -> list[str]:
         raise OptionError(f"{what}: cannot read the arguments ({exc}); check the quotes") from None
 
 
-def input_file(text: Any, what: str) -> Path:
-    """An existing, readable regular file."""
+def input_file(text: Any, what: str, *, directories: bool = False) -> Path:
+    """An existing, readable regular file (or, with `directories`, a directory)."""
     raw = str(text)
     if not raw.strip():
         raise OptionError(f"{what} needs a path, got an empty value")
     path = Path(raw)
-    if path.is_dir():
+    if path.is_dir() and not directories:
         raise OptionError(f"cannot read {path}: it is a directory")
     if not path.exists():
         raise OptionError(f"cannot read {path}: no such file")
@@ -162,6 +163,11 @@ def _writable(directory: Path) -> bool:
             return True
     except OSError:
         return False
+
+
+def input_path(text: Any, what: str = "PATH") -> Path:
+    """An existing, readable file or directory."""
+    return input_file(text, what, directories=True)
 
 
 def output_path(text: Any, option: str = "-o", *, source: Any = None) -> Path:
