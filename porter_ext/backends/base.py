@@ -155,6 +155,11 @@ class Backend(ABC):
     #: names under the library's top level that build functions rather than compute
     #: arrays (``jax.jit``): not array calls
     not_array_calls: frozenset[str] = frozenset()
+    #: names under the library's top level that transform functions (``jax.jit``):
+    #: recorded as kind ``transformation``
+    transformations: frozenset[str] = frozenset()
+    #: whether its arrays take slices with a negative step (``x[::-1]``)
+    negative_step_slices: bool = True
 
     def lib(self) -> ModuleType:
         """The imported library; BackendUnavailable with the reason when it is not there."""

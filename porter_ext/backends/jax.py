@@ -68,11 +68,15 @@ class JaxBackend(Backend):
         Namespace("jax.numpy"),
         Namespace("jax.numpy.linalg", "linalg."),
         Namespace("jax.numpy.fft", "fft."),
-        Namespace("jax.random", "random."),
+        Namespace("jax.random", "random.", "jax"),
         Namespace("jax", "", "jax"),
     )
     api_modules = frozenset({"jax.numpy", "jax.experimental.array_api"})
     not_array_calls = TRANSFORMATIONS
+    transformations = frozenset(
+        {"jit", "grad", "vmap", "pmap", "value_and_grad", "jacfwd", "jacrev", "hessian",
+         "checkpoint", "remat", "custom_jvp", "custom_vjp", "make_jaxpr", "eval_shape"}
+    )  # fmt: skip
     mutable = False  # x.at[i].set(v) makes a new array
 
     def devices(self) -> list[str]:

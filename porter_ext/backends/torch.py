@@ -30,6 +30,7 @@ class TorchBackend(Backend):
     roots = ("torch",)
     qualname_prefix = "torch"
     array_type_name = "Tensor"
+    negative_step_slices = False  # x[::-1] raises ValueError: torch.flip copies instead
     namespaces = (
         Namespace("torch"),
         Namespace("torch.linalg", "linalg."),

@@ -9,8 +9,11 @@ is kept, with its line, for the caller to re-raise: the person sees it as withou
 from __future__ import annotations
 
 import ast
+import io
 import linecache
+import os
 import time
+import tokenize
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -56,6 +59,59 @@ def error_info(exc: BaseException, filename: str) -> ErrorInfo:
     if line is None:
         line = getattr(exc, "line", None) if isinstance(getattr(exc, "line", None), int) else None
     return ErrorInfo(type=type(exc).__name__, message=str(exc), line=line)
+
+
+def _blank_head(text: str) -> int:
+    count = 0
+    for line in text.splitlines():
+        if line.strip():
+            break
+        count += 1
+    return count
+
+
+def keep_line_numbers(raw: str, code: str) -> str:
+    """``code`` (IPython's transform of the cell ``raw``) with the leading blank lines
+    IPython dropped put back, so that every line number is the raw cell's."""
+    missing = _blank_head(raw) - _blank_head(code)
+    return "\n" * missing + code if missing > 0 else code
+
+
+def ends_with_semicolon(source: str) -> bool:
+    """Whether the cell's last token is ``;`` (IPython then shows no value)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return False
+    skip = (tokenize.ENDMARKER, tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT,
+            tokenize.DEDENT, tokenize.INDENT)  # fmt: skip
+    for token in reversed(tokens):
+        if token.type in skip:
+            continue
+        return token.type == tokenize.OP and token.string == ";"
+    return False
+
+
+_RECORD_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _without_porter_frames(exc: BaseException, filename: str) -> None:
+    """The traceback as without porter: from the cell's first frame on, with the
+    recorder's own frames (hooks, strict checks) left out, so that an exception porter
+    raises reads as raised by the person's line."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    if tb is None:
+        return
+    kept = []
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_RECORD_DIR):
+            kept.append(tb)
+        tb = tb.tb_next
+    for current, following in zip(kept, [*kept[1:], None], strict=True):
+        current.tb_next = following
+    exc.__traceback__ = kept[0]
 
 
 def parse_cell(source: str, filename: str) -> ast.Module:
@@ -104,7 +160,7 @@ def run_recorded(
         tree = transformer(tree)
 
     body, last = tree.body, None
-    if body and isinstance(body[-1], ast.Expr):
+    if body and isinstance(body[-1], ast.Expr) and not ends_with_semicolon(source):
         body, last = body[:-1], body[-1]
     code = compile(ast.Module(body, []), filename, "exec", flags=compile_flags, dont_inherit=True)
     last_code = (
@@ -116,6 +172,7 @@ def run_recorded(
     )
     install_hooks(namespace)
     run = CellRun(source=source, calls=[])
+    __tracebackhide__ = True  # noqa: F841 (read by IPython's traceback formatter)
     start = time.perf_counter()
     try:
         with rec.activate():
@@ -123,6 +180,7 @@ def run_recorded(
             if last_code is not None:
                 run.value = eval(last_code, namespace)
     except BaseException as exc:  # the person's exception: kept, re-raised by the caller
+        _without_porter_frames(exc, filename)
         run.exception = exc
         run.error = error_info(exc, filename)
     run.seconds = time.perf_counter() - start

@@ -9,11 +9,12 @@ replacement table names what to write instead.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from porter_ext.backends import LIBRARIES
+from porter_ext.backends import HELPERS, LIBRARIES, backend_for, dtype_name
 from porter_ext.record.resolve import Callee
 from porter_ext.spec.replacements import choose, find, render_suggestion
-from porter_ext.spec.standard import Standard
+from porter_ext.spec.standard import FunctionSpec, Standard
 
 #: the array libraries: the replacement table's entries (its "*" ones included) apply to
 #: their callees only, not to the array API helpers
@@ -29,6 +30,75 @@ class Verdict:
 
 
 STANDARD_HELPER = Verdict("standard", None, None, "array-api-compat helper")
+#: parameters of standard functions that take an array (``x1``/``x2`` also a Python scalar)
+_ARRAY_PARAMS = frozenset({"x", "x1", "x2", "condition"})
+#: standard functions whose ``x`` must have a numeric dtype (a sum of booleans is not one)
+NUMERIC_ONLY = frozenset({"sum", "prod", "mean", "std", "var", "cumulative_sum", "cumulative_prod"})
+_POSITIONAL = ("positional_only", "positional_or_keyword")
+_PYTHON_DTYPES = {int: "int64", float: "float64", complex: "complex128", bool: "bool"}
+
+
+def value_sensitive(callee: Callee, args: tuple, kwargs: dict) -> bool:
+    """Whether the verdict on this call depends on argument values, not only on the
+    shape of the call: a list where an array goes, a dtype, a reduction's input dtype."""
+    if callee.name in NUMERIC_ONLY or "dtype" in kwargs:
+        return True
+    for a in args:
+        if type(a) is list or type(a) is tuple:
+            return True
+    return any(type(v) is list or type(v) is tuple for v in kwargs.values())
+
+
+def _dtype_issue(value: Any, std: Standard) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    python = _PYTHON_DTYPES.get(value) if isinstance(value, type) else None
+    if python is not None:
+        return (
+            f"dtype={value.__name__} is a Python type, not one of the standard's dtypes",
+            f"dtype=xp.{python}",
+        )
+    if isinstance(value, str):
+        return (
+            f"dtype={value!r}: the standard's dtypes are objects, not strings",
+            "dtype=xp.float64",
+        )
+    name = getattr(value, "name", None) if not isinstance(value, type) else value.__name__
+    if not isinstance(name, str):
+        name = str(value).rpartition(".")[2]
+    if name not in std.dtypes:
+        return (f"dtype {name} is not one of the standard's dtypes", None)
+    return None
+
+
+def argument_issue(
+    spec: FunctionSpec, args: tuple, kwargs: dict, std: Standard
+) -> tuple[str, str | None] | None:
+    """(reason, suggestion) when an argument's kind is outside the standard signature:
+    a list or tuple where an array goes, a dtype the standard lacks, a boolean array
+    where a numeric one is needed."""
+    positional = [p.name for p in spec.params if p.kind in _POSITIONAL]
+    bound = list(zip(positional, args, strict=False)) + list(kwargs.items())
+    for name, value in bound:
+        if name in _ARRAY_PARAMS and (type(value) is list or type(value) is tuple):
+            return (
+                f"a Python {type(value).__name__} as {name}: the standard's {spec.name}() "
+                "takes an array",
+                f"xp.{spec.name}(xp.asarray(...), ...)",
+            )
+        if name == "dtype":
+            issue = _dtype_issue(value, std)
+            if issue is not None:
+                return issue
+        numeric = name == "x" and spec.name in NUMERIC_ONLY
+        if numeric and backend_for(value) is not None and dtype_name(value) == "bool":
+            return (
+                f"{spec.name}() of a boolean array: the standard needs a numeric dtype",
+                f"xp.{spec.name}(xp.astype(x, xp.int64))"
+                if spec.name != "sum"
+                else "xp.count_nonzero(x)",
+            )
+    return None
 
 
 def table_entries(callee: Callee) -> tuple:
@@ -50,8 +120,24 @@ def classify(
     entries: tuple,
 ) -> Verdict:
     """The verdict on one call of ``callee`` with these arguments under standard ``std``."""
-    if callee.library == "array_api_compat":
+    if callee.library == HELPERS:
         return STANDARD_HELPER
+    if callee.kind == "transformation":
+        return Verdict(
+            "outside_namespace",
+            None,
+            None,
+            f"{callee.qualname} transforms functions (not in the standard); calls made while "
+            "it traces have device_out 'traced'",
+        )
+    if callee.library not in _TABLE_LIBRARIES:
+        return Verdict(
+            "outside_namespace",
+            None,
+            None,
+            f"{callee.qualname} belongs to {callee.library}, not to an array namespace: not "
+            "checked against the standard",
+        )
     entry = choose(entries, args, kwargs, self_obj) if entries else None
     suggestion = render_suggestion(entry, args, kwargs, self_obj) if entry is not None else None
     if entry is not None and entry.status in ("device_specific", "host_sync"):
@@ -73,6 +159,9 @@ def classify(
         nargs = len(args)
         reason = spec.check_call(nargs, tuple(kwargs))
         if reason is None and (entry is None or entry.status != "non_standard_usage"):
+            issue = argument_issue(spec, args, kwargs, std)
+            if issue is not None:
+                return Verdict("non_standard_usage", name, issue[1], issue[0])
             return Verdict("standard", name)
         if entry is not None:
             message = reason or entry.note

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-CallKind = Literal["function", "method", "attribute"]
+CallKind = Literal["function", "method", "attribute", "operator", "index", "transformation"]
+KINDS: tuple[str, ...] = ("function", "method", "attribute", "operator", "index", "transformation")
 CallStatus = Literal[
     "standard",
     "non_standard",
@@ -13,6 +14,7 @@ CallStatus = Literal[
     "acknowledged",
     "device_specific",
     "host_sync",
+    "outside_namespace",
 ]
 STATUSES: tuple[str, ...] = (
     "standard",
@@ -21,9 +23,11 @@ STATUSES: tuple[str, ...] = (
     "acknowledged",
     "device_specific",
     "host_sync",
+    "outside_namespace",
 )
-#: statuses that are findings (everything but a standard call)
-FINDING_STATUSES = frozenset(STATUSES) - {"standard"}
+#: statuses that are findings (everything but a standard call, and but a call of another
+#: library or a transformation, which the standard does not judge: ``outside_namespace``)
+FINDING_STATUSES = frozenset(STATUSES) - {"standard", "outside_namespace"}
 
 
 @dataclass(frozen=True)

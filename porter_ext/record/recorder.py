@@ -1,31 +1,47 @@
-"""The recorder: sees every call of a recorded cell, classifies it, reads its devices.
+"""The recorder: sees every array call, operator and index of a recorded cell, classifies
+it, reads its devices.
 
-The rewritten cell calls `porter_call` for every call. With no recorder active it only
-calls through; with one, array calls are resolved (cached per callee), classified (cached
-per site and argument shape of the call) and merged per site into `CallRecord` s. The
-person's call runs exactly once, and nothing porter does can break it: an internal error
-is kept as a warning and the call's own result stands.
+The rewritten cell reaches it through the hooks (``hooks_importlib_bootstrap.py``):
+`Recorder.plain` tells a plain Python call (then called directly, and remembered in its
+site's slot), `fast`/`before`/`after` record an array call, `operation` an operator,
+index or attribute. The person's call runs exactly once, in a hook frame or their own,
+and nothing porter does can break it: an internal error is kept as a warning, and the
+call's own exception is re-raised as it is.
+
+Nothing the recorder keeps outlives its cell except library facts (callees of array
+namespaces, verdicts): callables, objects and types of the person are held only in the
+recorder's own per-cell caches and in the slots it clears when it stops.
 """
 
 from __future__ import annotations
 
+import _thread
 import sys
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from porter_ext.backends import device_of as _device
-from porter_ext.backends import library_of
+from porter_ext.backends import HELPERS, LIBRARIES, backend_for
 from porter_ext.backends.registry import BY_TYPE as _type_backend
-from porter_ext.record.classify import Verdict, classify, is_conditional, table_entries
+from porter_ext.record.classify import (
+    Verdict,
+    classify,
+    is_conditional,
+    table_entries,
+    value_sensitive,
+)
+from porter_ext.record.hooks_importlib_bootstrap import SLOTS, STATE, UNARY, bind
 from porter_ext.record.model import CallRecord
+from porter_ext.record.operators import REFLECTED, classify_index, classify_operation, operand_kind
 from porter_ext.record.resolve import (
     HOST_BUILTINS,
     Callee,
     attribute_callee,
+    library_method_callee,
     method_callee,
     resolve_function,
+    ufunc_method_callee,
 )
 from porter_ext.record.strict import (
     AcknowledgedFunction,
@@ -35,131 +51,107 @@ from porter_ext.record.strict import (
     StandardFunction,
     recorded_namespace,
 )
+from porter_ext.record.transformer import METHOD_SITE, NAME_SITE
 from porter_ext.spec.standard import DEFAULT_VERSION, standard
 
 _BUILTIN_METHOD = types.BuiltinMethodType
 _METHOD = types.MethodType
+_MODULE = types.ModuleType
 _MISSING = object()
 _NO_SELF = object()
 _NAMESPACE_CALLS = frozenset({"array_namespace", "__array_namespace__"})
 _STRICT_RAISES = frozenset({"non_standard", "non_standard_usage", "device_specific"})
+_WRAPPERS = (AcknowledgedFunction, StandardFunction, RejectedFunction)
 _CACHE_LIMIT = 20_000
+_ARRAY_LIBRARIES = frozenset(LIBRARIES)
+#: callees the standard judges: array libraries' and array-api-compat's helpers
+_CHECKED = _ARRAY_LIBRARIES | {HELPERS}
+_PLAIN, _ARRAY, _MAYBE = 0, 1, 2
 
-#: id(function) → (function, Callee or None); functions are kept alive so ids stay unique
-_functions: dict[int, tuple[object, Callee | None]] = {}
-#: (standard version, callee, nargs, keyword names) → Verdict, for verdicts that do not
-#: depend on argument values
+#: (standard version, callee, nargs, keyword names) → Verdict, for verdicts that depend
+#: only on the callee and the shape of the call (callees are library facts)
 _shared_verdicts: dict[tuple, Verdict] = {}
-#: (array type, method name) → Callee
+#: (array type, method name) → Callee (array types belong to libraries)
 _methods: dict[tuple[type, str], Callee | None] = {}
+_aliases: dict[tuple[Callee, str], Callee] = {}
+_attributes: dict[tuple[type, str], Callee | None] = {}
+_operators: dict[tuple[str, str, str], Callee] = {}
+_host_callees: dict[tuple[str, str], Callee] = {}
 
 
-#: the active recorder (one cell at a time; None when nothing is recorded)
-_active: Recorder | None = None
+def clear_caches() -> None:
+    """Forget every process-wide fact the recorder learnt (callees, verdicts)."""
+    from porter_ext.record import resolve
+
+    for cache in (_shared_verdicts, _methods, _aliases, _attributes, _operators, _host_callees):
+        cache.clear()
+    resolve.clear_caches()
 
 
-def porter_call(site: tuple, f: Any, /, *args: Any, **kwargs: Any) -> Any:
-    """What every call of a recorded cell goes through."""
-    rec = _active
-    if rec is None:
-        return f(*args, **kwargs)
-    fast = rec._fast.get(site)
-    if fast is None or len(args) != fast[2] or (tuple(kwargs) != fast[4] if kwargs else fast[4]):
-        return rec.call(site, f, args, kwargs)
-    # the hot path: the same function, or a method of the same array type, called again at
-    # this site the same way: its callee and verdict are known, only devices are read
-    if fast[0] is f:
-        din = []
-    elif (
-        fast[1] is not None
-        and (type(f) is _BUILTIN_METHOD or type(f) is _METHOD)
-        and type(f.__self__) is fast[0]
-        and f.__name__ == fast[1]
-    ):
-        din = [_type_backend[fast[0]].device_of(f.__self__)]
-    else:
-        return rec.call(site, f, args, kwargs)
-    for a in args:
-        backend = _type_backend.get(type(a))
-        if backend is not None:
-            din.append(backend.device_of(a))
-        elif type(a) is list or type(a) is tuple:
-            din.extend(_devices_in(a, None))
-    if kwargs:
-        din.extend(_devices_in((), kwargs))
-    bucket = fast[3]
+def backend_of(x: Any) -> Any:
+    """The adapter of an array, None for anything else, and None for an object whose
+    type cannot even be hashed (a metaclass whose ``__hash__`` raises): that is the
+    person's type misbehaving, never an array of a library porter knows."""
     try:
-        out = f(*args, **kwargs)
-    except BaseException:
-        key = (tuple(din), None)
-        bucket[key] = bucket.get(key, 0) + 1
-        raise
-    backend = _type_backend.get(type(out))
-    key = (tuple(din), backend.device_of(out) if backend is not None else _device_out(out))
-    bucket[key] = bucket.get(key, 0) + 1
-    return out
+        backend = _type_backend.get(type(x), _MISSING)
+        return backend_for(x) if backend is _MISSING else backend
+    except Exception:  # noqa: BLE001 (see the docstring: not porter's failure)
+        return None
 
 
-def porter_attr(site: tuple, obj: Any, name: str) -> Any:
-    """What reads of recorded array attributes (``x.T``, ``x.device``) go through."""
-    rec = _active
-    if rec is None:
-        return getattr(obj, name)
-    return rec.attribute(site, obj, name)
-
-
-def _devices_in(args: tuple, kwargs: dict | None, self_obj: Any = _NO_SELF) -> tuple[str, ...]:
+def devices_in(args: tuple, kwargs: dict | None, self_obj: Any = _NO_SELF) -> tuple[str, ...]:
+    """The devices of a call's array arguments (the first 16 items of a list or tuple
+    argument too): the one reading every path of the recorder uses."""
     out: list[str] = []
     if self_obj is not _NO_SELF:
-        d = _device(self_obj)
-        if d is not None:
-            out.append(d)
-    for a in args:
-        d = _device(a)
-        if d is not None:
-            out.append(d)
+        b = backend_of(self_obj)
+        if b is not None:
+            out.append(b.device_of(self_obj))
+    for a in (*args, *kwargs.values()) if kwargs else args:
+        b = backend_of(a)
+        if b is not None:
+            out.append(b.device_of(a))
         elif type(a) is list or type(a) is tuple:
             for item in a[:16]:
-                d = _device(item)
-                if d is not None:
-                    out.append(d)
-    if kwargs:
-        for a in kwargs.values():
-            d = _device(a)
-            if d is not None:
-                out.append(d)
+                b = backend_of(item)
+                if b is not None:
+                    out.append(b.device_of(item))
     return tuple(out)
 
 
-def _device_out(out: Any) -> str | None:
-    d = _device(out)
-    if d is None and type(out) is not list and isinstance(out, tuple) and out:
-        d = _device(out[0])
-    return d
+def device_out(out: Any) -> str | None:
+    b = backend_of(out)
+    if b is not None:
+        return b.device_of(out)
+    if type(out) is not list and isinstance(out, tuple) and out:
+        b = backend_of(out[0])
+        return b.device_of(out[0]) if b is not None else None
+    return None
 
 
 class Recorder:
     """Records the array calls of one cell run. Use `activate` around the run."""
 
     def __init__(
-        self,
-        *,
-        strict: bool = False,
-        version: str = DEFAULT_VERSION,
-        cell: int | str | None = None,
+        self, *, strict: bool = False, version: str = DEFAULT_VERSION, cell: int | str | None = None
     ):
         self.strict = strict
         self.version = version
         self.cell = cell
         self.standard = standard(version)
-        #: (site, qualname, status, devices_in, device_out) → [count, Callee, Verdict]
+        self.thread: int | None = None
+        #: (site, callee, verdict, keyword names) → {(devices_in, device_out): count}
         self._buckets: dict[tuple, dict] = {}
-        #: site → (function or array type, method name or None, nargs, bucket) of the last
-        #: plain call there, so that repeated calls skip resolving and classifying
+        #: site → (function or array type, method name, nargs, bucket, keywords, arg types)
         self._fast: dict[tuple, tuple] = {}
         self._verdicts: dict[tuple, Verdict] = {}
         self._interned: dict[tuple, Verdict] = {}
         self._entries: dict[Callee, tuple] = {}
+        #: per cell: id(callable) → (callable, kind, callee); (type, name) → kind of methods
+        self._callables: dict[int, tuple] = {}
+        self._method_kinds: dict[tuple, tuple] = {}
+        self._op_verdicts: dict[tuple, tuple] = {}
+        self._filled: list[int] = []
         self.warnings: list[str] = []
         self._previous: Recorder | None = None
 
@@ -173,13 +165,22 @@ class Recorder:
             self.stop()
 
     def start(self) -> None:
-        """Record from now on (``%port on`` starts in one IPython event, stops in another)."""
-        global _active
-        self._previous, _active = _active, self
+        """Record from now on, in this thread (``%port on`` starts in one IPython event,
+        stops in another)."""
+        self.thread = _thread.get_ident()
+        self._previous, STATE.active = STATE.active, self
+        SLOTS[0] = False
 
     def stop(self) -> None:
-        global _active
-        _active = self._previous
+        STATE.active = self._previous
+        SLOTS[0] = self._previous is None
+        for slot in self._filled:
+            SLOTS[slot] = None
+        self._filled.clear()
+        # nothing of the person's outlives the cell
+        self._callables.clear()
+        self._method_kinds.clear()
+        self._fast.clear()
 
     def _internal(self, exc: BaseException) -> None:
         message = (
@@ -188,58 +189,275 @@ class Recorder:
         if message not in self.warnings:
             self.warnings.append(message)
 
-    # -- resolving callees -------------------------------------------------------------
-    def _resolve(self, f: Any) -> tuple[Callee | None, Any, str | None]:
-        """(callee, self object of a method call, forced status) for a callable."""
+    def _fill(self, slot: int | None, value: Any) -> None:
+        if slot is not None:
+            SLOTS[slot] = value
+            self._filled.append(slot)
+
+    # -- what a callable is ------------------------------------------------------------
+    def _kind(self, f: Any) -> tuple:
+        """(kind, callee, self object, forced status) of a callable, cached per cell."""
         t = type(f)
         if t is _BUILTIN_METHOD or t is _METHOD:
             s = f.__self__
-            if s is not None:
+            if s is not None and not isinstance(s, _MODULE):
                 st = type(s)
-                backend = _type_backend.get(st, _MISSING)
-                if backend is _MISSING:
-                    backend = library_of(s)
-                if backend is not None:
-                    key = (st, f.__name__)
-                    callee = _methods.get(key, _MISSING)
-                    if callee is _MISSING:
-                        callee = _methods[key] = method_callee(s, f)
-                    return callee, s, None
-        elif t is AcknowledgedFunction:
-            callee, _, _ = self._resolve(f.__wrapped__)
-            return callee, None, "acknowledged"
-        elif t is StandardFunction or t is RejectedFunction:
-            callee, s, _ = self._resolve(f.__wrapped__)
-            return callee, s, None
-        hit = _functions.get(id(f))
+                key = (st, f.__name__)
+                try:
+                    hit = self._method_kinds.get(key)
+                except Exception:  # noqa: BLE001 (the person's type cannot be hashed)
+                    hit, key = None, None
+                if hit is None:
+                    hit = self._method_kind(s, f)
+                    if key is not None:
+                        self._method_kinds[key] = hit
+                # hit[2]: whether the receiver is the call's array (not kept in the cache)
+                return (hit[0], hit[1], s if hit[2] else None, hit[3])
+        elif t in _WRAPPERS:
+            kind, callee, s, _ = self._kind(f.__wrapped__)
+            forced = "acknowledged" if t is AcknowledgedFunction else None
+            return (_ARRAY if callee is not None else kind, callee, s, forced)
+        hit = self._callables.get(id(f))
         if hit is not None and hit[0] is f:
-            return hit[1], None, None
+            return hit[1]
         if f is float or f is int or f is bool or f is complex:
-            callee = Callee("builtins", "function", HOST_BUILTINS[f], HOST_BUILTINS[f])
+            kind = (
+                _MAYBE,
+                Callee("builtins", "function", HOST_BUILTINS[f], HOST_BUILTINS[f]),
+                None,
+                "host_sync",
+            )
         else:
             callee = resolve_function(f)
-        if len(_functions) > _CACHE_LIMIT:
-            _functions.clear()
-        _functions[id(f)] = (f, callee)
-        return callee, None, None
+            if callee is None:
+                kind = (_PLAIN, None, None, None)
+            elif callee.library in _CHECKED or callee.kind == "transformation":
+                kind = (_ARRAY, callee, None, None)
+            else:
+                kind = (_MAYBE, callee, None, None)
+        if len(self._callables) > _CACHE_LIMIT:
+            self._callables.clear()
+        self._callables[id(f)] = (f, kind)
+        return kind
 
-    def _verdict(self, site, callee, args, kwargs, self_obj, forced) -> Verdict:
-        if forced == "acknowledged":
-            return Verdict(forced, None, None, "called through the backend escape hatch")
-        if forced == "host_sync":
-            return Verdict(
-                "host_sync",
-                None,
-                None,
-                f"{callee.name}() of an array copies it to the host and waits for the device",
+    def _method_kind(self, s: Any, f: Any) -> tuple:
+        backend = backend_of(s)
+        if backend is not None:
+            key = (type(s), f.__name__)
+            callee = _methods.get(key, _MISSING)
+            if callee is _MISSING:
+                callee = _methods[key] = method_callee(s, f)
+            return (
+                (_ARRAY, callee, True, None) if callee is not None else (_PLAIN, None, None, None)
             )
+        owner = resolve_function(s) if callable(s) and not isinstance(s, type) else None
+        if owner is not None and owner.library in _ARRAY_LIBRARIES:
+            return (_ARRAY, ufunc_method_callee(owner, f), None, None)
+        callee = library_method_callee(s, f)
+        if callee is not None:
+            return (_MAYBE, callee, None, None)
+        return (_PLAIN, None, None, None)
+
+    def plain(self, site: tuple, f: Any) -> bool:
+        """Whether ``f`` at ``site`` is plain Python (then remembered in the site's slot,
+        so that its next calls skip the hook)."""
+        try:
+            kind = self._kind(f)[0]
+            if kind != _PLAIN:
+                return False
+            shape = site[5]
+            if shape == NAME_SITE:
+                self._fill(site[4], f)
+            elif shape == METHOD_SITE and (type(f) is _METHOD or type(f) is _BUILTIN_METHOD):
+                s = f.__self__
+                if s is not None and not isinstance(s, _MODULE | type):
+                    self._fill(site[4], type(s))
+        except Exception as exc:  # porter's fault: the call goes on unrecorded
+            self._internal(exc)
+        return True
+
+    # -- array calls -------------------------------------------------------------------
+    def fast(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> tuple | None:
+        """The token of a call made at ``site`` the same way as the last one recorded
+        there (callee and verdict known: only devices are read), or None."""
+        fast = self._fast.get(site)
+        if (
+            fast is None
+            or len(args) != fast[2]
+            or (tuple(kwargs) != fast[4] if kwargs else fast[4])
+        ):
+            return None
+        if fast[0] is f:
+            self_obj = _NO_SELF
+        elif (
+            fast[1] is not None
+            and (type(f) is _BUILTIN_METHOD or type(f) is _METHOD)
+            and type(f.__self__) is fast[0]
+            and f.__name__ == fast[1]
+        ):
+            self_obj = f.__self__
+        else:
+            return None
+        for a, t in zip(args, fast[5], strict=True):
+            if type(a) is not t:
+                return None
+        return (fast[3], devices_in(args, kwargs, self_obj), None)
+
+    def before(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> tuple | None:
+        """Resolve, classify and remember a call; None for a call that is not recorded.
+        Under strict checking, a call outside the standard raises here."""
+        __tracebackhide__ = True  # noqa: F841 (read by IPython's traceback formatter)
+        try:
+            kind, callee, self_obj, forced = self._kind(f)
+            if callee is not None and kind == _MAYBE:
+                if forced == "host_sync":
+                    lib = backend_of(args[0]) if len(args) == 1 and not kwargs else None
+                    callee = None if lib is None else _host_callee(lib.name, callee.name)
+                elif not devices_in(args, kwargs):
+                    callee = None  # another library's function, given no array
+            if callee is None:
+                return None
+            spelled = site[3]
+            if (
+                callee.kind == "function"
+                and spelled is not None
+                and not callee.name.endswith(spelled)
+            ):
+                callee = _alias(callee, spelled, f.__wrapped__ if type(f) in _WRAPPERS else f)
+            verdict, shared = self._verdict(site, callee, args, kwargs, self_obj, forced)
+            bucket = self._bucket(site, callee, verdict, tuple(kwargs))
+            token = (bucket, devices_in(args, kwargs, _NO_SELF if self_obj is None else self_obj),
+                     (site, callee, verdict, f, tuple(kwargs)))  # fmt: skip
+            if shared and forced is None and callee.name not in _NAMESPACE_CALLS:
+                types_ = tuple(type(a) for a in args)
+                if callee.kind == "method":
+                    self._fast[site] = (
+                        type(self_obj),
+                        f.__name__,
+                        len(args),
+                        bucket,
+                        tuple(kwargs),
+                        types_,
+                    )
+                elif type(f) is not StandardFunction:
+                    self._fast[site] = (f, None, len(args), bucket, tuple(kwargs), types_)
+        except Exception as exc:  # porter's fault: never the person's
+            self._internal(exc)
+            return None
+        if self.strict and verdict.status in _STRICT_RAISES and type(f) is not RejectedFunction:
+            self.after(token, None)
+            raise _strict_error(callee, verdict, site[1])
+        return token
+
+    def failed(self, token: tuple, exc: BaseException) -> None:
+        """The call raised ``exc``: count it (the exception itself is the person's)."""
+        try:
+            bucket, din, plan = token
+            if plan is not None and isinstance(exc, NonStandardError):
+                site, callee, verdict, f, kwnames = plan
+                verdict = Verdict(
+                    "non_standard" if type(f) is RejectedFunction else "non_standard_usage",
+                    verdict.standard_name,
+                    exc.suggestion or verdict.suggestion,
+                    str(exc),
+                )
+                bucket = self._bucket(site, callee, verdict, kwnames)
+                exc.at_line(site[1])
+            key = (din, None)
+            bucket[key] = bucket.get(key, 0) + 1
+        except Exception as error:  # noqa: BLE001 (bookkeeping never replaces exc)
+            self._internal(error)
+
+    def after(self, token: tuple, out: Any) -> Any:
+        try:
+            bucket, din, plan = token
+            key = (din, device_out(out) if out is not None else None)
+            bucket[key] = bucket.get(key, 0) + 1
+            if (
+                plan is not None
+                and plan[1].name in _NAMESPACE_CALLS
+                and isinstance(out, _MODULE | NamespaceView)
+            ):
+                out = recorded_namespace(out, strict=self.strict, version=self.version)
+        except Exception as exc:
+            self._internal(exc)
+        return out
+
+    # -- operators, indexing, attributes -----------------------------------------------
+    def operation(self, site: tuple, name: str, a: Any, b: Any, value: Any = UNARY) -> tuple | None:
+        """The token of an operator, index or attribute read on an array, or None (then
+        the operands' types are remembered in the site's slots)."""
+        __tracebackhide__ = True  # noqa: F841
+        try:
+            array, backend = a, backend_of(a)
+            indexing = name in ("__getitem__", "__setitem__")
+            attribute = not name.startswith("__")
+            if backend is None and not indexing and not attribute and b is not UNARY:
+                array, backend = b, backend_of(b)
+                if backend is not None:
+                    name = REFLECTED.get(name, name)
+            if backend is None:
+                slots = site[4]
+                if slots:
+                    self._fill(slots[0], type(a))
+                    if len(slots) > 1:
+                        self._fill(slots[1], type(b))
+                return None
+            if attribute:
+                return self._attribute(site, array, name)
+            other = b if array is a else a
+            key = (site, name, operand_kind(array, backend_of),
+                   None if other is UNARY else operand_kind(other, backend_of),
+                   None if value is UNARY else operand_kind(value, backend_of))  # fmt: skip
+            hit = self._op_verdicts.get(key)
+            if hit is None:
+                std = self.standard
+                if indexing:
+                    verdict = classify_index(std, name, key[2], key[3], key[4])
+                else:
+                    verdict = classify_operation(std, backend, name, key[2], key[3])
+                callee = _operator(backend, name, "index" if indexing else "operator")
+                hit = self._op_verdicts[key] = (
+                    callee,
+                    verdict,
+                    self._bucket(site, callee, verdict, ()),
+                )
+            callee, verdict, bucket = hit
+            operands = (a, b) if value is UNARY else (a, b, value)
+            token = (bucket, devices_in(tuple(o for o in operands if o is not UNARY), None), None)
+        except Exception as exc:  # porter's fault: the operation goes on unrecorded
+            self._internal(exc)
+            return None
+        if self.strict and verdict.status in _STRICT_RAISES:
+            self.after(token, None)
+            raise _strict_error(callee, verdict, site[1])
+        return token
+
+    def _attribute(self, site: tuple, obj: Any, name: str) -> tuple | None:
+        key = (type(obj), name)
+        callee = _attributes.get(key, _MISSING)
+        if callee is _MISSING:
+            callee = _attributes[key] = attribute_callee(obj, name)
+        if callee is None:
+            return None
+        verdict, _ = self._verdict(site, callee, (), {}, obj, None)
+        return (self._bucket(site, callee, verdict, ()), devices_in((obj,), None), None)
+
+    # -- verdicts ----------------------------------------------------------------------
+    def _verdict(self, site, callee, args, kwargs, self_obj, forced) -> tuple[Verdict, bool]:
+        """(verdict, whether it depends only on the callee and the shape of the call)."""
+        if forced == "acknowledged":
+            return Verdict(forced, None, None, "called through the backend escape hatch"), False
+        if forced == "host_sync":
+            message = f"{callee.name}() of an array copies it to the host and waits for the device"
+            return Verdict("host_sync", None, None, message), False
         entries = self._entries.get(callee)
         if entries is None:
             entries = self._entries[callee] = table_entries(callee)
-        if entries and is_conditional(entries):
+        if (entries and is_conditional(entries)) or value_sensitive(callee, args, kwargs):
             # the verdict depends on argument values: key it by what the conditions and the
-            # suggestion read (literals, array ranks, types), and intern equal verdicts so
-            # that a call in a loop merges into one record
+            # suggestion read (literals, array ranks and dtypes, types), and intern equal
+            # verdicts so that a call in a loop merges into one record
             try:
                 key = (
                     site,
@@ -249,7 +467,7 @@ class Recorder:
                     tuple((k, _value_key(v)) for k, v in kwargs.items()),
                 )
                 hash(key)
-            except TypeError:
+            except Exception:  # noqa: BLE001 (an argument the person made unhashable)
                 key = None
             verdict = self._verdicts.get(key) if key is not None else None
             if verdict is None:
@@ -264,9 +482,7 @@ class Recorder:
                 verdict = self._interned.setdefault(interned, verdict)
                 if key is not None:
                     self._verdicts[key] = verdict
-            return verdict
-        # the verdict depends only on the callee and the shape of the call: shared by all
-        # recorders of this process (cells are re-run, functions called from many cells)
+            return verdict, False
         key = (self.version, callee, len(args), tuple(kwargs))
         verdict = _shared_verdicts.get(key)
         if verdict is None:
@@ -274,104 +490,13 @@ class Recorder:
             if len(_shared_verdicts) > _CACHE_LIMIT:
                 _shared_verdicts.clear()
             _shared_verdicts[key] = verdict
-        return verdict
+        return verdict, True
 
-    # -- the hot path ------------------------------------------------------------------
-    def call(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> Any:
-        """A call not on the hot path: resolve, classify, record, and remember the site."""
-        try:
-            callee, self_obj, forced = self._resolve(f)
-            if callee is not None and callee.library == "builtins":
-                lib = library_of(args[0]) if len(args) == 1 else None
-                callee = None if lib is None else _host_callee(lib, callee.name)
-                forced = "host_sync"
-        except Exception as exc:  # porter's fault: never the person's
-            self._internal(exc)
-            callee = None
-        if callee is None:
-            return f(*args, **kwargs)
-        spelled = site[3]
-        if callee.kind == "function" and spelled is not None and not callee.name.endswith(spelled):
-            callee = _alias(callee, spelled, f)
-        try:
-            verdict = self._verdict(site, callee, args, kwargs, self_obj, forced)
-        except Exception as exc:
-            self._internal(exc)
-            return f(*args, **kwargs)
-        if self.strict and verdict.status in _STRICT_RAISES and type(f) is not RejectedFunction:
-            self._add(site, callee, verdict, args, kwargs, None, self_obj)
-            raise NonStandardError(
-                f"{callee.qualname} is outside the array API standard ({verdict.status})"
-                + (f": write {verdict.suggestion}" if verdict.suggestion else "")
-                + (f". {verdict.message}" if verdict.message else ""),
-                name=callee.qualname,
-                suggestion=verdict.suggestion,
-            ).at_line(site[1])
-        try:
-            out = f(*args, **kwargs)
-        except NonStandardError as exc:
-            verdict = Verdict(
-                "non_standard" if type(f) is RejectedFunction else "non_standard_usage",
-                verdict.standard_name,
-                exc.suggestion or verdict.suggestion,
-                str(exc),
-            )
-            self._add(site, callee, verdict, args, kwargs, None, self_obj)
-            raise exc.at_line(site[1]) from None
-        except BaseException:
-            self._add(site, callee, verdict, args, kwargs, None, self_obj)
-            raise
-        try:
-            bucket = self._add(site, callee, verdict, args, kwargs, out, self_obj)
-            if (
-                forced is None
-                and not is_conditional(self._entries.get(callee, ()))
-                and callee.name not in _NAMESPACE_CALLS
-            ):
-                kwnames = tuple(kwargs)
-                if callee.kind == "method":
-                    self._fast[site] = (type(self_obj), f.__name__, len(args), bucket, kwnames)
-                elif type(f) is not StandardFunction:
-                    self._fast[site] = (f, None, len(args), bucket, kwnames)
-            if callee.name in _NAMESPACE_CALLS and isinstance(
-                out, types.ModuleType | NamespaceView
-            ):
-                out = recorded_namespace(out, strict=self.strict, version=self.version)
-        except Exception as exc:
-            self._internal(exc)
-        return out
-
-    def attribute(self, site: tuple, obj: Any, name: str) -> Any:
-        try:
-            callee = _attribute(obj, name)
-        except Exception as exc:
-            self._internal(exc)
-            callee = None
-        if callee is None:
-            return getattr(obj, name)
-        try:
-            verdict = self._verdict(site, callee, (), {}, obj, None)
-        except Exception as exc:
-            self._internal(exc)
-            return getattr(obj, name)
-        try:
-            out = getattr(obj, name)
-        except BaseException:
-            self._add(site, callee, verdict, (), {}, None, obj)
-            raise
-        try:
-            self._add(site, callee, verdict, (), {}, out, obj)
-        except Exception as exc:
-            self._internal(exc)
-        return out
-
-    def _add(self, site, callee, verdict, args, kwargs, out, self_obj=_NO_SELF) -> dict:
-        bucket_key = (site, callee, verdict, tuple(kwargs))
-        bucket = self._buckets.get(bucket_key)
+    def _bucket(self, site, callee, verdict, kwnames) -> dict:
+        key = (site[:4], callee, verdict, kwnames)
+        bucket = self._buckets.get(key)
         if bucket is None:
-            bucket = self._buckets[bucket_key] = {}
-        key = (_devices_in(args, kwargs, self_obj), _device_out(out) if out is not None else None)
-        bucket[key] = bucket.get(key, 0) + 1
+            bucket = self._buckets[key] = {}
         return bucket
 
     # -- results -----------------------------------------------------------------------
@@ -379,20 +504,20 @@ class Recorder:
         """The merged calls, in source order."""
         merged: dict[tuple, list] = {}
         for (site, callee, verdict, keywords), bucket in self._buckets.items():
-            for (devices_in, device_out), count in bucket.items():
-                key = (site, callee.qualname, verdict.status, devices_in, device_out, keywords)
+            for (din, dout), count in bucket.items():
+                key = (site, callee.qualname, verdict.status, din, dout, keywords)
                 entry = merged.get(key)
                 if entry is None:
                     merged[key] = [count, callee, verdict]
                 else:
                     entry[0] += count
         out = []
-        for (site, qualname, status, devices_in, device_out, keywords), (
+        for (site, qualname, status, din, dout, keywords), (
             count,
             callee,
             verdict,
         ) in merged.items():
-            cell, line, col, _ = site
+            cell, line, col = site[:3]
             message = verdict.message
             origin = None
             if self.cell is not None and cell != self.cell:
@@ -408,41 +533,49 @@ class Recorder:
                     status=status,
                     standard_name=verdict.standard_name,
                     suggestion=verdict.suggestion,
-                    devices_in=list(devices_in),
-                    device_out=device_out,
+                    devices_in=list(din),
+                    device_out=dout,
                     count=count,
                     message=message,
                     keywords=list(keywords),
                     origin_cell=origin,
-                )
+                )  # fmt: skip
             )
         out.sort(key=lambda r: (r.line, r.col))
         return out
-
-
-_aliases: dict[tuple[Callee, str], Callee] = {}
-_attributes: dict[tuple[type, str], Callee | None] = {}
 
 
 _LITERALS = (int, float, bool, str, complex, type(None))
 
 
 def _value_key(v: Any) -> object:
-    """What a value-dependent verdict may depend on: a literal's value, an array's rank,
-    otherwise the type."""
+    """What a value-dependent verdict may depend on: a literal's value, an array's rank
+    and dtype, a dtype or type object itself, otherwise the type."""
     t = type(v)
     if t in _LITERALS:
         return (t, v)
     if t is tuple and len(v) <= 8 and all(type(e) is int for e in v):
         return (t, v)
-    if library_of(v) is not None:
-        return (t, getattr(v, "ndim", None))
+    backend = backend_of(v)
+    if backend is not None:
+        from porter_ext.backends import dtype_name
+
+        return (t, getattr(v, "ndim", None), dtype_name(v))
     if t is list or t is tuple:
         return (t, len(v), tuple(type(e) for e in v[:4]))
+    if isinstance(v, type) or t.__name__.startswith("dtype") or "dtype" in t.__name__:
+        return (t, str(v))
     return t
 
 
-_host_callees: dict[tuple[str, str], Callee] = {}
+def _strict_error(callee: Callee, verdict: Verdict, line: int) -> NonStandardError:
+    return NonStandardError(
+        f"{callee.qualname} is outside the array API standard ({verdict.status})"
+        + (f": write {verdict.suggestion}" if verdict.suggestion else "")
+        + (f". {verdict.message}" if verdict.message else ""),
+        name=callee.qualname,
+        suggestion=verdict.suggestion,
+    ).at_line(line)
 
 
 def _host_callee(lib: str, name: str) -> Callee:
@@ -452,18 +585,21 @@ def _host_callee(lib: str, name: str) -> Callee:
     return callee
 
 
-def _attribute(obj: Any, name: str) -> Callee | None:
-    key = (type(obj), name)
-    callee = _attributes.get(key, _MISSING)
-    if callee is _MISSING:
-        callee = _attributes[key] = attribute_callee(obj, name)
+def _operator(backend: Any, name: str, kind: str) -> Callee:
+    key = (backend.name, name, kind)
+    callee = _operators.get(key)
+    if callee is None:
+        callee = _operators[key] = Callee(
+            backend.name, kind, name, f"{backend.array_type_name}.{name}"
+        )
     return callee
 
 
 def _alias(callee: Callee, spelled: str, f: Any) -> Callee:
     """The callee as the call spelled it, when a library binds one function to several
     names (NumPy's ``concatenate`` is its ``concat``): portability depends on the spelling.
-    Only a name the callee's own namespace binds to the same object counts (not ``as``)."""
+    Only a name the callee's own namespace binds to the same object counts (not ``as``);
+    ``f`` is the library's function itself (never a strict namespace's wrapper)."""
     key = (callee, spelled)
     alias = _aliases.get(key)
     if alias is None:
@@ -474,11 +610,10 @@ def _alias(callee: Callee, spelled: str, f: Any) -> Callee:
             name = f"{prefix}.{spelled}" if prefix else spelled
             qual_prefix = callee.qualname[: len(callee.qualname) - len(callee.name)]
             alias = Callee(callee.library, callee.kind, name, qual_prefix + name)
-        _aliases[key] = alias
+            _aliases[key] = alias
     return alias
 
 
 def install_hooks(namespace: dict) -> None:
-    """Put the call and attribute hooks where rewritten code looks them up."""
-    namespace["__porter_call__"] = porter_call
-    namespace["__porter_attr__"] = porter_attr
+    """Put the hooks where rewritten code looks them up."""
+    bind(namespace)

@@ -79,18 +79,85 @@ def _refresh_index() -> None:
             _index_module(ns, library, qualname, skip)
 
 
+#: top-level modules that are never another library's: Python's own, the person's, porter's
+_NOT_LIBRARIES = frozenset(sys.stdlib_module_names) | {
+    "builtins", "__main__", "porter_ext", "IPython", "ipykernel", "ipywidgets", "_pytest",
+    "pytest", "pluggy", "traitlets", "zmq", "tornado", "jupyter_client", "jupyter_core",
+}  # fmt: skip
+#: id(object) → (object, "module.path") for library objects whose public home was found
+#: (library objects: they live in their modules anyway, so keeping them costs nothing)
+_homes: dict[int, tuple[object, str]] = {}
+
+
+def foreign_library(module: str) -> str | None:
+    """The top-level name of ``module`` when it belongs to a library that is not an array
+    library porter knows (``scipy``, ``sklearn``), else None."""
+    root = module.partition(".")[0]
+    if not root or root in _NOT_LIBRARIES or root.startswith("_") or root == HELPERS:
+        return None
+    if backend_of_module(root) is not None or root not in sys.modules:
+        return None
+    return root
+
+
+def public_home(f: object, name: str, root: str | None = None) -> str | None:
+    """The shortest public module path that binds ``f`` as ``name`` (``numpy.emath`` for
+    ``np.emath.sqrt``, ``scipy.special`` for ``gamma``), searched within ``root`` first,
+    then among every loaded module; None when no module binds it."""
+    hit = _homes.get(id(f))
+    if hit is not None and hit[0] is f:
+        return hit[1]
+    best: str | None = None
+    for scope in (root, None) if root is not None else (None,):
+        for module_name, module in list(sys.modules.items()):
+            if (
+                scope is not None
+                and module_name != scope
+                and not module_name.startswith(scope + ".")
+            ):
+                continue
+            if module is None or any(part.startswith("_") for part in module_name.split(".")):
+                continue
+            try:
+                bound = vars(module).get(name)
+            except TypeError:  # a module object without a __dict__
+                continue
+            if bound is f and (best is None or len(module_name) < len(best)):
+                best = module_name
+        if scope is not None:
+            top = sys.modules.get(scope)  # submodules reached as attributes (np.emath)
+            for attr, value in vars(top).items() if top is not None else ():
+                public = isinstance(value, types.ModuleType) and not attr.startswith("_")
+                if public and vars(value).get(name) is f:
+                    candidate = f"{scope}.{attr}"
+                    if best is None or len(candidate) < len(best):
+                        best = candidate
+        if best is not None:
+            break
+    if best is not None:
+        _homes[id(f)] = (f, best)
+    return best
+
+
+def _relative(home: str, root: str) -> str:
+    return home[len(root) + 1 :] + "." if home.startswith(root + ".") else ""
+
+
 def resolve_function(f: object) -> Callee | None:
-    """The array-library function ``f`` is, or None for anything else (user functions,
-    ``print``, IPython's own calls)."""
+    """What ``f`` is, named by the module that defines it: an array-library function, a
+    transformation (``jax.jit``), another library's function (``scipy.special.gamma``),
+    or None for anything else (user functions, ``print``, IPython's own calls)."""
     hit = _index.get(id(f))
     if hit is not None and hit[0] is f:
         return hit[1]
     module = getattr(f, "__module__", None)
     if not isinstance(module, str):
         module = getattr(type(f), "__module__", "") or ""
+        if not isinstance(module, str):
+            return None
     backend = backend_of_module(module)
     if backend is None and module.partition(".")[0] != HELPERS:
-        return None
+        return _foreign_function(f, module)
     _refresh_index()
     hit = _index.get(id(f))
     if hit is not None and hit[0] is f:
@@ -98,12 +165,56 @@ def resolve_function(f: object) -> Callee | None:
     if backend is None:
         return None  # compat internals; its public helpers are indexed
     name = getattr(f, "__name__", None)
-    if not isinstance(name, str) or name.startswith("_") or name in backend.not_array_calls:
+    if not isinstance(name, str) or name.startswith("_"):
         return None
-    return Callee(backend.name, "function", name, f"{module}.{name}")
+    root = backend.roots[0]
+    home = public_home(f, name, root)
+    if name in backend.transformations:
+        return Callee(backend.name, "transformation", name, f"{home or root}.{name}")
+    if name in backend.not_array_calls:
+        return None
+    if home is not None and home.partition(".")[0] not in backend.roots:
+        return Callee(home.partition(".")[0], "function", name, f"{home}.{name}")
+    if home is None:
+        return Callee(backend.name, "function", name, f"{module}.{name}")
+    return Callee(backend.name, "function", _relative(home, root) + name, f"{home}.{name}")
+
+
+def _foreign_function(f: object, module: str) -> Callee | None:
+    root = foreign_library(module)
+    name = getattr(f, "__name__", None)
+    if root is None or not isinstance(name, str) or name.startswith("_"):
+        return None
+    home = public_home(f, name, root) or module
+    return Callee(root, "function", _relative(home, root) + name, f"{home}.{name}")
+
+
+def ufunc_method_callee(owner: Callee, f: object) -> Callee:
+    """``np.add.reduce``: a method of a namespace function, named after both."""
+    method = getattr(f, "__name__", "?")
+    return Callee(owner.library, "function", f"{owner.name}.{method}", f"{owner.qualname}.{method}")
+
+
+def library_method_callee(self_obj: object, f: object) -> Callee | None:
+    """A method of another library's object (``LinearDiscriminantAnalysis.fit``)."""
+    t = type(self_obj)
+    module = getattr(t, "__module__", None)
+    root = foreign_library(module) if isinstance(module, str) else None
+    if root is None:
+        return None
+    name = f"{t.__name__}.{getattr(f, '__name__', '?')}"
+    return Callee(root, "method", name, name)
 
 
 _method_names: dict[type, dict[int, str]] = {}
+
+
+def clear_caches() -> None:
+    """Forget the namespace index and every library object's home (re-read on demand)."""
+    _indexed.clear()
+    _index.clear()
+    _homes.clear()
+    _method_names.clear()
 
 
 def method_name(t: type, f: object) -> str:

@@ -1,9 +1,22 @@
-"""The AST rewrite that routes a cell's calls through the recorder.
+"""The AST rewrite that routes a cell's calls, operators and indexing through the recorder.
 
-``f(a, k=b)`` becomes ``__porter_call__((cell, line, col, "f"), f, a, k=b)`` and a few array
-attributes (``x.T``, ``x.device``…) become ``__porter_attr__((cell, line, col, None), x, "T")``.
-The site is a constant tuple, so marking a call costs nothing at run time. Calls that use
-their caller's frame (``super()``, ``locals()``…) and IPython's own calls
+Every rewritten node keeps the plain operation on a path that costs a type check:
+
+- a call ``f(a)`` becomes ``(f if S[0] or f is S[k] else __porter_pre__(site, f))(a)``:
+  ``S[0]`` is true while nothing records, slot ``S[k]`` holds the callee (or, for
+  ``o.m(a)``, the receiver's type) the site has only ever seen as a non-array call, and
+  ``__porter_pre__`` hands back the callee itself for anything that is not an array call.
+  The person's call therefore runs in their own frame (warnings, ``namedtuple``, recursion
+  depth, tracebacks as without porter); only array calls go through a recording wrapper.
+- ``a + b``, ``-a``, ``a < b`` on names and constants become
+  ``(a + b) if S[0] or (T(a) in P and T(b) in P) else __porter_op__(site, "__add__", a, b)``
+  (``P``: Python's own value types), so ``int + int`` in a loop costs two type checks;
+  other operands go through ``__porter_op__`` directly.
+- ``x[i]``, ``x[i] = v``, ``x += v`` and ``x.T`` likewise, with the index or value
+  evaluated exactly once on either path.
+
+Sites are constant tuples ``(cell, line, col, spelled, slot)``; calls that use their
+caller's frame (``super()``, ``locals()``…) and IPython's own calls
 (``get_ipython().run_line_magic(...)``) are left alone, so that ``%time x = ...`` and
 ``!cmd`` lines keep working.
 """
@@ -12,8 +25,18 @@ from __future__ import annotations
 
 import ast
 
-CALL_HOOK = "__porter_call__"
-ATTR_HOOK = "__porter_attr__"
+from porter_ext.record.hooks_importlib_bootstrap import (
+    ATTR_HOOK,
+    GETITEM_HOOK,
+    IOP_HOOK,
+    OP_HOOK,
+    PRE_HOOK,
+    SETITEM_HOOK,
+    SLICE_NAME,
+    SLOTS,
+    SLOTS_NAME,
+    TYPE_NAME,
+)
 
 #: builtins that look at the calling frame: routing them through a hook would change them
 _FRAME_CALLS = frozenset(
@@ -23,6 +46,21 @@ _FRAME_CALLS = frozenset(
 RECORDED_ATTRIBUTES = frozenset(
     {"T", "mT", "H", "mH", "device", "is_cuda", "real", "imag", "flat", "data"}
 )
+
+_BINOPS = {
+    ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__",
+    ast.FloorDiv: "__floordiv__", ast.Mod: "__mod__", ast.Pow: "__pow__",
+    ast.MatMult: "__matmul__", ast.BitAnd: "__and__", ast.BitOr: "__or__",
+    ast.BitXor: "__xor__", ast.LShift: "__lshift__", ast.RShift: "__rshift__",
+}  # fmt: skip
+_UNARY = {ast.USub: "__neg__", ast.UAdd: "__pos__", ast.Invert: "__invert__"}
+_COMPARE = {
+    ast.Lt: "__lt__", ast.LtE: "__le__", ast.Gt: "__gt__", ast.GtE: "__ge__",
+    ast.Eq: "__eq__", ast.NotEq: "__ne__",
+}  # fmt: skip
+
+#: the shape of a call's callee, which decides what its slot holds
+NAME_SITE, METHOD_SITE, OTHER_SITE = 0, 1, 2
 
 
 def _root_name(node: ast.expr) -> str | None:
@@ -55,8 +93,75 @@ def _spelled(func: ast.expr) -> str | None:
     return None
 
 
+def _simple(node: ast.expr) -> bool:
+    """An operand that can be read twice with no effect: a name or a literal."""
+    return isinstance(node, ast.Name | ast.Constant)
+
+
+def _simple_index(node: ast.expr) -> bool:
+    """An index made only of names, literals, slices and tuples/lists of those."""
+    if isinstance(node, ast.Name | ast.Constant):
+        return True
+    if isinstance(node, ast.Slice):
+        return all(p is None or _simple_index(p) for p in (node.lower, node.upper, node.step))
+    if isinstance(node, ast.Tuple | ast.List):
+        return all(_simple_index(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return isinstance(node.operand, ast.Constant)
+    return False
+
+
+def _as_value(node: ast.expr) -> ast.expr:
+    """An index as a value: ``a:b`` slices become ``slice(a, b)``."""
+    if isinstance(node, ast.Slice):
+        parts = [
+            p if p is not None else ast.Constant(None) for p in (node.lower, node.upper, node.step)
+        ]
+        return ast.Call(ast.Name(SLICE_NAME, ast.Load()), parts, [])
+    if isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts):
+        return ast.Tuple([_as_value(e) for e in node.elts], ast.Load())
+    return node
+
+
+def _slots(index: int | None = None) -> ast.expr:
+    name = ast.Name(SLOTS_NAME, ast.Load())
+    return name if index is None else ast.Subscript(name, ast.Constant(index), ast.Load())
+
+
+def _new_slot() -> int:
+    SLOTS.append(None)
+    return len(SLOTS) - 1
+
+
+def _plain_types(operands: list[ast.expr], slots: tuple) -> ast.expr | None:
+    """``T(a) is S[i] and T(b) is S[j]``: each operand's type is one its site has only
+    seen as plain Python (an identity check: a type's own ``__hash__`` never runs)."""
+    checks = [
+        ast.Compare(
+            ast.Call(ast.Name(TYPE_NAME, ast.Load()), [_copy(op)], []),
+            [ast.Is()],
+            [_slots(slot)],
+        )
+        for op, slot in zip(operands, slots, strict=True)
+        if slot is not None
+    ]
+    if not checks:
+        return None
+    return checks[0] if len(checks) == 1 else ast.BoolOp(ast.And(), checks)
+
+
+def _guard(extra: ast.expr | None) -> ast.expr:
+    off = _slots(0)
+    return off if extra is None else ast.BoolOp(ast.Or(), [off, extra])
+
+
+def _hook(name: str, args: list[ast.expr]) -> ast.Call:
+    return ast.Call(ast.Name(name, ast.Load()), args, [])
+
+
 class CallSiteTransformer(ast.NodeTransformer):
-    """Rewrites the calls of one cell; ``cell`` identifies the cell in every site tuple."""
+    """Rewrites the calls, operators and indexing of one cell; ``cell`` identifies the
+    cell in every site tuple."""
 
     def __init__(self, cell: int | str, *, attributes: bool = True):
         self.cell = cell
@@ -65,48 +170,170 @@ class CallSiteTransformer(ast.NodeTransformer):
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
         # ast.NodeTransformer's own walk costs ~5 us a node: this one visits only what can
-        # hold a call, and replaces nodes in place (the rewrite never deletes a node)
+        # hold a call, and replaces nodes in place (statements may become a few)
         for field in node._fields:
             value = getattr(node, field, None)
             if type(value) is list:
-                for i, item in enumerate(value):
+                out: list = []
+                for item in value:
                     if isinstance(item, ast.AST) and item._fields:
-                        value[i] = self.visit(item)
+                        new = self.visit(item)
+                        if type(new) is list:
+                            out.extend(new)
+                        else:
+                            out.append(new)
+                    else:
+                        out.append(item)
+                value[:] = out
             elif isinstance(value, ast.AST) and value._fields:
                 setattr(node, field, self.visit(value))
         return node
 
     def visit(self, node: ast.AST) -> ast.AST:
-        kind = type(node)
-        if kind is ast.Call:
-            return self.visit_Call(node)
-        if kind is ast.Attribute:
-            return self.visit_Attribute(node)
-        return self.generic_visit(node)
+        visitor = _VISITORS.get(type(node))
+        if visitor is None:
+            return self.generic_visit(node)
+        return visitor(self, node)
 
-    def _site(self, node: ast.AST, spelled: str | None = None) -> ast.Constant:
+    def _site(self, node: ast.AST, spelled: str | None = None, shape: int = OTHER_SITE):
         self.sites += 1
-        return _at(ast.Constant((self.cell, node.lineno, node.col_offset, spelled)), node)
+        site = (self.cell, node.lineno, node.col_offset, spelled, _new_slot(), shape)
+        return _at(ast.Constant(site), node)
 
+    def _op_site(
+        self, node: ast.AST, name: str, operands: list[ast.expr] = ()
+    ) -> tuple[ast.Constant, tuple]:
+        """An operation's site: ``(cell, line, col, name, slots)``, one slot per operand
+        that is read twice (a name; None for a literal or an operand read once)."""
+        self.sites += 1
+        slots = tuple(_new_slot() if isinstance(o, ast.Name) else None for o in operands)
+        site = (self.cell, node.lineno, node.col_offset, name, slots)
+        return _at(ast.Constant(site), node), slots
+
+    # -- calls -------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> ast.AST:
         func = node.func
-        if _root_name(func) == "get_ipython" or (
-            isinstance(func, ast.Name) and func.id in _FRAME_CALLS
-        ):
-            # leave IPython's own calls as they are, but still record calls in their arguments
-            # only when they are not magics (whose arguments are source text)
-            if _root_name(func) == "get_ipython":
-                return node
+        if _root_name(func) == "get_ipython":
+            return node  # IPython's own calls: magics' arguments are source text
+        if isinstance(func, ast.Name) and func.id in _FRAME_CALLS:
             self.generic_visit(node)
             return node
         self.generic_visit(node)
-        new = ast.Call(
-            func=_at(ast.Name(CALL_HOOK, ast.Load()), node),
-            args=[self._site(node, _spelled(func)), node.func, *node.args],
-            keywords=node.keywords,
-        )
-        return _at(new, node)
+        node.func = self._callee(node.func, node)
+        return node
 
+    def _callee(self, func: ast.expr, node: ast.AST) -> ast.expr:
+        """The callee expression guarded by its site's slot (see the module doc)."""
+        if isinstance(func, ast.Name):
+            site = self._site(node, func.id, NAME_SITE)
+            test = ast.Compare(_copy(func), [ast.Is()], [_slots(site.value[4])])
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            site = self._site(node, func.attr, METHOD_SITE)
+            receiver_type = ast.Call(ast.Name(TYPE_NAME, ast.Load()), [_copy(func.value)], [])
+            test = ast.Compare(receiver_type, [ast.Is()], [_slots(site.value[4])])
+        else:
+            site = self._site(node, _spelled(func), OTHER_SITE)
+            test = None
+        guarded = ast.IfExp(_guard(test), func, _hook(PRE_HOOK, [site, _copy(func)]))
+        return _fix_keep(guarded, func)
+
+    def _decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> ast.AST:
+        """``@jax.jit`` applies a callee too: its decorators are guarded like callees."""
+        self.generic_visit(node)
+        node.decorator_list = [
+            d if isinstance(d, ast.Call) else self._callee(d, d) for d in node.decorator_list
+        ]
+        return node
+
+    # -- operators ---------------------------------------------------------------------
+    def _operation(self, node: ast.expr, name: str, operands: list[ast.expr]) -> ast.expr:
+        if all(isinstance(o, ast.Constant) for o in operands):
+            return node  # literals only: never an array
+        if all(_simple(o) for o in operands):
+            site, slots = self._op_site(node, name, operands)
+            hooked = _hook(OP_HOOK, [site, ast.Constant(name), *map(_copy, operands)])
+            new = ast.IfExp(_guard(_plain_types(operands, slots)), node, hooked)
+            return _fix_keep(new, node)
+        site, _ = self._op_site(node, name)
+        hooked = _hook(OP_HOOK, [site, ast.Constant(name), *operands])
+        return _fix_keep(hooked, node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        name = _BINOPS.get(type(node.op))
+        if name is None:
+            return node
+        return self._operation(node, name, [node.left, node.right])
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        self.generic_visit(node)
+        name = _UNARY.get(type(node.op))
+        if name is None or isinstance(node.operand, ast.Constant):
+            return node
+        return self._operation(node, name, [node.operand])
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        if len(node.ops) != 1:
+            return node
+        name = _COMPARE.get(type(node.ops[0]))
+        if name is None:
+            return node
+        return self._operation(node, name, [node.left, node.comparators[0]])
+
+    # -- indexing ----------------------------------------------------------------------
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load):
+            return node
+        if isinstance(node.value, ast.Name) and _simple_index(node.slice):
+            site, slots = self._op_site(node, "__getitem__", [node.value])
+            value = _copy(node.value)
+            hooked = _hook(GETITEM_HOOK, [site, value, _as_value(_copy(node.slice))])
+            new = ast.IfExp(_guard(_plain_types([node.value], slots)), node, hooked)
+            return _fix_keep(new, node)
+        site, _ = self._op_site(node, "__getitem__")
+        return _fix_keep(_hook(GETITEM_HOOK, [site, node.value, _as_value(node.slice)]), node)
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST | list:
+        self.generic_visit(node)
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Subscript):
+            return node
+        target = node.targets[0]
+        if not isinstance(target.value, ast.Name):
+            return node
+        site, slots = self._op_site(target, "__setitem__", [target.value])
+        # Python evaluates the value first, then the object, then the index
+        hooked = ast.Expr(
+            _hook(
+                SETITEM_HOOK,
+                [site, _copy(node.value), _copy(target.value), _as_value(_copy(target.slice))],
+            )
+        )
+        new = ast.If(_guard(_plain_types([target.value], slots)), [node], [hooked])
+        _fix_keep(new, node)
+        return new
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        self.generic_visit(node)
+        name = _BINOPS.get(type(node.op))
+        target = node.target
+        if name is None:
+            return node
+        iname = "__i" + name[2:]
+        if isinstance(target, ast.Name):
+            load = ast.Name(target.id, ast.Load())
+            checked = [load, node.value] if isinstance(node.value, ast.Name) else [load]
+            site, slots = self._op_site(node, iname, checked)
+            hooked = ast.Assign(
+                [ast.Name(target.id, ast.Store())],
+                _hook(IOP_HOOK, [site, ast.Constant(iname), _copy(load), _copy(node.value)]),
+            )
+            new = ast.If(_guard(_plain_types(checked, slots)), [node], [hooked])
+            return _fix_keep(new, node)
+        return node
+
+    # -- attributes --------------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         self.generic_visit(node)
         if (
@@ -115,12 +342,61 @@ class CallSiteTransformer(ast.NodeTransformer):
             or not isinstance(node.ctx, ast.Load)
         ):
             return node
-        new = ast.Call(
-            func=_at(ast.Name(ATTR_HOOK, ast.Load()), node),
-            args=[self._site(node), node.value, _at(ast.Constant(node.attr), node)],
-            keywords=[],
-        )
-        return _at(new, node)
+        site, slots = self._op_site(node, node.attr, [node.value])
+        hooked = _hook(ATTR_HOOK, [site, _copy(node.value), ast.Constant(node.attr)])
+        if slots[0] is not None:
+            new = ast.IfExp(_guard(_plain_types([node.value], slots)), node, hooked)
+            return _fix_keep(new, node)
+        return _fix_keep(hooked, node)
+
+
+#: node type → the method that rewrites it (a dict lookup per node: the walk is hot)
+_VISITORS = {
+    ast.Call: CallSiteTransformer.visit_Call,
+    ast.Attribute: CallSiteTransformer.visit_Attribute,
+    ast.BinOp: CallSiteTransformer.visit_BinOp,
+    ast.UnaryOp: CallSiteTransformer.visit_UnaryOp,
+    ast.Compare: CallSiteTransformer.visit_Compare,
+    ast.Subscript: CallSiteTransformer.visit_Subscript,
+    ast.Assign: CallSiteTransformer.visit_Assign,
+    ast.AugAssign: CallSiteTransformer.visit_AugAssign,
+    ast.FunctionDef: CallSiteTransformer._decorated,
+    ast.AsyncFunctionDef: CallSiteTransformer._decorated,
+    ast.ClassDef: CallSiteTransformer._decorated,
+}
+
+
+def _copy(node: ast.AST) -> ast.AST:
+    """A structural copy of an already rewritten subtree (it appears on both paths; only
+    one runs). Constants are shared: site tuples stay the same objects."""
+    if isinstance(node, ast.Constant):
+        return node
+    new = type(node)()
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            value = [_copy(v) if isinstance(v, ast.AST) else v for v in value]
+        elif isinstance(value, ast.AST):
+            value = _copy(value) if not isinstance(value, ast.expr_context) else value
+        setattr(new, field, value)
+    for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+        if hasattr(node, attr):
+            setattr(new, attr, getattr(node, attr))
+    return new
+
+
+def _fix_keep(tree: ast.AST, node: ast.AST) -> ast.AST:
+    """Locate the new nodes of ``tree`` at ``node``, keeping the locations the person's
+    own subtrees already have (so that nested calls keep their columns)."""
+    stack = [tree]
+    while stack:
+        child = stack.pop()
+        if isinstance(child, ast.expr | ast.stmt):
+            if getattr(child, "lineno", None) is not None and hasattr(child, "end_lineno"):
+                continue  # an existing, located node: its subtree is located too
+            _at(child, node)
+        stack.extend(ast.iter_child_nodes(child))
+    return tree
 
 
 def transform(tree: ast.Module, cell: int | str) -> ast.Module:

@@ -20,16 +20,18 @@ from porter_ext.record.cell import (
     CellRun,
     RecordSettings,
     cell_filename,
+    keep_line_numbers,
     parse_cell,
     run_recorded,
 )
+from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.transformer import transform
 from porter_ext.report.model import CellEntry, Report
 from porter_ext.session.options import PortOptions, SessionConfig
 from porter_ext.session.result import PortResult, environment
 
-_HIDDEN_NAMES = ("__porter_call__", "__porter_attr__")
+_HIDDEN_NAMES = HOOK_NAMES
 
 
 class Session:
@@ -71,7 +73,7 @@ class Session:
         count = self._execution_count()
         cell = count if count is not None else len(self.cells)
         if self.shell is not None:
-            code = self.shell.transform_cell(source)
+            code = keep_line_numbers(source, self.shell.transform_cell(source))
             namespace = self.shell.user_ns
             flags = self.shell.compile.flags
             filename = self.shell.compile.cache(code, cell)

@@ -655,6 +655,22 @@ _add("n", "attribute", "flat", NS, "reshape", "xp.reshape(x, (-1,))",
 _add("j", "attribute", "at", NS, None, "xpx.at(x, idx).set(value)",
      "array-api-extra's at gives functional updates on every library")
 
+# --- ufunc methods (np.add.reduce): named "<ufunc>.<method>" -----------------------------
+_UFUNC_NOTE = "ufunc methods are NumPy's; the standard spells the reduction as a function"
+for _name, _std in [("add.reduce", "sum"), ("multiply.reduce", "prod"),
+                    ("maximum.reduce", "max"), ("minimum.reduce", "min"),
+                    ("logical_and.reduce", "all"), ("logical_or.reduce", "any")]:
+    _fn("nj", _name, _std, f"xp.{_std}(x, axis={{axis}})", _UFUNC_NOTE)
+_fn("nj", "add.accumulate", "cumulative_sum", "xp.cumulative_sum(x, axis={axis})", _UFUNC_NOTE)
+_fn("nj", "multiply.accumulate", "cumulative_prod", "xp.cumulative_prod(x, axis={axis})",
+    _UFUNC_NOTE)
+for _name in ("add.outer", "multiply.outer", "subtract.outer"):
+    _fn("nj", _name, None, f"xp.{_name.split('.')[0]}(a[:, None], b[None, :])",
+        "an outer operation is the elementwise function on broadcast operands")
+_fn("n", "add.at", None, "xpx.at(x, idx).add(value)",
+    "unbuffered in-place ufunc.at is NumPy's; array-api-extra's at works everywhere")
+
+
 # fmt: on
 
 ENTRIES: tuple[Replacement, ...] = tuple(_entries)

@@ -30,13 +30,14 @@ def test_keywords_named_like_the_hooks_parameters_pass_through():
 
 def test_ipython_calls_are_not_rewritten():
     tree = transform(ast.parse("get_ipython().run_line_magic('time', 'x = np.ones(2)')"), 0)
-    assert "__porter_call__" not in ast.unparse(tree)
+    assert "__porter_pre__" not in ast.unparse(tree)
 
 
 def test_sites_carry_cell_line_column_and_spelling():
     tree = transform(ast.parse("y = np.concatenate([a])"), 7)
     text = ast.unparse(tree)
-    assert "__porter_call__((7, 1, 4, 'concatenate'), np.concatenate" in text
+    assert "__porter_pre__((7, 1, 4, 'concatenate', " in text
+    assert text.endswith("np.concatenate))([a])")
 
 
 def test_generators_lambdas_and_comprehensions_are_recorded():

@@ -1,0 +1,246 @@
+"""Operators and indexing on arrays, judged by the standard.
+
+The standard's operators take arrays of one namespace and Python scalars of the array's
+kind; its indexing takes integers, slices, ``...``, ``None``, a boolean mask, and (from
+2024.12) integer arrays that index every axis. What falls outside (a Python list as an
+operand or index, arrays of two libraries, a float scalar with an integer array, an
+in-place operation that would change the dtype) is ``non_standard_usage`` with what to
+write instead. Verdicts depend only on the kinds of the operands (`operand_kind`), so the
+recorder caches them by those.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from porter_ext.backends import Backend, all_backends, dtype_name
+from porter_ext.record.classify import Verdict
+from porter_ext.spec.standard import Standard
+
+#: the operand an operator reflects to when the array is on the right (``2 - x``)
+REFLECTED = {
+    "__add__": "__radd__", "__sub__": "__rsub__", "__mul__": "__rmul__",
+    "__truediv__": "__rtruediv__", "__floordiv__": "__rfloordiv__", "__mod__": "__rmod__",
+    "__pow__": "__rpow__", "__matmul__": "__rmatmul__", "__and__": "__rand__",
+    "__or__": "__ror__", "__xor__": "__rxor__", "__lshift__": "__rlshift__",
+    "__rshift__": "__rrshift__", "__lt__": "__gt__", "__gt__": "__lt__", "__le__": "__ge__",
+    "__ge__": "__le__", "__eq__": "__eq__", "__ne__": "__ne__",
+}  # fmt: skip
+_SYMBOL = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+    "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^", "lshift": "<<",
+    "rshift": ">>", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "eq": "==", "ne": "!=",
+    "neg": "-", "pos": "+", "invert": "~",
+}  # fmt: skip
+_KIND_ORDER = {"bool": 0, "int": 1, "float": 2, "complex": 3}
+_SCALARS = {bool: "bool", int: "int", float: "float", complex: "complex"}
+_DATA_DEPENDENT = (
+    "boolean-mask indexing is standard, but the output's shape depends on the data: it "
+    "fails under jax.jit and on lazy backends (xp.where keeps the shape)"
+)
+
+
+def dtype_kind(name: str) -> str:
+    """``bool`` | ``int`` | ``float`` | ``complex`` | ``other`` for a dtype name."""
+    if name == "bool":
+        return "bool"
+    if name.startswith(("int", "uint")):
+        return "int"
+    if name.startswith(("float", "bfloat")):
+        return "float"
+    if name.startswith("complex"):
+        return "complex"
+    return "other"
+
+
+def _bits(name: str) -> int:
+    digits = "".join(c for c in name if c.isdigit())
+    return int(digits) if digits else 0
+
+
+def operand_kind(v: Any, backend_of) -> tuple:
+    """What a verdict on an operand may depend on: library and dtype of an array, the
+    kind of a Python scalar, or the type of anything else."""
+    t = type(v)
+    scalar = _SCALARS.get(t)
+    if scalar is not None:
+        return ("scalar", scalar, v < 0 if t is int else False)
+    backend = backend_of(v)
+    if backend is not None:
+        try:
+            dtype = dtype_name(v)
+        except Exception:  # a dtype porter cannot name: judged by library only
+            dtype = "?"
+        return ("array", backend.name, dtype, getattr(v, "ndim", None))
+    if t is slice:
+        step = v.step
+        return ("slice", type(step) is int and step < 0)
+    if t is tuple:
+        return ("tuple", tuple(operand_kind(e, backend_of) for e in v[:8]), len(v))
+    if t is list:
+        return ("list", len(v))
+    if v is Ellipsis or v is None:
+        return ("marker",)
+    return ("other", t.__name__)
+
+
+def _symbol(name: str) -> str:
+    return _SYMBOL.get(name.strip("_").removeprefix("r").removeprefix("i"), name)
+
+
+def classify_operation(
+    std: Standard, backend: Backend, name: str, x: tuple, other: tuple | None
+) -> Verdict:
+    """An operator ``name`` on an array of kind ``x`` (see `operand_kind`) and ``other``."""
+    if name not in std.array_methods:
+        return Verdict("non_standard", None, None, f"{name} is not an operator of the standard")
+    if other is None:
+        return Verdict("standard", name)
+    symbol = _symbol(name)
+    xkind = dtype_kind(x[2])
+    if other[0] in ("list", "tuple"):
+        return Verdict(
+            "non_standard_usage",
+            name,
+            f"x {symbol} xp.asarray(...)",
+            f"a Python {other[0]} as an operand of {symbol}: the standard's operators take "
+            "arrays and Python scalars only",
+        )
+    if other[0] == "array" and other[1] != x[1]:
+        return Verdict(
+            "non_standard_usage",
+            name,
+            "xp.asarray(y) (or xp.from_dlpack(y)) first",
+            f"{symbol} mixes arrays of two libraries ({x[1]} and {other[1]}): the standard "
+            "leaves mixing namespaces unspecified",
+        )
+    if other[0] == "scalar":
+        okind = other[1]
+        if xkind in _KIND_ORDER and _KIND_ORDER[okind] > _KIND_ORDER[xkind]:
+            return Verdict(
+                "non_standard_usage",
+                name,
+                f"xp.astype(x, xp.{_wider(okind)}) {symbol} ...",
+                f"a Python {okind} with a {x[2]} array: the standard does not promote a "
+                "scalar to another kind of dtype",
+            )
+        return Verdict("standard", name)
+    if other[0] == "array":
+        okind = dtype_kind(other[2])
+        if xkind != okind and "other" not in (xkind, okind):
+            return Verdict(
+                "non_standard_usage",
+                name,
+                f"xp.astype(..., xp.{other[2] if _KIND_ORDER[okind] > _KIND_ORDER[xkind] else x[2]})",
+                f"{symbol} mixes {x[2]} and {other[2]}: the standard does not promote across "
+                "kinds of dtype",
+            )
+        if name.startswith("__i") and _bits(other[2]) > _bits(x[2]):
+            return Verdict(
+                "non_standard_usage",
+                name,
+                f"x = x {symbol} y",
+                f"in-place {symbol}= would change x's dtype from {x[2]} to {other[2]}: the "
+                "standard requires in-place operations to keep the dtype",
+            )
+        return Verdict("standard", name)
+    return Verdict(
+        "non_standard_usage",
+        name,
+        None,
+        f"a {other[-1] if other[0] == 'other' else other[0]} as an operand of {symbol}: the "
+        "standard's operators take arrays and Python scalars only",
+    )
+
+
+def _wider(kind: str) -> str:
+    return {"int": "int64", "float": "float64", "complex": "complex128"}.get(kind, "float64")
+
+
+def _lacking_negative_steps() -> str:
+    return ", ".join(b.title for b in all_backends() if not b.negative_step_slices)
+
+
+def classify_index(
+    std: Standard, name: str, x: tuple, key: tuple, value: tuple | None = None
+) -> Verdict:
+    """``x[key]`` (``name`` ``__getitem__``) or ``x[key] = value`` (``__setitem__``)."""
+    parts = key[1] if key[0] == "tuple" else (key,)
+    kinds = [p[0] for p in parts]
+    setting = name == "__setitem__"
+    if value is not None and value[0] in ("list", "tuple"):
+        return Verdict(
+            "non_standard_usage",
+            name,
+            "x[key] = xp.asarray(...)",
+            f"assigning a Python {value[0]}: the standard assigns arrays and Python scalars",
+        )
+    if value is not None and value[0] == "array" and value[1] != x[1]:
+        return Verdict(
+            "non_standard_usage",
+            name,
+            "x[key] = xp.asarray(y)",
+            f"assigns an array of {value[1]} into one of {x[1]}: two namespaces",
+        )
+    if "list" in kinds:
+        return Verdict(
+            "non_standard_usage",
+            name,
+            "xp.take(x, xp.asarray([...]), axis=0)" if not setting else "x[xp.asarray(...)]",
+            "a Python list as an index: the standard indexes with integers, slices and "
+            "arrays, not lists",
+        )
+    arrays = [p for p in parts if p[0] == "array"]
+    for p in arrays:
+        if p[1] != x[1]:
+            return Verdict(
+                "non_standard_usage",
+                name,
+                "x[xp.asarray(idx)]",
+                f"an index array of {p[1]} for an array of {x[1]}: two namespaces",
+            )
+    if any(k == "other" for k in kinds):
+        odd = next(p for p in parts if p[0] == "other")
+        return Verdict(
+            "non_standard_usage", name, None, f"a {odd[1]} as an index is not in the standard"
+        )
+    masks = [p for p in arrays if dtype_kind(p[2]) == "bool"]
+    integers = [p for p in arrays if dtype_kind(p[2]) == "int"]
+    if integers:
+        if std.version < "2024.12":
+            return Verdict(
+                "non_standard_usage",
+                name,
+                "xp.take(x, idx, axis=...)",
+                f"integer-array indexing is in the standard from 2024.12 (checked against "
+                f"{std.version})",
+            )
+        if setting:
+            return Verdict(
+                "non_standard_usage",
+                name,
+                "xp.where(mask, value, x)",
+                "assigning through integer-array indices is not in the standard",
+            )
+        covered = all(k in ("array", "scalar") for k in kinds) and len(parts) == x[3]
+        if not covered or masks:
+            return Verdict(
+                "non_standard_usage",
+                name,
+                "xp.take(x, idx, axis=...)",
+                "integer-array indexing is standard only when every axis gets an integer or "
+                "an integer array (no slices, masks or missing axes)",
+            )
+    if any(p[0] == "slice" and p[1] for p in parts):
+        lacking = _lacking_negative_steps()
+        if lacking:
+            return Verdict(
+                "standard",
+                name,
+                "xp.flip(x, axis=...)",
+                f"negative slice steps are standard, but {lacking} lacks them: "
+                "xp.flip works everywhere",
+            )
+    if masks:
+        return Verdict("standard", name, None, _DATA_DEPENDENT)
+    return Verdict("standard", name)
