@@ -219,6 +219,12 @@ def _worker_rows(rows: list, result: Any) -> list:
     return fixed
 
 
+def _replace(row: Any, **changes: Any) -> Any:
+    """``row`` with ``changes``, leaving out fields its comparison model does not have."""
+    known = {f.name for f in dataclasses.fields(row)}
+    return dataclasses.replace(row, **{k: v for k, v in changes.items() if k in known})
+
+
 def _mark_nondeterministic(compared: list) -> list:
     """Outputs on which the control replay disagreed with the original run: shown, with a
     note, but not counted as mismatches on any backend."""
@@ -232,9 +238,9 @@ def _mark_nondeterministic(compared: list) -> list:
     out = []
     for result, result_rows in compared:
         result_rows = [
-            dataclasses.replace(row, within_tolerance=None, note=note, deterministic=False)
+            _replace(row, within_tolerance=None, note=note, deterministic=False)
             if row.name in differs
-            else dataclasses.replace(row, deterministic=True)
+            else _replace(row, deterministic=True)
             for row in result_rows
         ]
         out.append((result, result_rows))

@@ -1,0 +1,305 @@
+"""One worker kernel, spoken to through the Jupyter kernel protocol.
+
+`Worker` holds the protocol: wait for the kernel, set it up (``worker_side.start``), open
+the ``porter.replay`` comm, send a replay (a comm message whose buffers carry the request
+and the inputs, then ``__porter_worker__.run(id)``), and wait for its answer, interrupting
+it past its time limit and killing it when the interrupt does not stop it. A subclass
+says how messages travel: `LocalWorker` starts a kernel here with ``jupyter_client``
+(ZeroMQ); `remote` reaches kernels that run elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import secrets
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from porter_ext.backends import BackendSpec
+from porter_ext.replay import transport
+from porter_ext.replay.worker_side import COMM_TARGET, ReplayReply, ReplayRequest
+
+KERNEL_NAME = "porter-worker"
+#: seconds a local worker may take to start and answer its set-up
+START_TIMEOUT = 60.0
+#: seconds between interrupting a replay and killing its worker
+KILL_GRACE = 1.0
+
+
+class WorkerUnavailable(RuntimeError):
+    """A worker could not be started or reached; the message says why (a `skipped`)."""
+
+
+class Died(Exception):
+    """The worker's process ended (``status`` as `Popen.returncode` gives it)."""
+
+    def __init__(self, status: int):
+        super().__init__(status)
+        self.status = status
+
+
+def kernel_spec_file() -> Path:
+    """The ``porter-worker`` kernelspec shipped in the source tree / package data."""
+    return Path(__file__).resolve().parents[2] / "kernels" / KERNEL_NAME / "kernel.json"
+
+
+def import_path() -> list[str]:
+    """Where the person's process finds modules (their cwd first), for the worker."""
+    return [os.getcwd(), *[p for p in sys.path if p]]
+
+
+class Worker:
+    """The protocol with one worker kernel; subclasses move the messages."""
+
+    place = "worker"
+    #: the worker can map this machine's shared memory
+    local = True
+
+    def __init__(self, key: tuple, spec: BackendSpec, env: dict[str, str], scratch: str):
+        self.key, self.spec, self.env, self.scratch = key, spec, env, scratch
+        self.lock = threading.Lock()
+        self.comm_id = secrets.token_hex(8)
+        self.ready = False
+        #: why the kernel could not even be started (reported by the replay)
+        self.launch_error: str | None = None
+
+    # -- what a subclass provides -------------------------------------------------------
+    def launch(self) -> None:
+        """Start the kernel without waiting for it (nothing for a running one)."""
+
+    def open(self, deadline: float) -> None:
+        """Make the channels to the kernel."""
+        raise NotImplementedError
+
+    def post(self, msg_type: str, content: dict, buffers: list | None = None) -> str:
+        """Send a shell message; its msg_id."""
+        raise NotImplementedError
+
+    def next_message(self, timeout: float) -> dict | None:
+        """The next iopub or shell message within ``timeout`` seconds, or None."""
+        raise NotImplementedError
+
+    def exit_status(self) -> int | None:
+        """The kernel process's exit status once it has ended; None while it runs."""
+        return None
+
+    def interrupt(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Let go of the kernel (ending it when porter started it)."""
+        self.ready = False
+
+    @property
+    def label(self) -> str:
+        return self.place
+
+    def start_timeout(self, timeout: float | None) -> float:
+        """Seconds the worker may take to come up for a replay limited to ``timeout``."""
+        return START_TIMEOUT if timeout is None else max(timeout, START_TIMEOUT)
+
+    # -- the protocol -------------------------------------------------------------------
+    def connect(self, deadline: float) -> None:
+        """Wait for the kernel and set it up (sandbox, import path, library, comm)."""
+        if self.ready:
+            return
+        self.launch()
+        self.open(deadline)
+        self._wait_reply(self.post("kernel_info_request", {}), deadline, "answer")
+        code = (
+            "import porter_ext.replay.worker_side as __porter_worker__\n"
+            f"__porter_worker__.start({self.scratch!r}, {import_path()!r}, {[self.spec.library]!r})"
+        )
+        reply = self._wait_reply(self._execute(code), deadline, "set itself up")
+        content = reply["content"]
+        if content["status"] != "ok":
+            raise WorkerUnavailable(
+                f"the {self.place} could not set itself up ({content.get('ename')}: "
+                f"{content.get('evalue')}); is porter-ext installed there?"
+            )
+        self.post("comm_open", {"comm_id": self.comm_id, "target_name": COMM_TARGET, "data": {}})
+        self.ready = True
+
+    def _execute(self, code: str) -> str:
+        content = {"code": code, "silent": True, "store_history": False,
+                   "user_expressions": {}, "allow_stdin": False, "stop_on_error": False}  # fmt: skip
+        return self.post("execute_request", content)
+
+    def _wait_reply(self, msg_id: str, deadline: float, what: str) -> dict:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkerUnavailable(f"the {self.place} did not {what} in time")
+            self._check_alive()
+            msg = self.next_message(min(left, 0.1))
+            if (
+                msg is not None
+                and msg["parent_header"].get("msg_id") == msg_id
+                and msg["header"]["msg_type"].endswith("_reply")
+            ):
+                return msg
+
+    def _check_alive(self) -> None:
+        status = self.exit_status()
+        if status is not None:
+            raise Died(status)
+
+    def send(self, request: ReplayRequest, parcel: transport.Parcel) -> str:
+        buffers = [pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL), parcel.payload,
+                   *_message_buffers(parcel, request.local)]  # fmt: skip
+        self.post("comm_msg", {"comm_id": self.comm_id, "data": {"id": request.id}}, buffers)
+        return self._execute(f"__porter_worker__.run({request.id!r})")
+
+    def receive(self, request_id: str, msg_id: str, timeout: float | None) -> ReplayReply | str:
+        """The worker's reply, or why there is none (``"timeout"`` or an error text)."""
+        start = time.monotonic()
+        interrupted: float | None = None
+        finished: float | None = None
+        while True:
+            now = time.monotonic()
+            if timeout is not None and interrupted is None and now - start > timeout:
+                self.interrupt()
+                interrupted = now
+            if interrupted is not None and now - interrupted > KILL_GRACE:
+                self.stop()
+                return "timeout"
+            if finished is not None and now - finished > 2.0:
+                return "the worker finished without answering"
+            self._check_alive()
+            msg = self.next_message(0.05)
+            if msg is None:
+                continue
+            kind = msg["header"]["msg_type"]
+            if kind == "comm_msg" and msg["content"]["data"].get("id") == request_id:
+                reply = self._reply(msg)  # read even when late: it frees the answer's memory
+                return "timeout" if interrupted is not None else reply
+            if kind == "execute_reply" and msg["parent_header"].get("msg_id") == msg_id:
+                content = msg["content"]
+                if content["status"] != "ok":
+                    if interrupted is not None or content.get("ename") == "KeyboardInterrupt":
+                        return "timeout"
+                    return f"the worker failed: {content.get('ename')}: {content.get('evalue')}"
+                finished = now
+
+    def _reply(self, msg: dict) -> ReplayReply:
+        buffers = msg["buffers"]
+        reply: ReplayReply = pickle.loads(buffers[0])
+        header = msg["content"]["data"]["outputs"]
+        parcel = transport.Parcel(bytes(buffers[1]), spans=[tuple(s) for s in header["spans"]],
+                                  shm_name=header["shm"], buffers=list(buffers[2:]))  # fmt: skip
+        try:
+            reply.result.outputs = transport.unpack(parcel, transport.host_copy, take=True)
+        except Exception as error:  # an output class this process cannot import
+            reply.result.outputs = {}
+            reply.result.notes.append(f"the replay's outputs could not be read back: {error}")
+        return reply
+
+
+def _message_buffers(parcel: transport.Parcel, local: bool) -> list:
+    """The arrays' bytes as message buffers, for a kernel that cannot map the shared block."""
+    if local or parcel.shm_name is None:
+        return list(parcel.buffers)
+    block = transport.attach(parcel.shm_name)
+    try:
+        return [bytes(block.buf[start : start + nbytes]) for start, nbytes in parcel.spans]
+    finally:
+        block.close()
+
+
+class ZmqMessages:
+    """Messages over a `jupyter_client` kernel client's ZeroMQ channels (``self.kc``)."""
+
+    kc: Any
+
+    def post(self, msg_type: str, content: dict, buffers: list | None = None) -> str:
+        msg = self.kc.session.msg(msg_type, content)
+        self.kc.session.send(self.kc.shell_channel.socket, msg, buffers=buffers)
+        return msg["header"]["msg_id"]
+
+    def next_message(self, timeout: float) -> dict | None:
+        import zmq
+
+        channels = (self.kc.iopub_channel, self.kc.shell_channel)
+        for channel in channels:
+            if channel.msg_ready():
+                return channel.get_msg(timeout=0)
+        poller = zmq.Poller()
+        for channel in channels:
+            poller.register(channel.socket, zmq.POLLIN)
+        ready = dict(poller.poll(int(timeout * 1000)))
+        for channel in channels:
+            if channel.socket in ready:
+                return channel.get_msg(timeout=0)
+        return None
+
+
+class LocalWorker(ZmqMessages, Worker):
+    """A worker kernel started here from the ``porter-worker`` kernelspec."""
+
+    place = "local worker"
+
+    def __init__(self, *args: Any):
+        super().__init__(*args)
+        self.km: Any = None
+        self.kc: Any = None
+
+    def launch(self) -> None:
+        if self.km is not None:
+            return
+        from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
+        from jupyter_client.manager import KernelManager
+
+        os.makedirs(self.scratch, exist_ok=True)
+        km = KernelManager(kernel_name=KERNEL_NAME)
+        try:
+            KernelSpecManager().get_kernel_spec(KERNEL_NAME)
+        except NoSuchKernel:  # a source checkout: the spec shipped beside the package
+            data = json.loads(kernel_spec_file().read_text())
+            km._kernel_spec = KernelSpec(resource_dir=str(kernel_spec_file().parent), **data)
+        # caches the person's libraries placed elsewhere: the worker's go to its scratch
+        inherited = {k: v for k, v in os.environ.items() if not k.endswith("_CACHE_DIR")}
+        env = {**inherited, **self.env, "TMPDIR": self.scratch, "PYTHONUNBUFFERED": "1"}
+        # the worker imports the very porter this process runs (a checkout, a wheel)
+        home = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join([home, *filter(None, [env.get("PYTHONPATH")])])
+        log = open(os.path.join(self.scratch, "kernel.log"), "ab")  # noqa: SIM115
+        try:
+            km.start_kernel(env=env, cwd=self.scratch, stdout=log, stderr=log)
+        finally:
+            log.close()
+        self.km = km
+
+    def open(self, deadline: float) -> None:
+        if self.kc is None:
+            self.kc = self.km.client()
+            self.kc.start_channels()
+
+    def exit_status(self) -> int | None:
+        process = getattr(getattr(self.km, "provisioner", None), "process", None)
+        return process.poll() if process is not None else None
+
+    def interrupt(self) -> None:
+        if self.km is not None:
+            self.km.interrupt_kernel()
+
+    def stop(self) -> None:
+        """End the kernel now and forget it (the next replay starts a fresh one)."""
+        super().stop()
+        kc, km, self.kc, self.km = self.kc, self.km, None, None
+        if kc is not None:
+            kc.stop_channels()
+        if km is not None:
+            try:
+                km.shutdown_kernel(now=True)
+            except Exception:  # an already dead process: only its files are left
+                km.cleanup_resources()
+
+    @property
+    def label(self) -> str:
+        process = getattr(getattr(self.km, "provisioner", None), "process", None)
+        return f"{self.place} (pid {process.pid})" if process is not None else self.place

@@ -1,0 +1,205 @@
+"""Worker kernels: timeouts, crashes, devices the person's process lacks, the control
+replay, unsendable inputs, parallel replays and no leaked processes (adv_18, adv_19,
+adv_21 as tests), on real kernels started through jupyter_client."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from tests.replay.isolation import replays, run, same_as_plain, shell
+
+pytest.importorskip("torch")
+pytest.importorskip("jax")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def ip():
+    ip = shell()
+    run(ip, "%%port -b numpy,torch --quiet\nimport numpy as np\nwarm = np.ones(2) + 1")  # start
+    return ip
+
+
+def kernel_children() -> set[int]:
+    """Kernel processes whose parent is this one."""
+    me, found = str(os.getpid()), set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    command = f.read()
+            except OSError:
+                continue
+            if fields[1] == me and b"ipykernel_launcher" in command:
+                found.add(int(entry))
+    return found
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "while True:\n    pass",
+        "import time\nwhile True:\n    try:\n        time.sleep(1)\n    except:\n        pass",
+    ],
+    ids=["spin", "bare-except"],
+)
+def test_timeout_whatever_the_cell_does(ip, body):  # adv_18
+    run(ip, "import numpy as np, time\na = np.ones(3)")
+    cell = (
+        "if 'numpy' not in type(a).__module__:\n"
+        + "".join(f"    {line}\n" for line in body.splitlines())
+        + "b = a + 1"
+    )
+    start = time.monotonic()
+    result = run(ip, f"%%port -b torch --timeout 2 --no-control --quiet\n{cell}")
+    elapsed = time.monotonic() - start
+    assert result.error_in_exec is None
+    replay = replays(ip.user_ns["_port"])["torch"]
+    assert replay.status == "timeout", (replay.error, replay.reason)
+    assert elapsed < 4.0
+    run(ip, "%%port -b torch --quiet\nc = a * 2")  # the next cell is fine
+    assert replays(ip.user_ns["_port"])["torch"].status == "ok"
+
+
+def test_tiny_timeout_leaves_the_session_alive(ip):  # adv_21
+    run(ip, "import numpy as np\na = np.arange(3.0)")
+    result = run(
+        ip,
+        "%%port -b numpy --timeout 1e-6 --no-control --quiet\nb = a + 1\nc = [np.exp(a) for _ in range(1000)]",
+    )
+    assert result.error_in_exec is None
+    assert replays(ip.user_ns["_port"])["numpy"].status in ("timeout", "ok")
+    assert ip.user_ns["b"].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_os_exit_in_a_replay(ip):  # adv_19
+    run(ip, "import numpy as np, os\na = np.ones(3)")
+    port = same_as_plain(ip, "import numpy as np, os\na = np.ones(3)",
+                         "if 'numpy' not in type(a).__module__:\n    os._exit(7)\nb = a + 1",
+                         "-b torch,numpy --quiet", "b.tolist()", assigned=("b",))  # fmt: skip
+    died = replays(port)["torch"]
+    assert died.status == "error" and died.error.type == "WorkerDied"
+    assert "exit status 7" in died.error.message
+    assert replays(port)["numpy"].status == "ok"  # the other replays go on
+    run(ip, "%%port -b torch --quiet\nc = a * 2")
+    assert replays(ip.user_ns["_port"])["torch"].status == "ok"
+
+
+def test_worker_killed_mid_cell(ip):
+    from porter_ext.replay.workers import shared_pool
+
+    run(ip, "import time, numpy as np\na = np.ones(2)")
+    pool = shared_pool()
+
+    def kill_soon() -> None:
+        time.sleep(1.5)
+        for worker in list(pool.workers.values()):
+            process = getattr(getattr(worker.km, "provisioner", None), "process", None)
+            if worker.spec.library == "torch" and process is not None:
+                os.kill(process.pid, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_soon)
+    killer.start()
+    run(
+        ip,
+        "%%port -b torch --no-control --quiet\nif 'numpy' not in type(a).__module__:\n    time.sleep(5)\nb = a + 1",
+    )
+    killer.join()
+    replay = replays(ip.user_ns["_port"])["torch"]
+    assert replay.status == "error" and "killed by signal 9" in replay.error.message
+    run(ip, "%%port -b torch --quiet\nc = a * 2")
+    assert replays(ip.user_ns["_port"])["torch"].status == "ok"
+
+
+def test_second_jax_device_comes_from_a_worker(ip):
+    import jax
+
+    assert len(jax.devices("cpu")) == 1  # this process has one JAX device
+    run(ip, "import numpy as np\nx = np.arange(6.0).reshape(2, 3)")
+    run(ip, "%%port -b jax:cpu:1 --quiet\ny = x * 2 + 1")
+    replay = replays(ip.user_ns["_port"])["jax:cpu:1"]
+    assert replay.status == "ok", (replay.error, replay.reason)
+    assert {o.name: o.device for o in replay.outputs} == {"y": "cpu:1"}
+    assert replay.worker.startswith("local worker (pid ")
+
+
+def test_control_replay_marks_nondeterministic_outputs(ip):
+    run(ip, "import numpy as np\nx = np.ones(3)")
+    run(
+        ip,
+        "%%port -b numpy,torch --quiet\nnoise = x + np.random.default_rng().random(3)\nsame = x * 2",
+    )
+    port = ip.user_ns["_port"]
+    control = replays(port, "control")["numpy"]
+    assert control.status == "ok" and control.seconds is not None  # its cost is shown
+    for replay in (replays(port)["numpy"], control):
+        rows = {o.name: o for o in replay.outputs}
+        assert rows["noise"].within_tolerance is None and "nondeterministic" in rows["noise"].note
+        assert rows["same"].within_tolerance is True
+        assert getattr(rows["noise"], "deterministic", False) is False
+        assert getattr(rows["same"], "deterministic", True) is True
+    summary = ip.user_ns["_port"].entry
+    from porter_ext.report.model import Summary
+
+    assert Summary.of([summary]).mismatches == 0
+    run(ip, "%%port -b numpy --no-control --quiet\nnoise = x + np.random.default_rng().random(3)")
+    port = ip.user_ns["_port"]
+    assert not replays(port, "control")
+    assert {o.name: o.within_tolerance for o in replays(port)["numpy"].outputs} == {"noise": False}
+
+
+@pytest.mark.parametrize(
+    ("setup", "name", "kind"),
+    [
+        ("import threading\nguard = threading.Lock()", "guard", "lock"),
+        ("import tempfile\nf = tempfile.TemporaryFile('w')", "f", "not opened for reading"),
+    ],
+)
+def test_unsendable_inputs_are_named(ip, setup, name, kind):
+    port = same_as_plain(ip, setup, f"z = {name} is not None", "-b numpy --quiet", "1")
+    replay = replays(port)["numpy"]
+    assert replay.status == "skipped"
+    assert f"'{name}'" in replay.reason and kind in replay.reason
+
+
+def test_replays_on_several_backends_run_at_once(ip):
+    run(ip, "import time, numpy as np\nx = np.ones(2)")
+    run(ip, "%%port -b numpy,torch,jax --no-control --quiet\ny = x + 1")  # workers up
+    start = time.monotonic()
+    run(
+        ip,
+        "%%port -b numpy,torch,jax --no-control --quiet\nif 'numpy' not in type(x).__module__ or True:\n    time.sleep(1)\ny = x + 1",
+    )
+    elapsed = time.monotonic() - start
+    assert all(r.status == "ok" for r in replays(ip.user_ns["_port"]).values())
+    assert elapsed < 2.6  # the original's 1 s and the slowest replay's, not four seconds
+
+
+def test_missing_connection_file_is_skipped(ip, tmp_path):
+    missing = tmp_path / "kernel-404.json"
+    start = time.monotonic()
+    run(ip, f"%%port -b numpy@{missing} --timeout 3 --quiet\nimport numpy as np\ny = np.ones(2)")
+    replay = replays(ip.user_ns["_port"])[f"numpy@{missing}"]
+    assert replay.status == "skipped"
+    assert "no kernel connection file" in replay.reason and str(missing) in replay.reason
+    assert time.monotonic() - start < 5
+
+
+def test_no_worker_process_is_left_behind(ip):
+    from porter_ext.replay.workers import shutdown_workers
+
+    run(ip, "%%port -b numpy,strict --quiet\nimport numpy as np\ny = np.ones(2)")
+    assert len(kernel_children()) >= 2
+    shutdown_workers()
+    deadline = time.monotonic() + 10
+    while kernel_children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not kernel_children(), "worker kernels still running"
