@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from porter_ext.backends import get_backend
+from porter_ext.backends import LIBRARIES, get_backend
 from porter_ext.compare.devices import CREATION, FROM_ARRAY
 from porter_ext.fix.static import (
     PYTHON_TYPES,
@@ -40,7 +40,6 @@ CODES: dict[str, str] = {
     "PA003": "device_specific",
     "PA004": "host_sync",
     "PA005": "default_device_creation",
-    "PA006": "list_operand",
     "PA100": "needs_run",
 }
 CODE_OF = {name: code for code, name in CODES.items()}
@@ -58,7 +57,7 @@ _NOT_ONE_ARRAY = frozenset(
 _ARRAY_ATTRIBUTES = frozenset({"T", "mT"})
 #: attributes of a parameter that show it is used as an array
 _ARRAY_USES = frozenset({"shape", "dtype", "device", "ndim", "T", "mT", "size"})
-#: standard parameters that take one array (a Python list there is outside the standard)
+#: standard parameters that take one array
 _ARRAY_PARAMS = frozenset({"x", "x1", "x2"})
 _HOST_MESSAGE = "{name}(x) on an array copies to the host and waits for pending device work"
 
@@ -310,6 +309,8 @@ class Analyzer(ast.NodeVisitor):
         dotted = self.dotted_of(node)
         if dotted is not None:
             return NamedValue(dotted.rpartition(".")[2])
+        if isinstance(node, ast.Attribute) and node.attr == "dtype":
+            return NamedValue("float64")  # an array's own dtype: one of the standard's
         if isinstance(node, ast.Call) and node.args and not node.keywords:
             callee = self.dotted_of(node.func)
             first = node.args[0]
@@ -346,7 +347,7 @@ class Analyzer(ast.NodeVisitor):
                 self.check_creation(node, callee.name, callee.qualname)
         elif name is not None:
             if not name.startswith("backend."):  # the escape hatch: acknowledged
-                self.check_call(node, Callee("*", "function", name, f"xp.{name}"), None)
+                self.check_call(node, _portable(name), None)
                 self.check_creation(node, name, f"xp.{name}")
         elif receiver is not None and isinstance(func, ast.Attribute):
             self.check_call(node, self._callee(receiver.library, "method", func.attr), receiver)
@@ -394,20 +395,14 @@ class Analyzer(ast.NodeVisitor):
         args = tuple(UNKNOWN if isinstance(a, ast.Starred) else self.value_of(a) for a in node.args)
         kwargs = {k.arg: self.value_of(k.value) for k in node.keywords if k.arg is not None}
         self.check(node, callee, args, kwargs, receiver, spread)
-        spec = self.std.functions.get(callee.name) if callee.kind == "function" else None
-        if spec is not None and not spread:
-            positional = [p.name for p in spec.params if p.kind.startswith("positional")]
-            for param, arg in zip(positional, node.args, strict=False):
-                if param in _ARRAY_PARAMS and isinstance(arg, ast.List | ast.Tuple):
-                    self.add(arg, "PA006", callee.qualname,
-                             f"{callee.qualname} takes arrays in the standard, not Python "
-                             f"{type(arg).__name__.lower()}s: pass xp.asarray([...])",
-                             "xp.asarray(...)")  # fmt: skip
 
     def check(self, node: ast.AST, callee: Callee, args: tuple, kwargs: dict, receiver: object,
               spread: bool = False) -> None:  # fmt: skip
         """Classify the call as the recorder would, once per way its unknowns may turn out."""
-        entries = find(callee.library, callee.kind, callee.name)
+        if isinstance(callee, _PortableCallee):  # xp.NAME: the library-independent entries
+            entries = find("*", callee.kind, callee.name)
+        else:
+            entries = find(callee.library, callee.kind, callee.name)
         uncertain = is_uncertain((args, tuple(kwargs.values()), receiver))
         judged: list[tuple[Verdict, object]] = []
         for variant in range(VARIANTS if uncertain else 1):
@@ -441,11 +436,12 @@ class Analyzer(ast.NodeVisitor):
                      "(%%port or porter run)", " or ".join(suggestions) or None,
                      needs_run=True)  # fmt: skip
             return
+        # outside the standard whatever the values: a finding; only the fix depends on them
         verdict = next(v for v, _ in judged if v.status != "standard")
         self.add(node, CODE_OF[verdict.status], callee.qualname,
                  f"{verdict.message}; which replacement fits depends on values the source "
-                 "does not show: needs a run (%%port or porter run)",
-                 " or ".join(suggestions) or verdict.suggestion, needs_run=True)  # fmt: skip
+                 "does not show (a run with %%port or porter run tells)",
+                 " or ".join(suggestions) or verdict.suggestion)  # fmt: skip
 
     def check_creation(self, node: ast.Call, name: str, qualname: str) -> None:
         """A creation call without ``device=`` in a function that takes arrays."""
@@ -463,6 +459,15 @@ class Analyzer(ast.NodeVisitor):
                  f"{qualname} without device= puts its result on the default device, not "
                  f"where the function's arrays ({params}) live: pass device=x.device",
                  None)  # fmt: skip
+
+
+class _PortableCallee(Callee):
+    """A call through an array namespace (``xp.sum``): whichever library ``xp`` turns out to
+    be, so it is judged with the table's library-independent entries only."""
+
+
+def _portable(name: str) -> Callee:
+    return _PortableCallee(LIBRARIES[0], "function", name, f"xp.{name}")
 
 
 def _is_class_name(callee: Callee, std: Standard) -> bool:

@@ -21,7 +21,6 @@ _RULE_TEXT = {
     "device_specific": "a vendor-specific runtime or placement call",
     "host_sync": "a call that copies data to the host and waits for the device",
     "default_device_creation": "a creation call without device= where the inputs are arrays",
-    "list_operand": "a Python list where the standard takes an array",
     "needs_run": "a call whose verdict depends on values: run it with %%port or porter run",
 }
 

@@ -60,10 +60,10 @@ class ArrayStub:
     """A duck-typed array of a chosen rank: what an unknown value or an array of unknown
     shape is tried as when deciding whether the verdict depends on it."""
 
-    def __init__(self, ndim: int) -> None:
+    def __init__(self, ndim: int, dtype: str = "float64") -> None:
         self.ndim = ndim
         self.shape = (2,) * ndim
-        self.dtype = NamedValue("float64")
+        self.dtype = NamedValue(dtype)
 
     def __repr__(self) -> str:
         return f"<array ndim={self.ndim}>"
@@ -77,7 +77,7 @@ class Opaque:
 
 
 #: how many ways each unknown is tried (an object, a 2-D array, the int 1; arrays of
-#: unknown rank as 2-D, 1-D and 3-D)
+#: unknown rank and dtype as 2-D float64, 1-D int64 and 3-D bool)
 VARIANTS = 3
 
 
@@ -86,7 +86,7 @@ def concretize(value: object, variant: int) -> object:
     if value is UNKNOWN:
         return (Opaque(), ArrayStub(2), 1)[variant]
     if isinstance(value, ArrayValue):
-        return ArrayStub((2, 1, 3)[variant])
+        return ArrayStub((2, 1, 3)[variant], ("float64", "int64", "bool")[variant])
     if isinstance(value, tuple):
         return tuple(concretize(v, variant) for v in value)
     if isinstance(value, list):

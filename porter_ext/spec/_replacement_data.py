@@ -19,6 +19,17 @@ USAGE = "non_standard_usage"
 DEVICE = "device_specific"
 SYNC = "host_sync"
 
+#: what an entry without a rewrite says by default
+NO_VERIFIED_REWRITE = "no verified rewrite: the suggestion is advice to apply by hand"
+NO_RANDOM_REWRITE = (
+    "random draws: a different generator gives different numbers, so no rewrite can be "
+    "verified against the original"
+)
+NO_TUPLE_REWRITE = (
+    "torch returns a (values, indices) named tuple here: the standard needs two calls, and "
+    "code reading .values/.indices must change with them"
+)
+
 _entries: list[Replacement] = []
 
 
@@ -31,20 +42,36 @@ def _add(
     suggestion: str,
     note: str,
     when: str | None = None,
+    *,
+    rewrite: str | None = None,
+    example: str | None = None,
+    no_rewrite: str = "",
 ) -> None:
-    """One entry per library letter in ``libs`` (n numpy, t torch, j jax, c cupy, * any)."""
+    """One entry per library letter in ``libs`` (n numpy, t torch, j jax, c cupy, * any).
+
+    ``rewrite`` is the executable template (`porter_ext.spec.rewrites`) and ``example``
+    the original spelling it is verified on; without a rewrite, ``no_rewrite`` says why
+    (by default: none has been verified, the suggestion is advice)."""
+    if rewrite is not None and example is None:
+        raise ValueError(f"the rewrite of {name} has no example to verify it on")
+    reason = "" if rewrite is not None else (no_rewrite or NO_VERIFIED_REWRITE)
     for letter in libs:
         _entries.append(
-            Replacement(_LIBS[letter], kind, name, status, standard_name, suggestion, when, note)
+            Replacement(
+                _LIBS[letter], kind, name, status, standard_name, suggestion, when, note,
+                rewrite, reason, example,
+            )  # fmt: skip
         )
 
 
-def _fn(libs: str, name: str, standard_name: str | None, suggestion: str, note: str) -> None:
-    _add(libs, "function", name, NS, standard_name, suggestion, note)
+def _fn(libs: str, name: str, standard_name: str | None, suggestion: str, note: str,
+        **rewrite: str) -> None:  # fmt: skip
+    _add(libs, "function", name, NS, standard_name, suggestion, note, **rewrite)
 
 
-def _method(libs: str, name: str, standard_name: str | None, suggestion: str, note: str) -> None:
-    _add(libs, "method", name, NS, standard_name, suggestion, note)
+def _method(libs: str, name: str, standard_name: str | None, suggestion: str, note: str,
+            **rewrite: str) -> None:  # fmt: skip
+    _add(libs, "method", name, NS, standard_name, suggestion, note, **rewrite)
 
 
 def _renamed(name: str) -> str:
@@ -152,9 +179,14 @@ _HOST_NOTE = (
     "copies to the host and waits for pending device work; keep values on the device "
     "as long as possible"
 )
-_add("*", "method", "item", SYNC, None, "float(x)",
-     "reads one value on the host (a device sync); the standard spells it float(x), "
-     "int(x) or bool(x) on a 0-D array")
+_ITEM_NOTE = (
+    "reads one value on the host (a device sync); the standard spells it float(x), "
+    "int(x), bool(x) or complex(x) on a 0-D array, by its dtype"
+)
+for _when, _py, _example in (("int_dtype", "int", "n.item()"), ("bool_dtype", "bool", "t.item()"),
+                             ("complex_dtype", "complex", "c.item()"), (None, "float", "f.item()")):
+    _add("*", "method", "item", SYNC, None, f"{_py}(x)", _ITEM_NOTE, when=_when,
+         rewrite=f"{_py}({{x}})", example=_example)
 _add("*", "method", "tolist", SYNC, None, "np.from_dlpack(x, device='cpu').tolist()",
      _HOST_NOTE)
 _add("t", "method", "numpy", SYNC, "from_dlpack", "np.from_dlpack(x, device='cpu')",
@@ -200,6 +232,16 @@ for _name, _std, _libs in [
     ("conjugate", "conj", "njc"), ("neg", "negative", "t"),
 ]:
     _fn(_libs, _name, _std, f"xp.{_std}(x)", _renamed(_std))
+
+# x.at[idx].add(v): the recorder sees JAX's update methods as jax functions of one operand
+_AT_NOTE = (
+    "x.at[idx].{op}(value) is JAX's functional update, not the standard's {op}; "
+    "array-api-extra's at does the same on every library"
+)
+for _op in ("add", "multiply", "divide", "power"):  # two-operand standard names, one given
+    _add("j", "function", _op, NS, None, f"xpx.at(x, idx).{_op}(value)",
+         _AT_NOTE.format(op=_op), when="one_operand",
+         no_rewrite="the array and the index are in the .at[...] before the call")
 
 for _name, _std, _libs in [
     ("arctan2", "atan2", "njct"), ("power", "pow", "njc"),
@@ -285,9 +327,18 @@ _fn("t", "index_select", "take", "xp.take(x, indices, axis={axis})", _renamed("t
 _fn("t", "masked_select", None, "x[mask]", "boolean indexing is standard")
 _fn("njct", "argwhere", "nonzero", "xp.stack(xp.nonzero(x), axis=-1)",
     "the standard has nonzero, which returns one index array per axis")
-_fn("njct", "unique", "unique_values", "xp.unique_values(x)",
-    "return_counts/return_inverse/return_index map to xp.unique_counts, "
-    "xp.unique_inverse and xp.unique_all")
+_add("njct", "function", "unique", NS, None, "xp.backend.unique(x, axis={axis})",
+     "unique along an axis (unique rows) is not in the standard: xp.unique_values flattens; "
+     "keep it through the escape hatch", when="axis_given",
+     no_rewrite="the standard has no unique along an axis")
+_add("njct", "function", "unique", NS, "unique_all", "xp.unique_all(x)",
+     "return_counts/return_inverse/return_index map to xp.unique_counts, xp.unique_inverse "
+     "and xp.unique_all, whose named tuples order their fields differently",
+     when="unique_returns",
+     no_rewrite="the standard's unique_* functions return named tuples in another order")
+_fn("njct", "unique", "unique_values", "xp.sort(xp.unique_values(x))",
+    "np.unique sorts its result; xp.unique_values promises no order, so sort it",
+    rewrite="xp.sort(xp.unique_values({x}))", example="lib.unique(i)")
 _fn("t", "topk", "sort", "xp.sort(x, axis=-1, descending=True)[..., :k]",
     "the standard has no topk; sort (values) or argsort (indices) and slice")
 _fn("t", "is_tensor", None, "array_api_compat.is_array_api_obj(x)",
@@ -318,6 +369,11 @@ _fn("njct", "trace", "linalg.trace", "xp.linalg.trace(x)",
     "NumPy's trace uses the first two axes, the standard's linalg.trace the last two")
 _fn("njct", "diagonal", "linalg.diagonal", "xp.linalg.diagonal(x)",
     "NumPy's diagonal uses the first two axes, the standard's linalg.diagonal the last two")
+_add("njct", "function", "diag", NS, None,
+     "xp.linalg.diagonal(x, offset={k}) for a 2-D x, xpx.create_diagonal(x, offset={k}) for 1-D",
+     "diag reads the k-th diagonal of a 2-D array and builds a matrix from a 1-D one",
+     when="diag_offset",
+     no_rewrite="which standard call diag is depends on the rank of x, which the call does not show")
 _fn("njct", "diag", None, "xpx.create_diagonal(x)",
     "builds a diagonal matrix from a 1-D array (array-api-extra); to read the diagonal of "
     "a 2-D array use xp.linalg.diagonal(x)")
@@ -405,23 +461,28 @@ _RANDOM_NOTE = (
 _SEED = "rng = np.random.default_rng(seed)"
 _NORMAL = "xp.asarray(rng.standard_normal(shape), device=device)"
 _UNIFORM = "xp.asarray(rng.random(shape), device=device)"
+_NP_UNIFORM = "xp.asarray(rng.uniform(low, high, size), device=device)"
+_JAX_UNIFORM = "xp.asarray(rng.uniform(minval, maxval, shape), device=device)"
+_NP_NORMAL = "xp.asarray(rng.normal(loc, scale, size), device=device)"
 _INTEGERS = "xp.asarray(rng.integers(low, high, shape), device=device)"
 _PERMUTATION = "xp.asarray(rng.permutation(n), device=device)"
 for _libs, _name, _suggestion in [
     ("nc", "random.rand", _UNIFORM), ("nc", "random.randn", _NORMAL),
-    ("nc", "random.random", _UNIFORM), ("ncj", "random.normal", _NORMAL),
-    ("ncj", "random.uniform", _UNIFORM), ("nc", "random.randint", _INTEGERS),
+    ("nc", "random.random", _UNIFORM), ("nc", "random.normal", _NP_NORMAL),
+    ("j", "random.normal", _NORMAL), ("nc", "random.uniform", _NP_UNIFORM),
+    ("j", "random.uniform", _JAX_UNIFORM), ("nc", "random.randint", _INTEGERS),
     ("nc", "random.seed", _SEED), ("n", "random.default_rng", _SEED),
     ("ncj", "random.permutation", _PERMUTATION),
     ("ncj", "random.choice", "xp.asarray(rng.choice(a, size), device=device)"),
     ("j", "random.key", _SEED), ("j", "random.PRNGKey", _SEED),
     ("t", "rand", _UNIFORM), ("t", "randn", _NORMAL), ("t", "randint", _INTEGERS),
-    ("t", "randperm", _PERMUTATION), ("t", "normal", _NORMAL), ("t", "manual_seed", _SEED),
+    ("t", "randperm", _PERMUTATION), ("t", "manual_seed", _SEED),
+    ("t", "normal", "xp.asarray(rng.normal(mean, std, size), device=device)"),
     ("t", "rand_like", "xp.asarray(rng.random(x.shape), dtype=x.dtype, device=x.device)"),
     ("t", "randn_like",
      "xp.asarray(rng.standard_normal(x.shape), dtype=x.dtype, device=x.device)"),
 ]:
-    _fn(_libs, _name, None, _suggestion, _RANDOM_NOTE)
+    _fn(_libs, _name, None, _suggestion, _RANDOM_NOTE, no_rewrite=NO_RANDOM_REWRITE)
 
 # --- standard names used the non-standard way --------------------------------------------
 
@@ -440,8 +501,9 @@ for _name, _pair in (("max", "maximum"), ("min", "minimum")):
              _PAIR_NOTE.format(name=_name, pair=_pair), when="two_arrays")
         for _when in ("positional_axis", "dim_keyword"):
             _add("t", _kind, _name, _status, _name,
-                 f"xp.{_name}(x, axis={{axis}}, keepdims={{keepdims}})",
-                 _TUPLE_NOTE.format(name=_name), when=_when)
+                 f"(xp.{_name}(x, axis={{axis}}, keepdims={{keepdims}}), "
+                 f"xp.arg{_name}(x, axis={{axis}}, keepdims={{keepdims}}))",
+                 _TUPLE_NOTE.format(name=_name), when=_when, no_rewrite=NO_TUPLE_REWRITE)
 
 _CORRECTION_NOTE = (
     "torch's {name} divides by N - 1 by default (correction=1), the standard's by N "
@@ -454,13 +516,15 @@ for _name in ("std", "var"):
     _add("t", "function", _name, USAGE, _name, _default, _note, when="default_correction")
     _add("t", "function", _name, USAGE, _name, _explicit,
          "the standard spells unbiased= as correction= (1 or 0)", when="unbiased_keyword")
-    _add("t", "method", _name, NS, _name, _default, _note, when="default_correction")
+    _add("t", "method", _name, NS, _name, _default, _note, when="default_correction",
+         rewrite=_default.replace("(x,", "({x},"), example=f"x.{_name}(1)")
     _add("*", "function", _name, USAGE, _name, _explicit,
          "the standard spells ddof= as correction=", when="ddof_keyword")
 
-_add("t", "function", "sort", USAGE, "sort", "xp.sort(x, axis={axis})",
+_add("t", "function", "sort", USAGE, "sort",
+     "(xp.sort(x, axis={axis}), xp.argsort(x, axis={axis}))",
      "torch.sort returns (values, indices); the standard's sort returns the values and "
-     "argsort the indices")
+     "argsort the indices", no_rewrite=NO_TUPLE_REWRITE)
 
 _AXIS_NOTE = "the standard takes axis as a keyword argument"
 _DIM_NOTE = "the standard spells dim= as axis= and keepdim= as keepdims="
@@ -498,14 +562,26 @@ _add("*", "function", "clip", USAGE, "clip", "xp.clip(x, min={min}, max={max})",
 _METHOD_NOTE = "array methods are not in the standard; call the namespace function"
 for _name in ("sum", "prod", "mean", "max", "min", "any", "all", "argmax", "argmin"):
     _method("*", _name, _name, f"xp.{_name}(x, axis={{axis}}, keepdims={{keepdims}})",
-            _METHOD_NOTE)
+            _METHOD_NOTE, rewrite=f"xp.{_name}({{x}}, axis={{axis}}, keepdims={{keepdims}})",
+            example=f"{'b' if _name in ('any', 'all') else 'x'}.{_name}(1)")
 for _name in ("std", "var"):
     _method("*", _name, _name,
             f"xp.{_name}(x, axis={{axis}}, correction={{correction}}, keepdims={{keepdims}})",
-            _METHOD_NOTE + "; NumPy's ddof= is the standard's correction=")
+            _METHOD_NOTE + "; NumPy's ddof= is the standard's correction=",
+            rewrite=f"xp.{_name}({{x}}, axis={{axis}}, correction={{correction}}, "
+                    "keepdims={keepdims})",
+            example=f"x.{_name}(1, ddof=1)")
 _method("*", "cumsum", "cumulative_sum", "xp.cumulative_sum(x, axis={axis})", _METHOD_NOTE)
 _method("*", "cumprod", "cumulative_prod", "xp.cumulative_prod(x, axis={axis})", _METHOD_NOTE)
 _method("*", "argsort", "argsort", "xp.argsort(x, axis={axis})", _METHOD_NOTE)
+_method("nc", "sort", "sort", "x = xp.sort(x, axis={axis})",
+        "NumPy's x.sort() sorts x in place and returns None: rebind the name to xp.sort(x)",
+        rewrite="{x} = xp.sort({x}, axis={axis})", example="v.sort()")
+_method("t", "sort", "sort", "(xp.sort(x, axis={axis}), xp.argsort(x, axis={axis}))",
+        "torch's x.sort() returns (values, indices): xp.sort gives the values, xp.argsort "
+        "the indices", no_rewrite=NO_TUPLE_REWRITE)
+_method("j", "sort", "sort", "xp.sort(x, axis={axis})", _METHOD_NOTE,
+        rewrite="xp.sort({x}, axis={axis})", example="v.sort()")
 _method("*", "sort", "sort", "xp.sort(x, axis={axis})",
         "NumPy's x.sort() sorts in place and returns None, torch's returns (values, indices); "
         "xp.sort returns the sorted values")
@@ -522,9 +598,15 @@ for _name, _std in [
     ("conj", "conj"), ("conjugate", "conj"), ("isnan", "isnan"), ("isinf", "isinf"),
     ("isfinite", "isfinite"), ("logical_not", "logical_not"),
 ]:
-    _method("*", _name, _std, f"xp.{_std}(x)", _METHOD_NOTE)
+    _method("*", _name, _std, f"xp.{_std}(x)", _METHOD_NOTE, rewrite=f"xp.{_std}({{x}})",
+            example=f"{'b' if _name == 'logical_not' else 'p'}.{_name}()")
+_add("*", "method", "round", NS, "round", "xp.round(x * 10.0**{decimals}) / 10.0**{decimals}",
+     _METHOD_NOTE + "; the standard's round has no decimals: scale, round, scale back",
+     when="round_decimals", rewrite="xp.round({x} * 10.0**{decimals}) / 10.0**{decimals}",
+     example="x.round(1)")
 _method("*", "round", "round", "xp.round(x)",
-        _METHOD_NOTE + "; the standard's round has no decimals")
+        _METHOD_NOTE + "; the standard's round has no decimals", rewrite="xp.round({x})",
+        example="x.round()")
 _method("*", "clip", "clip", "xp.clip(x, min={min}, max={max})", _METHOD_NOTE)
 _method("t", "clamp", "clip", "xp.clip(x, min={min}, max={max})", _renamed("xp.clip"))
 _method("*", "exp2", None, "xp.backend.exp2(x)",
@@ -653,7 +735,8 @@ for _name in ("H", "mH"):
 _add("n", "attribute", "flat", NS, "reshape", "xp.reshape(x, (-1,))",
      "the standard has no flat iterator")
 _add("j", "attribute", "at", NS, None, "xpx.at(x, idx).set(value)",
-     "array-api-extra's at gives functional updates on every library")
+     "array-api-extra's at gives functional updates on every library (.set, .add, "
+     ".multiply, .divide, .power, .min, .max)")
 
 # --- ufunc methods (np.add.reduce): named "<ufunc>.<method>" -----------------------------
 _UFUNC_NOTE = "ufunc methods are NumPy's; the standard spells the reduction as a function"
@@ -669,7 +752,6 @@ for _name in ("add.outer", "multiply.outer", "subtract.outer"):
         "an outer operation is the elementwise function on broadcast operands")
 _fn("n", "add.at", None, "xpx.at(x, idx).add(value)",
     "unbuffered in-place ufunc.at is NumPy's; array-api-extra's at works everywhere")
-
 
 # fmt: on
 

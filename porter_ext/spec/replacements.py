@@ -59,6 +59,13 @@ class Replacement:
     suggestion: str
     when: str | None = None
     note: str = ""
+    #: an executable template over the call's source (`render_rewrite`), or None
+    rewrite: str | None = None
+    #: why there is no rewrite, said plainly (empty exactly when ``rewrite`` is set)
+    no_rewrite: str = ""
+    #: the original spelling on `EXAMPLE_INPUTS` (``lib.`` is the entry's library) that
+    #: tests/spec/test_replacement_rewrites.py runs against the rewrite on every backend
+    example: str | None = None
 
 
 # --- duck typing -------------------------------------------------------------------------
@@ -242,6 +249,46 @@ def _trunc_rounding(args: tuple, kwargs: dict, self_obj: object) -> bool:
     return kwargs.get("rounding_mode") == "trunc"
 
 
+def _dtype_kind(self_obj: object) -> str:
+    name = _dtype_name(getattr(self_obj, "dtype", None)) or ""
+    if name == "bool":
+        return "bool"
+    if name.startswith(("int", "uint", "long")):
+        return "int"
+    return "complex" if name.startswith("complex") else "float"
+
+
+def _int_dtype(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return _dtype_kind(self_obj) == "int"
+
+
+def _bool_dtype(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return _dtype_kind(self_obj) == "bool"
+
+
+def _complex_dtype(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return _dtype_kind(self_obj) == "complex"
+
+
+def _axis_given(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return any(kwargs.get(k) is not None for k in _AXIS_KEYWORDS)
+
+
+def _unique_returns(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    keys = ("return_counts", "return_inverse", "return_index", "sorted", "equal_nan")
+    return any(k in kwargs for k in keys) or len(_operands(args, self_obj)) > 1
+
+
+def _diag_offset(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    ops = _operands(args, self_obj)
+    offset = kwargs.get("k", kwargs.get("diagonal", ops[1] if len(ops) > 1 else 0))
+    return offset != 0
+
+
+def _one_operand(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return len(_operands(args, self_obj)) == 1
+
+
 Condition = Callable[[tuple, dict, object], bool]
 
 #: named predicates over ``(args, kwargs, self_obj)`` that entries refer to by ``when``
@@ -280,6 +327,18 @@ CONDITIONS: Mapping[str, Condition] = MappingProxyType(
         # torch.div(a, b, rounding_mode="floor" | "trunc")
         "floor_rounding": _floor_rounding,
         "trunc_rounding": _trunc_rounding,
+        # x.item() on an integer / boolean / complex array: int(x), bool(x), complex(x)
+        "int_dtype": _int_dtype,
+        "bool_dtype": _bool_dtype,
+        "complex_dtype": _complex_dtype,
+        # np.unique(a, axis=0): an axis= keyword (dim=, dims=) that is not None
+        "axis_given": _axis_given,
+        # np.unique(a, return_counts=True, ...): more than the unique values asked for
+        "unique_returns": _unique_returns,
+        # np.diag(x, k=-1), torch.diag(x, diagonal=1): an offset from the main diagonal
+        "diag_offset": _diag_offset,
+        # x.at[i].add(v) as JAX calls it: a standard two-operand name given one operand
+        "one_operand": _one_operand,
     }
 )
 
@@ -444,6 +503,11 @@ class _CallValues:
         value = self._keyword_or_operand(("decimals",), 1)
         return None if value is None else _literal(value)
 
+    def _k(self) -> str | None:
+        """A diagonal's offset: ``k=`` (NumPy), ``diagonal=`` (torch) or operand 1."""
+        value = self._keyword_or_operand(("k", "offset", "diagonal"), 1)
+        return None if value is None else _literal(value)
+
     def _min(self) -> str | None:
         value = self._keyword_or_operand(("min", "a_min"), 1)
         return None if value is None else _literal(value)
@@ -472,6 +536,7 @@ PLACEHOLDERS: frozenset[str] = frozenset(
         "axes",
         "sizes",
         "decimals",
+        "k",
         "min",
         "max",
         "reversed_axes",

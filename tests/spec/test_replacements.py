@@ -361,7 +361,8 @@ def test_render_reduction_axis():
         == "xp.sum(x, axis=(0, 1), keepdims=True)"
     )
     assert _render("numpy", "function", "mean", np.ones(3), 0) == "xp.mean(x, axis=0)"
-    assert _render("torch", "function", "max", x, 1) == "xp.max(x, axis=1)"
+    # torch.max(x, 1) returns (values, indices): both standard calls (issue 11, nb_08)
+    assert _render("torch", "function", "max", x, 1) == "(xp.max(x, axis=1), xp.argmax(x, axis=1))"
     assert _render("numpy", "function", "sum", x, [0, 1]) == "xp.sum(x, axis=(0, 1))"
     # an axis that is not a simple literal shows as ...
     assert _render("torch", "method", "sum", dim=x, self_obj=x) == "xp.sum(x, axis=...)"

@@ -1,0 +1,197 @@
+"""Executable rewrites: a table entry's ``rewrite`` template filled with the source text of
+one call's arguments (``x.sum(1)`` → ``xp.sum(x, axis=1)``).
+
+The template language is the suggestions' (`porter_ext.spec.replacements`), over source
+instead of values: ``{x}`` is the array (a method's receiver, a function's operand 0),
+``{arg0}``… the positional arguments as written, ``{axis}`` the ``axis=``/``dim=``/
+``dims=`` keyword or operand 1, ``{keepdims}`` ``keepdims=``/``keepdim=``, any other
+``{name}`` the keyword ``name=``; a segment ``, name={p}`` is left out when the call did
+not pass ``p``. A template that assigns (``{x} = xp.sort({x})``) replaces a whole
+statement. Rendering refuses (`NoRewrite`, with the reason) rather than drop an argument
+the template does not use: a rewrite that loses ``decimals=`` or ``k=`` changes meaning.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from porter_ext.spec.replacements import Replacement
+
+__all__ = ["EXAMPLE_INPUTS", "NoRewrite", "SourceCall", "call_from_source", "render_rewrite"]
+
+#: the inputs examples are written over: name → (standard dtype, data)
+EXAMPLE_INPUTS: Mapping[str, tuple[str, object]] = {
+    "x": ("float64", [[3.0, -1.25, 2.5], [0.5, 4.0, -2.0]]),
+    "y": ("float64", [[1.0, 2.0, -3.0], [0.25, -0.5, 8.0]]),
+    "v": ("float64", [3.0, 1.0, 2.0, -1.0]),
+    "p": ("float64", [[0.25, 0.5, 0.75], [0.1, 0.2, 0.9]]),
+    "q": ("float64", [[1.5, 2.0, 0.5], [3.0, 0.25, 2.0]]),
+    "i": ("int64", [[4, 1, 3], [2, 7, 5]]),
+    "j": ("int64", [[1, 2, 1], [3, 1, 2]]),
+    "b": ("bool", [[True, False, True], [False, False, True]]),
+    "m": ("float64", [[2.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 4.0]]),
+    "n": ("int64", 4),
+    "f": ("float64", 2.5),
+    "t": ("bool", True),
+    "c": ("complex128", complex(1.0, -2.0)),
+}
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_OPTIONAL_KEYWORD = re.compile(r",\s*\w+=\{(\w+)\}")
+_ARG = re.compile(r"arg(\d)")
+#: keywords each placeholder reads, and the operand it falls back to (None: keyword only)
+_SLOTS: dict[str, tuple[tuple[str, ...], int | None]] = {
+    "x": ((), 0),
+    "axis": (("axis", "dim", "dims"), 1),
+    "axis_kw": (("axis", "dim", "dims"), None),
+    "keepdims": (("keepdims", "keepdim"), None),
+    "decimals": (("decimals",), 1),
+    "k": (("k", "offset", "diagonal"), 1),
+    "min": (("min", "a_min"), 1),
+    "max": (("max", "a_max"), 2),
+    "correction": (("correction", "ddof"), None),
+}
+_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Dict)
+
+
+class NoRewrite(ValueError):
+    """This call cannot be rewritten with this entry; the message says why."""
+
+
+@dataclass(frozen=True)
+class SourceCall:
+    """One call as written: ``receiver`` is a method's array (None for functions), ``args``
+    and ``kwargs`` the arguments' source text; ``statement`` says the call is a whole
+    expression statement (where an assigning rewrite may go)."""
+
+    kind: str
+    receiver: str | None
+    args: tuple[str, ...] = ()
+    kwargs: Mapping[str, str] = field(default_factory=dict)
+    statement: bool = False
+
+
+class _Filler:
+    def __init__(self, call: SourceCall) -> None:
+        self.call = call
+        self.ops = (call.receiver, *call.args) if call.kind != "function" else call.args
+        self.shift = 1 if call.kind != "function" else 0
+        self.used_ops: set[int] = set()
+        self.used_keys: set[str] = set()
+
+    def get(self, name: str) -> str | None:
+        match = _ARG.fullmatch(name)
+        if match:
+            return self._operand(int(match.group(1)) + self.shift)
+        if name == "correction" and "unbiased" in self.call.kwargs:
+            self.used_keys.add("unbiased")
+            return f"int({self.call.kwargs['unbiased']})"
+        keys, position = _SLOTS.get(name, ((name,), None))
+        for key in keys:
+            if key in self.call.kwargs:
+                self.used_keys.add(key)
+                return self.call.kwargs[key]
+        return self._operand(position) if position is not None else None
+
+    def _operand(self, position: int) -> str | None:
+        if position >= len(self.ops) or self.ops[position] is None:
+            return None
+        self.used_ops.add(position)
+        return self.ops[position]
+
+    def unused(self) -> list[str]:
+        left = [self.ops[i] for i in range(len(self.ops)) if i not in self.used_ops]
+        left += [f"{k}={v}" for k, v in self.call.kwargs.items() if k not in self.used_keys]
+        return [str(v) for v in left]
+
+
+def _needs_parentheses(source: str) -> bool:
+    try:
+        node = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return True
+    return not isinstance(node, _ATOMS)
+
+
+def _in_argument_slot(text: str, start: int, end: int) -> bool:
+    before = text[:start].rstrip()
+    after = text[end:].lstrip()
+    return before.endswith(("(", ",", "=", "[")) and after.startswith((")", ",", "]"))
+
+
+def render_rewrite(entry: Replacement, call: SourceCall) -> str:
+    """The source that replaces ``call`` (the whole statement when the template assigns);
+    raises `NoRewrite` when the entry has none or this call cannot keep its meaning."""
+    template = entry.rewrite
+    if template is None:
+        raise NoRewrite(entry.no_rewrite or "the entry has no rewrite")
+    assigns = re.match(r"^\{x\}\s*=", template) is not None
+    if assigns:
+        if not call.statement:
+            raise NoRewrite(
+                "an in-place method used inside an expression: its rewrite rebinds the "
+                "array, so it needs a statement of its own"
+            )
+        target = call.receiver if call.kind != "function" else (call.args or (None,))[0]
+        try:
+            target_node = ast.parse(target or "", mode="eval").body
+        except SyntaxError:
+            target_node = None
+        if not isinstance(target_node, ast.Name | ast.Attribute | ast.Subscript):
+            raise NoRewrite("the array updated in place is not a name that can be rebound")
+    filler = _Filler(call)
+
+    def keep_or_drop(match: re.Match[str]) -> str:
+        return match.group(0) if filler.get(match.group(1)) is not None else ""
+
+    text = _OPTIONAL_KEYWORD.sub(keep_or_drop, template)
+    missing: list[str] = []
+
+    def fill(match: re.Match[str]) -> str:
+        value = filler.get(match.group(1))
+        if value is None:
+            missing.append(match.group(1))
+            return ""
+        if _needs_parentheses(value) and not _in_argument_slot(text, match.start(), match.end()):
+            return f"({value})"
+        return value
+
+    rendered = _PLACEHOLDER.sub(fill, text)
+    if missing:
+        raise NoRewrite(f"the call does not pass {', '.join(dict.fromkeys(missing))}")
+    unused = filler.unused()
+    if unused:
+        raise NoRewrite(f"the rewrite would drop {', '.join(unused)}")
+    return rendered
+
+
+def call_from_source(source: str, *, statement: bool = False) -> tuple[str, SourceCall]:
+    """(the callee as written, the call) for one call expression such as ``x.sum(1)`` or
+    ``lib.unique(x, axis=0)``; a method's callee is its name after the receiver."""
+    node = ast.parse(source.strip(), mode="eval").body
+    if isinstance(node, ast.Attribute):  # an attribute read: x.T
+        receiver = ast.get_source_segment(source.strip(), node.value)
+        return node.attr, SourceCall("attribute", receiver, (), {}, statement)
+    if not isinstance(node, ast.Call):
+        raise ValueError(f"not a call: {source!r}")
+    text = source.strip()
+    args = tuple(ast.get_source_segment(text, a) or "" for a in node.args)
+    kwargs = {k.arg: ast.get_source_segment(text, k.value) or "" for k in node.keywords if k.arg}
+    func = node.func
+    if isinstance(func, ast.Attribute) and not (
+        isinstance(func.value, ast.Name) and func.value.id == "lib"
+    ) and not _is_lib_chain(func.value):  # fmt: skip
+        receiver = ast.get_source_segment(text, func.value)
+        return func.attr, SourceCall("method", receiver, args, kwargs, statement)
+    return ast.get_source_segment(text, func) or "", SourceCall(
+        "function", None, args, kwargs, statement
+    )
+
+
+def _is_lib_chain(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "lib"

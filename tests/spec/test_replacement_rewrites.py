@@ -1,0 +1,192 @@
+"""Every rewrite in the replacement table, verified: the entry's example in its original
+spelling on its library against the rewrite on every installed backend, on the example's
+inputs and on variations of them. The test is generic over the table: an entry whose
+rewrite changes meaning fails here, and no rewrite ships without an example."""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+
+import numpy as np
+import pytest
+
+from porter_ext.backends import all_backends, backend_for
+from porter_ext.spec.replacements import all_entries, choose, find
+from porter_ext.spec.rewrites import (
+    EXAMPLE_INPUTS,
+    NoRewrite,
+    SourceCall,
+    call_from_source,
+    render_rewrite,
+)
+
+ENTRIES = all_entries()
+REWRITES = [e for e in ENTRIES if e.rewrite is not None]
+#: the module an entry's ``lib.`` names (function names are relative to it)
+_NATIVE = {"numpy": "numpy", "torch": "torch", "jax": "jax.numpy", "cupy": "cupy"}
+_VARIATIONS = ("as written", "negated", "float32")
+
+
+def _id(entry) -> str:
+    return f"{entry.library}:{entry.kind}:{entry.name}:{entry.when or '-'}"
+
+
+def _available() -> list:
+    return [b for b in all_backends() if b.available()[0] and b.name != "dask"]
+
+
+def _inputs(xp, variation: str) -> dict:
+    values = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # jax without x64 narrows float64, and says so
+        for name, (dtype, data) in EXAMPLE_INPUTS.items():
+            if variation == "float32" and dtype == "float64":
+                dtype = "float32"
+            array = xp.asarray(data, dtype=getattr(xp, dtype))
+            if variation == "negated" and dtype.startswith("float"):
+                array = -array
+            values[name] = array
+    return values
+
+
+def _host(value):
+    if isinstance(value, tuple):
+        return tuple(_host(v) for v in value)
+    if isinstance(value, bool | int | float | complex):
+        return value
+    backend = backend_for(value)
+    assert backend is not None, f"not an array: {type(value).__name__}"
+    return np.asarray(backend.to_host(value))
+
+
+def _kind(a: np.ndarray) -> str:
+    return {"u": "i"}.get(a.dtype.kind, a.dtype.kind)
+
+
+def _agree(original, rewritten, what: str) -> None:
+    if isinstance(original, tuple):
+        assert isinstance(rewritten, tuple) and len(original) == len(rewritten), what
+        for a, b in zip(original, rewritten, strict=True):
+            _agree(a, b, what)
+        return
+    if isinstance(original, bool | int | float | complex):
+        assert type(original) is type(rewritten), f"{what}: {original!r} vs {rewritten!r}"
+        assert np.isclose(original, rewritten, rtol=1e-5), f"{what}: {original} vs {rewritten}"
+        return
+    assert isinstance(rewritten, np.ndarray), f"{what}: {type(rewritten).__name__}"
+    assert original.shape == rewritten.shape, f"{what}: shape {original.shape} vs {rewritten.shape}"
+    assert _kind(original) == _kind(rewritten), (
+        f"{what}: dtype {original.dtype} vs {rewritten.dtype}"
+    )
+    np.testing.assert_allclose(
+        rewritten, original, rtol=1e-5, atol=1e-6, equal_nan=True, err_msg=what
+    )
+
+
+def _run(source: str, namespace: dict, call: SourceCall):
+    """The value of an expression, or the rebound array after an assigning statement."""
+    if call.statement:
+        exec(source, namespace)
+        return namespace[call.receiver or call.args[0]]
+    return eval(source, namespace)
+
+
+def _bound(call: SourceCall, namespace: dict) -> tuple:
+    """The example's receiver, args and kwargs as values, for the table's own choice."""
+    values = [eval(a, namespace) for a in call.args]
+    kwargs = {k: eval(v, namespace) for k, v in call.kwargs.items()}
+    receiver = eval(call.receiver, namespace) if call.receiver is not None else None
+    return tuple(values), kwargs, receiver
+
+
+def _statement(entry) -> bool:
+    return entry.rewrite.lstrip().startswith("{x} =")
+
+
+def test_every_entry_has_a_rewrite_or_says_plainly_it_has_none():
+    for entry in ENTRIES:
+        assert (entry.rewrite is None) == bool(entry.no_rewrite), _id(entry)
+        assert entry.rewrite is None or entry.example, _id(entry)
+
+
+def test_examples_call_the_entry_they_belong_to():
+    for entry in REWRITES:
+        callee, call = call_from_source(entry.example, statement=_statement(entry))
+        assert call.kind == entry.kind, _id(entry)
+        expected = entry.name if entry.kind != "function" else f"lib.{entry.name}"
+        assert callee == expected, _id(entry)
+        render_rewrite(entry, call)  # renders, dropping nothing
+
+
+@pytest.mark.parametrize("variation", _VARIATIONS)
+@pytest.mark.parametrize("entry", REWRITES, ids=_id)
+def test_rewrite_agrees_with_the_original(entry, variation):
+    _, call = call_from_source(entry.example, statement=_statement(entry))
+    rewritten = render_rewrite(entry, call)
+    libraries = [entry.library] if entry.library != "*" else ["numpy", "torch", "jax"]
+    originals = {}
+    for library in libraries:
+        try:
+            native = importlib.import_module(_NATIVE[library])
+        except ImportError:
+            continue
+        backend = next(b for b in all_backends() if b.name == library)
+        namespace = {**_inputs(backend.namespace(), variation), "lib": native}
+        args, kwargs, receiver = _bound(call, namespace)
+        if choose(find(library, entry.kind, entry.name), args, kwargs, receiver) is not entry:
+            continue  # the table gives this library's spelling another entry
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # log of a negated input
+                originals[library] = _host(_run(entry.example, namespace, call))
+        except (TypeError, AttributeError, RuntimeError) as error:
+            # a spelling of "*" entries that this library lacks (numpy arrays have no .exp)
+            assert entry.library == "*", f"{_id(entry)} does not run on {library}: {error}"
+    if not originals:
+        pytest.skip(f"{entry.library} is not installed: {entry.example} cannot run")
+    for backend in _available():
+        xp = backend.namespace()
+        extra = pytest.importorskip("array_api_extra") if "xpx." in rewritten else None
+        namespace = {**_inputs(xp, variation), "xp": xp, "xpx": extra}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = _host(_run(rewritten, namespace, call))
+        for library, original in originals.items():
+            _agree(
+                original, result, f"{entry.example} on {library} vs {rewritten} on {backend.name}"
+            )
+
+
+def test_rewrites_keep_meaning_or_refuse():
+    """The nb_08 suggestions that changed meaning, as rewrites: kept, or refused with a reason."""
+    by = {(e.library, e.kind, e.name, e.when): e for e in ENTRIES}
+
+    def rewrite(library, kind, name, source, statement=False):
+        _, call = call_from_source(source, statement=statement)
+        args, kwargs, receiver = _bound(call, {**_inputs(np, "as written"), "lib": np})
+        entry = choose(find(library, kind, name), args, kwargs, receiver)
+        return render_rewrite(entry, call)
+
+    assert rewrite("numpy", "method", "sort", "x.sort()", statement=True) == "x = xp.sort(x)"
+    with pytest.raises(NoRewrite, match="statement of its own"):
+        rewrite("numpy", "method", "sort", "x.sort()")
+    assert rewrite("numpy", "method", "round", "x.round(1)") == "xp.round(x * 10.0**1) / 10.0**1"
+    assert rewrite("numpy", "method", "round", "(x + y).round(2)") == (
+        "xp.round((x + y) * 10.0**2) / 10.0**2"
+    )
+    with pytest.raises(NoRewrite, match="no unique along an axis"):
+        rewrite("numpy", "function", "unique", "lib.unique(x, axis=0)")
+    with pytest.raises(NoRewrite, match="rank"):
+        rewrite("numpy", "function", "diag", "lib.diag(v, k=-1)")
+    with pytest.raises(NoRewrite, match="drop dtype=float"):
+        rewrite("numpy", "method", "sum", "x.sum(1, dtype=float)")
+    assert rewrite("numpy", "method", "item", "n.item()") == "int(n)"
+    assert by[("torch", "method", "max", "dim_keyword")].rewrite is None
+    assert "argmax" in by[("torch", "method", "max", "dim_keyword")].suggestion
+    assert (
+        "uniform(low, high, size)" in by[("numpy", "function", "random.uniform", None)].suggestion
+    )
+    at_add = choose(find("jax", "function", "add"), (7.0,), {}, None)
+    assert at_add is not None and at_add.suggestion == "xpx.at(x, idx).add(value)"
+    assert choose(find("jax", "function", "add"), (1.0, 2.0), {}, None) is None
