@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -158,6 +159,7 @@ class NotebookRun:
         self.client: Any = None
         self.environment: Environment | None = None
         self.version: str | None = None
+        self.interrupted = False
 
     # -- the kernel ---------------------------------------------------------------------
     async def start_kernel(self) -> None:
@@ -249,6 +251,7 @@ class NotebookRun:
     async def run(self) -> Report:
         from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
+        self._on_interrupt()
         await self.start_kernel()
         finished = False
         try:
@@ -271,7 +274,9 @@ class NotebookRun:
                 except CellTimeoutError:
                     outcome.status = "timeout"
                     await self._after_timeout(outcome, upcoming)
-                except (DeadKernelError, RunError) as exc:
+                except (DeadKernelError, RunError, asyncio.CancelledError) as exc:
+                    if self.interrupted:  # Ctrl-C: nbclient reports it as a dead kernel
+                        raise KeyboardInterrupt from None
                     outcome.status = "died"
                     why = str(exc) if isinstance(exc, RunError) else "the kernel died"
                     outcome.error = ErrorInfo("DeadKernelError", f"{why} in this cell")
@@ -293,6 +298,20 @@ class NotebookRun:
         finally:
             self.bar.close()
             await self.stop_kernel(now=not finished)
+
+    def _on_interrupt(self) -> None:
+        """Ctrl-C stops the run (and its kernel, in ``finally``) rather than being taken
+        for a kernel that died."""
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+
+        def interrupt() -> None:
+            self.interrupted = True
+            if task is not None:
+                task.cancel()
+
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGINT, interrupt)
 
     async def _after_timeout(self, outcome: CellOutcome, upcoming: int | None) -> None:
         """Interrupt the cell; a kernel that does not stop is replaced by a fresh one."""
@@ -376,5 +395,9 @@ def run_notebook(
     run = NotebookRun(path, nb, timeout=timeout, backends=backends, progress=progress)
     try:
         return asyncio.run(run.run())
+    except asyncio.CancelledError:
+        if run.interrupted:
+            raise KeyboardInterrupt from None
+        raise
     finally:
         run.close()
