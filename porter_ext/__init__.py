@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 from porter_ext._version import __version__
 
 if TYPE_CHECKING:
+    from porter_ext.record import clear_caches
     from porter_ext.record.strict import NonStandardError, strict_namespace
 
 __all__ = [
     "NonStandardError",
     "__version__",
+    "clear_caches",
     "load_ipython_extension",
     "strict_namespace",
     "unload_ipython_extension",
@@ -46,4 +48,8 @@ def __getattr__(name: str) -> Any:
         from porter_ext.record import strict
 
         return getattr(strict, name)
+    if name == "clear_caches":  # what the recorder learnt process-wide (callees, verdicts)
+        from porter_ext.record import clear_caches
+
+        return clear_caches
     raise AttributeError(f"module 'porter_ext' has no attribute {name!r}")

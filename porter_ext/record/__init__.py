@@ -2,7 +2,7 @@
 
 from porter_ext.record.cell import NO_VALUE, CellRun, run_recorded
 from porter_ext.record.model import STATUSES, CallRecord, ErrorInfo
-from porter_ext.record.recorder import Recorder
+from porter_ext.record.recorder import Recorder, clear_caches
 from porter_ext.record.strict import NonStandardError, strict_namespace
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "ErrorInfo",
     "NonStandardError",
     "Recorder",
+    "clear_caches",
     "run_recorded",
     "strict_namespace",
 ]

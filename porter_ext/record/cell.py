@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.record.model import CallRecord, ErrorInfo
-from porter_ext.record.recorder import Recorder, install_hooks
+from porter_ext.record.recorder import Recorder, install_hooks, register_cell_file
 from porter_ext.record.transformer import transform
 from porter_ext.spec.standard import DEFAULT_VERSION
 
@@ -106,7 +106,8 @@ def _without_porter_frames(exc: BaseException, filename: str) -> None:
         return
     kept = []
     while tb is not None:
-        if not tb.tb_frame.f_code.co_filename.startswith(_RECORD_DIR):
+        code = tb.tb_frame.f_code
+        if not code.co_filename.startswith(_RECORD_DIR) and code.co_name != "__porter_run__":
             kept.append(tb)
         tb = tb.tb_next
     for current, following in zip(kept, [*kept[1:], None], strict=True):
@@ -171,6 +172,8 @@ def run_recorded(
         else None
     )
     install_hooks(namespace)
+    register_cell_file(cell, filename)
+    rec.namespace = namespace
     run = CellRun(source=source, calls=[])
     __tracebackhide__ = True  # noqa: F841 (read by IPython's traceback formatter)
     start = time.perf_counter()

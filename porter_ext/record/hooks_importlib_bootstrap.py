@@ -103,8 +103,9 @@ def _hooks() -> dict[str, types.FunctionType]:
             token = rec.before(site, f, args, kwargs)  # strict mode raises here
             if token is None:
                 return f(*args, **kwargs)
+        run = rec.runner(token, "call")
         try:
-            out = f(*args, **kwargs)
+            out = run(f, args, kwargs)
         except base as exc:
             rec.failed(token, exc)
             raise
@@ -120,7 +121,10 @@ def _hooks() -> dict[str, types.FunctionType]:
         if token is None:
             return fn(a) if b is unary else fn(a, b)
         try:
-            out = fn(a) if b is unary else fn(a, b)
+            if b is unary:
+                out = rec.runner(token, "one")(fn, a, None)
+            else:
+                out = rec.runner(token, "two")(fn, a, b)
         except base as exc:
             rec.failed(token, exc)
             raise
@@ -139,7 +143,7 @@ def _hooks() -> dict[str, types.FunctionType]:
         if token is None:
             return x[key]
         try:
-            out = x[key]
+            out = rec.runner(token, "get")(x, key, None)
         except base as exc:
             rec.failed(token, exc)
             raise
@@ -156,7 +160,7 @@ def _hooks() -> dict[str, types.FunctionType]:
             x[key] = value
             return
         try:
-            x[key] = value
+            rec.runner(token, "set")(x, key, value)
         except base as exc:
             rec.failed(token, exc)
             raise
@@ -171,7 +175,7 @@ def _hooks() -> dict[str, types.FunctionType]:
         if token is None:
             return getattr(obj, name)
         try:
-            out = getattr(obj, name)
+            out = rec.runner(token, "two")(getattr, obj, name)
         except base as exc:
             rec.failed(token, exc)
             raise
@@ -189,6 +193,26 @@ def _hooks() -> dict[str, types.FunctionType]:
 
 
 _PROTOTYPES = _hooks()
+
+#: what a runner does with its three arguments (see `Recorder.runner`)
+RUNNERS = {
+    "call": "return a(*b, **c)",
+    "two": "return a(b, c)",
+    "one": "return a(b)",
+    "get": "return a[b]",
+    "set": "a[b] = c",
+}
+
+
+def _fallback(body: str) -> types.FunctionType:
+    namespace: dict = {}
+    source = f"def __porter_run__(a, b, c):\n    __tracebackhide__ = True\n    {body}\n"
+    exec(compile(source, __file__, "exec"), namespace)
+    return namespace["__porter_run__"]
+
+
+#: runners for sites whose cell file is unknown: their frames are hidden like the hooks'
+FALLBACK_RUNNERS = {name: _fallback(body) for name, body in RUNNERS.items()}
 UNARY = _UNARY
 
 

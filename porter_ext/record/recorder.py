@@ -31,7 +31,14 @@ from porter_ext.record.classify import (
     table_entries,
     value_sensitive,
 )
-from porter_ext.record.hooks_importlib_bootstrap import SLOTS, STATE, UNARY, bind
+from porter_ext.record.hooks_importlib_bootstrap import (
+    FALLBACK_RUNNERS,
+    RUNNERS,
+    SLOTS,
+    STATE,
+    UNARY,
+    bind,
+)
 from porter_ext.record.model import CallRecord
 from porter_ext.record.operators import REFLECTED, classify_index, classify_operation, operand_kind
 from porter_ext.record.resolve import (
@@ -152,6 +159,9 @@ class Recorder:
         self._method_kinds: dict[tuple, tuple] = {}
         self._op_verdicts: dict[tuple, tuple] = {}
         self._filled: list[int] = []
+        self._runners: dict[tuple, Any] = {}
+        #: the namespace the cell runs in (the globals of the runners)
+        self.namespace: dict | None = None
         self.warnings: list[str] = []
         self._previous: Recorder | None = None
 
@@ -181,6 +191,7 @@ class Recorder:
         self._callables.clear()
         self._method_kinds.clear()
         self._fast.clear()
+        self._runners.clear()
 
     def _internal(self, exc: BaseException) -> None:
         message = (
@@ -301,7 +312,7 @@ class Recorder:
         for a, t in zip(args, fast[5], strict=True):
             if type(a) is not t:
                 return None
-        return (fast[3], devices_in(args, kwargs, self_obj), None)
+        return (fast[3], devices_in(args, kwargs, self_obj), None, site)
 
     def before(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> tuple | None:
         """Resolve, classify and remember a call; None for a call that is not recorded.
@@ -327,7 +338,7 @@ class Recorder:
             verdict, shared = self._verdict(site, callee, args, kwargs, self_obj, forced)
             bucket = self._bucket(site, callee, verdict, tuple(kwargs))
             token = (bucket, devices_in(args, kwargs, _NO_SELF if self_obj is None else self_obj),
-                     (site, callee, verdict, f, tuple(kwargs)))  # fmt: skip
+                     (site, callee, verdict, f, tuple(kwargs)), site)  # fmt: skip
             if shared and forced is None and callee.name not in _NAMESPACE_CALLS:
                 types_ = tuple(type(a) for a in args)
                 if callee.kind == "method":
@@ -352,7 +363,7 @@ class Recorder:
     def failed(self, token: tuple, exc: BaseException) -> None:
         """The call raised ``exc``: count it (the exception itself is the person's)."""
         try:
-            bucket, din, plan = token
+            bucket, din, plan, _ = token
             if plan is not None and isinstance(exc, NonStandardError):
                 site, callee, verdict, f, kwnames = plan
                 verdict = Verdict(
@@ -370,7 +381,7 @@ class Recorder:
 
     def after(self, token: tuple, out: Any) -> Any:
         try:
-            bucket, din, plan = token
+            bucket, din, plan, _ = token
             key = (din, device_out(out) if out is not None else None)
             bucket[key] = bucket.get(key, 0) + 1
             if (
@@ -382,6 +393,19 @@ class Recorder:
         except Exception as exc:
             self._internal(exc)
         return out
+
+    def runner(self, token: tuple, template: str) -> Any:
+        """The function that performs a recorded operation, compiled as if it were the
+        site's own line of the cell (its file and line number): a warning the library
+        raises at its caller (NumPy's ``divide by zero``) points at the person's line."""
+        site = token[3]
+        key = (site[:3], template)
+        run = self._runners.get(key)
+        if run is None:
+            run = self._runners[key] = _compile_runner(
+                _FILENAMES.get(site[0]), site[1], template, self.namespace
+            )
+        return run
 
     # -- operators, indexing, attributes -----------------------------------------------
     def operation(self, site: tuple, name: str, a: Any, b: Any, value: Any = UNARY) -> tuple | None:
@@ -424,7 +448,12 @@ class Recorder:
                 )
             callee, verdict, bucket = hit
             operands = (a, b) if value is UNARY else (a, b, value)
-            token = (bucket, devices_in(tuple(o for o in operands if o is not UNARY), None), None)
+            token = (
+                bucket,
+                devices_in(tuple(o for o in operands if o is not UNARY), None),
+                None,
+                site,
+            )
         except Exception as exc:  # porter's fault: the operation goes on unrecorded
             self._internal(exc)
             return None
@@ -441,7 +470,7 @@ class Recorder:
         if callee is None:
             return None
         verdict, _ = self._verdict(site, callee, (), {}, obj, None)
-        return (self._bucket(site, callee, verdict, ()), devices_in((obj,), None), None)
+        return (self._bucket(site, callee, verdict, ()), devices_in((obj,), None), None, site)
 
     # -- verdicts ----------------------------------------------------------------------
     def _verdict(self, site, callee, args, kwargs, self_obj, forced) -> tuple[Verdict, bool]:
@@ -566,6 +595,26 @@ def _value_key(v: Any) -> object:
     if isinstance(v, type) or t.__name__.startswith("dtype") or "dtype" in t.__name__:
         return (t, str(v))
     return t
+
+
+#: cell → the file name its code was compiled with (a few short strings per session)
+_FILENAMES: dict[int | str, str] = {}
+
+
+def register_cell_file(cell: int | str, filename: str) -> None:
+    """Remember the file name of a cell's code, for runners placed on its lines."""
+    _FILENAMES[cell] = filename
+
+
+def _compile_runner(filename: str | None, line: int, template: str, namespace: dict | None) -> Any:
+    if filename is None or namespace is None or line < 1:
+        return FALLBACK_RUNNERS[template]
+    source = "\n" * (line - 1) + (
+        f"def __porter_run__(a, b, c): __tracebackhide__ = True; {RUNNERS[template]}"
+    )
+    code = compile(source, filename, "exec", dont_inherit=True)
+    body = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return types.FunctionType(body, namespace, "__porter_run__")
 
 
 def _strict_error(callee: Callee, verdict: Verdict, line: int) -> NonStandardError:

@@ -13,7 +13,7 @@ import functools
 from typing import Any
 
 from porter_ext.backends import backend_of_module, namespace_backend
-from porter_ext.spec.standard import DEFAULT_VERSION, FunctionSpec, standard
+from porter_ext.spec.standard import DEFAULT_VERSION, VERSIONS, FunctionSpec, standard
 
 
 class NonStandardError(Exception):
@@ -36,14 +36,14 @@ class NonStandardAttributeError(NonStandardError, AttributeError):
     """Raised on access to a non-callable name outside the standard (``hasattr`` sees it)."""
 
 
-def _suggest(library_name: str, name: str) -> str | None:
+def _suggest(library_name: str, name: str) -> Any:
+    """The replacement table's unconditional entry for ``name``, or None."""
     from porter_ext.spec.replacements import find
 
-    for kind in ("function",):
-        for lib in (library_name, "*"):
-            for entry in find(lib, kind, name):
-                if entry.when is None:
-                    return entry.suggestion
+    for lib in (library_name, "*"):
+        for entry in find(lib, "function", name):
+            if entry.when is None:
+                return entry
     return None
 
 
@@ -84,27 +84,38 @@ class StandardFunction:
 
 
 class RejectedFunction:
-    """A callable outside the standard, reached through a strict namespace: calling it raises."""
+    """A callable outside the standard, reached through a strict namespace: calling it
+    raises, naming what to write instead with the call's own arguments filled in."""
 
-    __slots__ = ("__wrapped__", "qualname", "suggestion")
+    __slots__ = ("__wrapped__", "qualname", "entry")
 
-    def __init__(self, fn: Any, qualname: str, suggestion: str | None):
+    def __init__(self, fn: Any, qualname: str, entry: Any):
         self.__wrapped__ = fn
         self.qualname = qualname
-        self.suggestion = suggestion
+        self.entry = entry
 
-    def error(self) -> NonStandardError:
+    @property
+    def suggestion(self) -> str | None:
+        """The suggestion as the table writes it (placeholders unfilled)."""
+        return self.entry.suggestion if self.entry is not None else None
+
+    def error(self, args: tuple = (), kwargs: dict | None = None) -> NonStandardError:
+        from porter_ext.spec.replacements import render_suggestion
+
+        suggestion = (
+            render_suggestion(self.entry, args, kwargs or {}) if self.entry is not None else None
+        )
         base = self.qualname.rpartition(".")[2]
-        hint = f"write {self.suggestion}" if self.suggestion else "it has no standard equivalent"
+        hint = f"write {suggestion}" if suggestion else "it has no standard equivalent"
         return NonStandardError(
             f"{self.qualname} is not in the array API standard: {hint}; or call "
             f"xp.backend.{base}(...) to mark the deviation as deliberate.",
             name=self.qualname,
-            suggestion=self.suggestion,
+            suggestion=suggestion,
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise self.error()
+        raise self.error(args, kwargs)
 
     def __repr__(self) -> str:
         return f"<non-standard {self.qualname}>"
@@ -180,15 +191,16 @@ class NamespaceView:
             value = getattr(real, name)
         else:
             fn = getattr(real, name)  # a name the backend lacks raises its own AttributeError
-            suggestion = _suggest(_library_label(real), full)
+            entry = _suggest(_library_label(real), full)
             if not callable(fn) or isinstance(fn, type):
+                suggestion = entry.suggestion if entry is not None else None
                 raise NonStandardAttributeError(
                     f"xp.{full} is not in the array API standard ({self._version})"
                     + (f": write {suggestion}" if suggestion else ""),
                     name=f"xp.{full}",
                     suggestion=suggestion,
                 )
-            value = RejectedFunction(fn, f"xp.{full}", suggestion)
+            value = RejectedFunction(fn, f"xp.{full}", entry)
         object.__setattr__(self, name, value)
         return value
 
@@ -225,12 +237,21 @@ def unwrap_namespace(xp: Any) -> Any:
     return xp
 
 
-def strict_namespace(xp: Any, *, version: str = DEFAULT_VERSION) -> NamespaceView:
+def claimed_version(xp: Any) -> str:
+    """The standard version a namespace says it implements (``__array_api_version__``),
+    when porter knows that version; else the default (the newest)."""
+    claimed = getattr(unwrap_namespace(xp), "__array_api_version__", None)
+    return claimed if claimed in VERSIONS else DEFAULT_VERSION
+
+
+def strict_namespace(xp: Any, *, version: str | None = None) -> NamespaceView:
     """Wrap the array namespace ``xp`` so that anything outside the standard raises
-    `NonStandardError`. Idempotent: a wrapped namespace is returned as it is."""
-    if isinstance(xp, NamespaceView) and xp._strict:
+    `NonStandardError`, checked against ``version`` (default: the version ``xp`` claims).
+    Idempotent: a wrapped namespace is returned as it is."""
+    if isinstance(xp, NamespaceView) and xp._strict and version in (None, xp._version):
         return xp
-    return NamespaceView(unwrap_namespace(xp), strict=True, version=version)
+    real = unwrap_namespace(xp)
+    return NamespaceView(real, strict=True, version=version or claimed_version(real))
 
 
 def recorded_namespace(xp: Any, *, strict: bool, version: str = DEFAULT_VERSION) -> Any:

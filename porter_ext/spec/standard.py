@@ -15,7 +15,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 VERSIONS: tuple[str, ...] = ("2022.12", "2023.12", "2024.12", "2025.12")
-DEFAULT_VERSION = "2024.12"
+#: the newest published version (array-api-strict and array-api-compat default to it)
+DEFAULT_VERSION = VERSIONS[-1]
 
 _DATA_DIR = Path(__file__).with_name("data")
 _POSITIONAL = ("positional_only", "positional_or_keyword")

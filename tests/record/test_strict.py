@@ -60,3 +60,29 @@ def test_backend_escape_hatch_reaches_the_real_library():
     sxp = strict_namespace(compat_torch)
     out = sxp.backend.exp2(torch.tensor([1.0, 3.0]))
     assert torch.equal(out, torch.tensor([2.0, 8.0]))
+
+
+def test_a_strict_namespace_checks_the_version_its_namespace_claims():
+    import array_api_strict
+
+    from porter_ext.spec.standard import DEFAULT_VERSION
+
+    assert DEFAULT_VERSION == "2025.12"
+    xp = strict_namespace(array_api_strict)
+    assert xp._version == array_api_strict.__array_api_version__
+    x = array_api_strict.asarray([1, 2, 3])
+    assert bool(xp.all(xp.isin(x, x)))  # 2025.12: a 2024.12 check refused it
+    assert xp.broadcast_shapes((2, 1), (1, 3)) == (2, 3)
+    older = strict_namespace(array_api_strict, version="2024.12")
+    with pytest.raises(NonStandardError, match="isin"):
+        older.isin(x, x)
+
+
+def test_the_strict_message_fills_the_suggestion_from_the_call():
+    import array_api_compat.numpy as xnp
+
+    xp = strict_namespace(xnp)
+    with pytest.raises(NonStandardError) as caught:
+        xp.concatenate([np.ones(2), np.ones(2)], axis=0)
+    assert "{" not in str(caught.value)
+    assert "xp.concat(arrays, axis=0)" in str(caught.value)

@@ -88,8 +88,8 @@ def test_each_version_loads(version):
 
 
 def test_default_version_and_unknown_version():
-    assert DEFAULT_VERSION == "2024.12"
-    assert standard() is standard("2024.12")
+    assert DEFAULT_VERSION == "2025.12"  # the newest published version (issue 9)
+    assert standard() is standard("2025.12")
     with pytest.raises(ValueError, match=r"2021\.12.*2022\.12, 2023\.12, 2024\.12, 2025\.12"):
         standard("2021.12")
 
