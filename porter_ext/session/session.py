@@ -25,7 +25,6 @@ from porter_ext.record.cell import (
     run_recorded,
 )
 from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
-from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.transformer import transform
 from porter_ext.report.model import CellEntry, Report
