@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from porter_ext.backends import TRACED, device_of
+from porter_ext.backends import LIBRARIES, TRACED, SpecError, device_of, get_backend
 from porter_ext.compare.model import DeviceFinding
 from porter_ext.record.model import CallRecord
 
@@ -37,6 +37,38 @@ MOVES = frozenset(
      "asnumpy", "get", "copy_to_host", "item", "tolist"}
 )  # fmt: skip
 _NOT_A_DEVICE = frozenset({TRACED, "unknown"})
+
+
+_LIBRARY_DEVICES: dict[str, tuple[str, ...]] = {}
+
+
+def _library_devices(library: str) -> tuple[str, ...]:
+    """The devices of ``library`` in its own spelling ((): unknown, or not imported)."""
+    if library not in _LIBRARY_DEVICES:
+        try:
+            backend = get_backend(library)
+        except SpecError:
+            return ()
+        if not backend.array_types():  # not imported: none of its arrays can exist
+            return ()
+        _LIBRARY_DEVICES[library] = tuple(backend.devices())
+    return _LIBRARY_DEVICES[library]
+
+
+def _is_host(device: str) -> bool:
+    return device.lower().startswith("cpu")  # cpu, cpu:0 (JAX), CPU_DEVICE (strict)
+
+
+def _host_copy(library: str, ins: list[str], out: str) -> bool:
+    """Whether a call of ``library`` only brought host arrays of another library into
+    its own host memory (NumPy's ``cpu`` into JAX's ``cpu:0``): the same memory, spelled
+    twice, not a placement to fix. Whether it landed where the cell's other arrays live
+    is the default-device rule's to say."""
+    if not _is_host(out) or not all(_is_host(d) for d in ins):
+        return False
+    own = set(_library_devices(library))
+    others = {d for name in LIBRARIES if name != library for d in _library_devices(name)}
+    return all(d in others and d not in own for d in ins)
 
 
 def _where(devices: Iterable[str]) -> str:
@@ -95,12 +127,12 @@ def device_findings(
         if out is None or out in _NOT_A_DEVICE or placed:
             continue
         if base in CREATION:
-            if base in FROM_ARRAY and ins:
+            if base in FROM_ARRAY and ins and not _host_copy(call.library, ins, out):
                 if out not in ins:
                     add(call, "default_device_creation",
                         f"{call.name} put its result on {out}, not on {_where(ins)} where its "
                         "input lives")  # fmt: skip
-            elif off_default and out == default_device:
+            elif off_default and out == default_device and not set(ins) & set(homes):
                 add(call, "default_device_creation",
                     f"{call.name} without device= put its result on the default device {out} "
                     f"while the cell's arrays live on {_where(homes)}: pass device=x.device")  # fmt: skip

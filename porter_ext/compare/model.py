@@ -25,6 +25,31 @@ class DeviceFinding:
     message: str
 
 
+#: what kind of difference an output shows, when it shows one (CONTRACT.md ``difference``)
+DifferenceKind = Literal["dtype_changed", "shape_changed", "order_only", "sign_only", "numeric"]
+DIFFERENCE_KINDS: tuple[str, ...] = (
+    "dtype_changed",
+    "shape_changed",
+    "order_only",
+    "sign_only",
+    "numeric",
+)
+
+
+@dataclass(frozen=True)
+class ErrorHistogram:
+    """Distribution of the absolute error of one output: enough to plot, small at any size.
+
+    `edges` has one more entry than `counts`; the first edge is 0 and the rest are
+    powers of two, because errors span orders of magnitude. `nonfinite` counts elements
+    whose error is NaN or infinite (they fit in no bin).
+    """
+
+    edges: list[float]
+    counts: list[int]
+    nonfinite: int = 0
+
+
 @dataclass(frozen=True)
 class OutputComparison:
     """One output of a cell on one replay backend, compared with the original run.
@@ -47,3 +72,17 @@ class OutputComparison:
     atol: float | None
     conversion: str | None
     note: str | None = None
+    #: max |result - float64 reference|, where there is a usable reference
+    reference_err: float | None = None
+    #: the original run's own max |original - float64 reference| (what ``reference_err``
+    #: is judged against)
+    original_reference_err: float | None = None
+    #: None, or one of DIFFERENCE_KINDS
+    difference: str | None = None
+    #: False when the control replay disagreed with the original (then not compared);
+    #: None without a control replay
+    deterministic: bool | None = None
+    #: the error summaries of the compare pass, kept only for outputs that differ (plots)
+    error_histogram: ErrorHistogram | None = None
+    #: block-wise max |error| of a 2-D output, at most 64 x 64, None for non-finite blocks
+    error_map: list[list[float | None]] | None = None

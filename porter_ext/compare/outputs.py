@@ -1,26 +1,52 @@
 """A replay's outputs against the original run's: numbers side by side, and where each landed.
 
-Both sides move to the host (zero-copy where the library allows) and go through
-`compare_values`, one comparison per leaf of nested containers, named by its path
-(``out[0]['a']``). What is not data (modules, namespaces such as ``xp``, functions,
-classes) is not an output worth a row and is left out. The device of each replay value
-is checked against the device the replay's inputs shared, or the backend's default
-device when the cell had no array inputs.
+`Baseline` holds what every replay of one cell is compared against: the original's
+outputs on the host (moved once), their float64 references (from the reference replay),
+and which outputs are nondeterministic (where the control replay on the original's own
+backend disagreed with the original). `Baseline.compare` then gives each replay's rows.
+
+Outputs stay bounded: arrays (and lists of arrays, as their arrays) are compared element
+by element; a list or dict of numbers is one value, converted once; strings and lists of
+them are compared by equality; anything else (a model object) is not compared. An
+output gives one row per leaf while it has at most ``MAX_LEAF_ROWS`` leaves, and one row
+for all of them beyond that, so a 20 000-element list is one row. What is not data
+(modules, namespaces such as ``xp``, functions, classes) is left out. The device of each
+replay value is checked against the device the replay's inputs shared, or the backend's
+default device when the cell had no array inputs.
 """
 
 from __future__ import annotations
 
 import types
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from porter_ext.backends import backend_for, device_of, is_array
+from porter_ext.backends import backend_for, device_of, dtype_name, is_array
 from porter_ext.compare.model import OutputComparison
-from porter_ext.compare.numeric import NumericDiff, compare_values
-from porter_ext.compare.tolerance import TolerancePolicy, get_policy
+from porter_ext.compare.numeric import (
+    Keyed,
+    LeafReference,
+    NumericDiff,
+    Plain,
+    as_array,
+    compare_values,
+    leaf_reference,
+)
+from porter_ext.compare.summary import histogram_of, map_of
+from porter_ext.compare.tolerance import REFERENCE_RULE, ReferenceRule, TolerancePolicy, get_policy
 
 if TYPE_CHECKING:
     from porter_ext.replay.run import ReplayResult
+
+#: an output with more leaves than this is one row
+MAX_LEAF_ROWS = 8
+_NUMBERS = (bool, int, float, complex)
+_FLOAT_RANK = {"float16": 0, "bfloat16": 0, "float32": 1, "complex64": 1, "float64": 2,
+               "complex128": 2}  # fmt: skip
+_FLOAT_OF_RANK = {0: "float16", 1: "float32"}
+#: which difference an aggregated row names, most telling first
+_DIFFERENCE_ORDER = ("shape_changed", "dtype_changed", "numeric", "sign_only", "order_only")
 
 
 class _NotOnHost:
@@ -46,8 +72,43 @@ def expected_device(input_devices: list[str], default_device: str | None) -> str
     return default_device if not devices else None
 
 
+def _holds_arrays(value: Any, depth: int = 0) -> bool:
+    if is_array(value):
+        return True
+    if depth > 8:
+        return False
+    items = value.values() if isinstance(value, Mapping) else value
+    if isinstance(value, Mapping | list | tuple):
+        return any(_holds_arrays(v, depth + 1) for v in items)
+    return False
+
+
+def _as_one_value(value: Any) -> Any:
+    """A container without arrays as one value: numbers as one array, else by equality."""
+    if isinstance(value, Mapping):
+        values = list(value.values())
+        if values and all(type(v) in _NUMBERS for v in values):
+            array = _numbers(values)
+            if array is not None:
+                return Keyed(tuple(value), array)
+        return Plain(value)
+    array = _numbers(value)
+    return array if array is not None else Plain(value)
+
+
+def _numbers(value: Any) -> Any:
+    import numpy as np  # the host format every backend's to_host gives
+
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError):  # ragged, or not numbers
+        return None
+    return array if array.dtype.kind in "biufc" and array.size else None
+
+
 def to_host(value: Any, path: str, errors: dict[str, str]) -> Any:
-    """``value`` with every array moved to host NumPy, containers rebuilt as plain ones."""
+    """``value`` ready to compare: arrays moved to host NumPy, containers of arrays rebuilt
+    as plain ones, containers without arrays as one value (see `_as_one_value`)."""
     if is_array(value):
         backend = backend_for(value)
         if backend is None:
@@ -57,9 +118,11 @@ def to_host(value: Any, path: str, errors: dict[str, str]) -> Any:
         except Exception as error:
             errors[path] = f"could not move to the host: {type(error).__name__}: {error}"
             return _NotOnHost(errors[path])
-    if isinstance(value, Mapping):
-        return {k: to_host(v, f"{path}[{k!r}]", errors) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, Mapping | list | tuple):
+        if not _holds_arrays(value):
+            return _as_one_value(value)
+        if isinstance(value, Mapping):
+            return {k: to_host(v, f"{path}[{k!r}]", errors) for k, v in value.items()}
         items = [to_host(v, f"{path}[{i}]", errors) for i, v in enumerate(value)]
         return items if isinstance(value, list) else tuple(items)
     return value
@@ -78,28 +141,213 @@ def leaves(value: Any, path: str, out: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _dtype(value: Any) -> str | None:
-    dtype = getattr(value, "dtype", None)
-    return None if dtype is None else str(dtype).rpartition(".")[2]
-
-
-def _row(diff: NumericDiff, leaf: Any, replay: ReplayResult, expected: str | None,
-         errors: dict[str, str]) -> OutputComparison:  # fmt: skip
-    device = device_of(leaf) if leaf is not None else None
-    if is_array(leaf):
-        shape, dtype = [int(n) for n in leaf.shape], _dtype(leaf)
+def _paired(o: Any, r: Any, path: str) -> Iterator[tuple[str, Any, Any]]:
+    """Leaves of two host values of the same structure, side by side."""
+    if isinstance(o, Mapping) and isinstance(r, Mapping):
+        for k in o:
+            if k in r:
+                yield from _paired(o[k], r[k], f"{path}[{k!r}]")
+    elif isinstance(o, list | tuple) and isinstance(r, list | tuple):
+        for i, (x, y) in enumerate(zip(o, r, strict=False)):
+            yield from _paired(x, y, f"{path}[{i}]")
+    elif isinstance(o, Keyed) and isinstance(r, Keyed):
+        if o.keys == r.keys:
+            yield path, o.values, r.values
     else:
-        shape = list(diff.shape) if diff.shape is not None else None
-        dtype = diff.dtype
-    root = diff.path.partition("[")[0]
-    conversion = replay.conversions.get(diff.path, replay.conversions.get(root))
-    return OutputComparison(
-        name=diff.path, shape=shape, dtype=dtype, device=device, expected_device=expected,
-        device_ok=None if device is None or expected is None else device == expected,
-        max_abs_err=diff.max_abs_err, max_rel_err=diff.max_rel_err,
-        mismatched=diff.mismatched, nan_mismatch=diff.nan_mismatch,
-        within_tolerance=diff.within_tolerance, rtol=diff.rtol, atol=diff.atol,
-        conversion=conversion, note=errors.get(diff.path) or diff.reason,
+        yield path, o, r
+
+
+def working_dtype(values: Iterable[Any]) -> str | None:
+    """The narrowest floating precision among the arrays in ``values`` when it is below
+    float64 (``"float32"``), else None: Python floats computed from them are judged in it."""
+    rank = 2
+    for value in values:
+        for leaf in _array_leaves(value, 0):
+            rank = min(rank, _FLOAT_RANK.get(dtype_name(leaf), 2))
+    return _FLOAT_OF_RANK.get(rank)
+
+
+def _array_leaves(value: Any, depth: int) -> Iterator[Any]:
+    if is_array(value):
+        yield value
+    elif depth < 3 and isinstance(value, list | tuple | Mapping):
+        items = list(value.values() if isinstance(value, Mapping) else value)[:64]
+        for v in items:
+            yield from _array_leaves(v, depth + 1)
+
+
+class Baseline:
+    """The original run of one cell, ready for every replay to be compared with.
+
+    ``control``: the control replay on the original's backend (outputs it disagrees on
+    are nondeterministic: marked ``deterministic: false`` and not judged). ``reference``:
+    the float64 reference replay (its floating outputs become `LeafReference`s where the
+    original agrees with them). ``inputs``: the cell's inputs, for the working precision.
+    """
+
+    def __init__(
+        self,
+        original: Mapping[str, Any],
+        policy: TolerancePolicy | None = None,
+        *,
+        control: ReplayResult | None = None,
+        reference: ReplayResult | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        rule: ReferenceRule = REFERENCE_RULE,
+    ):
+        self.original = {n: v for n, v in original.items() if not _is_code(v)}
+        self.policy = policy or get_policy("porter")
+        self.rule = rule
+        errors: dict[str, str] = {}
+        self.host = {n: to_host(v, n, errors) for n, v in self.original.items()}
+        self.errors = {p: f"original: {e}" for p, e in errors.items()}
+        self.working = working_dtype([*self.original.values(), *(inputs or {}).values()])
+        self.references: dict[str, LeafReference] = {}
+        #: leaf path -> why its reference is not used (only for floating leaves)
+        self.reference_notes: dict[str, str] = {}
+        if reference is not None and reference.status == "ok":
+            self._take_reference(reference)
+        self.control = control if control is not None and control.status == "ok" else None
+        self.nondeterministic: set[str] = set()
+        if self.control is not None:
+            for diffs in self._diffs(self.control).values():
+                self.nondeterministic.update(d.path for d in diffs if d.within_tolerance is False)
+
+    def _take_reference(self, reference: ReplayResult) -> None:
+        for name, host in self.host.items():
+            if name not in reference.outputs:
+                continue
+            ref_host = to_host(reference.outputs[name], name, {})
+            for path, o, r in _paired(host, ref_host, name):
+                arr = as_array(o)
+                if arr is None or arr.dtype.kind not in "fc":
+                    continue
+                found = leaf_reference(o, r, self.rule, self.working)
+                if isinstance(found, LeafReference):
+                    self.references[path] = found
+                else:
+                    self.reference_notes[path] = found
+
+    def _diffs(self, replay: ReplayResult) -> dict[str, list[NumericDiff]]:
+        """Output name -> its leaves' diffs against the original."""
+        out: dict[str, list[NumericDiff]] = {}
+        for name, host in self.host.items():
+            if name not in replay.outputs:
+                continue
+            errors: dict[str, str] = {}
+            actual = to_host(replay.outputs[name], name, errors)
+            out[name] = compare_values(
+                name, host, actual, self.policy, references=self.references,
+                working_dtype=self.working, rule=self.rule,
+            )  # fmt: skip
+            for diff_index, diff in enumerate(out[name]):
+                if diff.path in errors:
+                    out[name][diff_index] = replace(diff, reason=errors[diff.path])
+        return out
+
+    def compare(self, replay: ReplayResult) -> list[OutputComparison]:
+        """The rows of one replay (a target, or the control itself). Empty for a replay
+        that did not finish (its status and error say why)."""
+        if replay.status not in ("ok", "not_exercised"):
+            return []  # a failed replay's half-made values would only mislead
+        expected = expected_device(replay.input_devices, replay.default_device)
+        diffs = self._diffs(replay)
+        rows: list[OutputComparison] = []
+        for name in self.host:
+            if name not in replay.outputs:
+                rows.append(_absent(name, "missing in the replay", False, replay, expected))
+                continue
+            found = leaves(replay.outputs[name], name, {})
+            leaf_rows = [self._row(d, found.get(d.path), replay, expected) for d in diffs[name]]
+            rows.extend(
+                leaf_rows if len(leaf_rows) <= MAX_LEAF_ROWS else [_merged(name, leaf_rows)]
+            )
+        for name, value in replay.outputs.items():
+            if name not in self.host and not _is_code(value) and name not in self.original:
+                rows.append(_absent(name, "not in the original run", None, replay, expected))
+        return rows
+
+    def _row(self, diff: NumericDiff, leaf: Any, replay: ReplayResult,
+             expected: str | None) -> OutputComparison:  # fmt: skip
+        meta = replay.output_meta.get(diff.path) if replay.output_meta else None
+        if meta is not None:
+            device, dtype = meta
+        else:
+            device = device_of(leaf) if leaf is not None else None
+            dtype = dtype_name(leaf) if is_array(leaf) else diff.dtype
+        shape = [int(n) for n in leaf.shape] if is_array(leaf) else _shape(diff)
+        root = diff.path.partition("[")[0]
+        conversion = replay.conversions.get(diff.path, replay.conversions.get(root))
+        note = self.errors.get(diff.path) or diff.reason
+        within, deterministic = diff.within_tolerance, None
+        if self.control is not None:
+            deterministic = diff.path not in self.nondeterministic
+            if not deterministic:
+                note = (f"nondeterministic: the control replay on {self.control.spec} (the "
+                        "original backend) gave a different value; not compared")  # fmt: skip
+                if replay is not self.control:
+                    within = None
+        if note is None and diff.path in self.reference_notes and diff.compared:
+            note = f"per-dtype tolerance: {self.reference_notes[diff.path]}"
+        if root in getattr(replay, "unsent", {}):
+            within, note = None, f"not comparable: {replay.unsent[root]}"
+        mismatch = within is False
+        return OutputComparison(
+            name=diff.path, shape=shape, dtype=dtype, device=device, expected_device=expected,
+            device_ok=None if device is None or expected is None else device == expected,
+            max_abs_err=diff.max_abs_err, max_rel_err=diff.max_rel_err,
+            mismatched=diff.mismatched, nan_mismatch=diff.nan_mismatch,
+            within_tolerance=within, rtol=diff.rtol, atol=diff.atol,
+            conversion=conversion, note=note,
+            reference_err=diff.reference_err,
+            original_reference_err=diff.original_reference_err,
+            difference=diff.difference if within is not None or diff.difference in
+            ("shape_changed", "dtype_changed") else None,
+            deterministic=deterministic,
+            error_histogram=histogram_of(diff.error_sample) if mismatch else None,
+            error_map=map_of(diff.error_map) if mismatch else None,
+        )  # fmt: skip
+
+
+def _shape(diff: NumericDiff) -> list[int] | None:
+    return list(diff.shape) if diff.shape is not None else None
+
+
+def _merged(name: str, rows: list[OutputComparison]) -> OutputComparison:
+    """One row for an output of many leaves: the worst of each measure, the worst leaf named."""
+
+    def worst(key: str) -> float | None:
+        values = [getattr(r, key) for r in rows if getattr(r, key) is not None]
+        return max(values) if values else None
+
+    verdicts = [r.within_tolerance for r in rows]
+    within = False if False in verdicts else (None if all(v is None for v in verdicts) else True)
+    kinds = {r.difference for r in rows}
+    difference = next((k for k in _DIFFERENCE_ORDER if k in kinds), None)
+    bad = [r for r in rows if r.within_tolerance is False] or [
+        r for r in rows if r.difference == difference
+    ]
+    pick = max(bad or rows, key=lambda r: r.max_abs_err or 0.0)
+    counts = [r.mismatched for r in rows if r.mismatched is not None]
+    devices = {r.device for r in rows}
+    dtypes = {r.dtype for r in rows}
+    oks = {r.device_ok for r in rows} - {None}
+    note = f"{len(rows)} leaves compared as one output"
+    if bad:
+        note += (
+            f"; {len([r for r in rows if r.within_tolerance is False])} differ, worst {pick.name}"
+        )
+        if pick.note:
+            note += f": {pick.note}"
+    return replace(
+        pick, name=name, shape=None, dtype=dtypes.pop() if len(dtypes) == 1 else None,
+        device=devices.pop() if len(devices) == 1 else None,
+        device_ok=None if not oks else all(oks), max_abs_err=worst("max_abs_err"),
+        max_rel_err=worst("max_rel_err"), mismatched=sum(counts) if counts else None,
+        nan_mismatch=any(r.nan_mismatch for r in rows), within_tolerance=within,
+        reference_err=worst("reference_err"), difference=difference, note=note,
+        deterministic=None if pick.deterministic is None else all(
+            r.deterministic is not False for r in rows),
     )  # fmt: skip
 
 
@@ -113,40 +361,20 @@ def _absent(name: str, note: str, within: bool | None, replay: ReplayResult,
     )  # fmt: skip
 
 
-def compare_outputs_detailed(
-    original: Mapping[str, Any], replay: ReplayResult, policy: TolerancePolicy | None = None
-) -> list[tuple[OutputComparison, NumericDiff | None]]:
-    """`compare_outputs`, each row with the `NumericDiff` behind it (its error histogram
-    and map are what the report plots); None for outputs missing on one side."""
-    if replay.status != "ok":
-        return []  # a failed replay's half-made values would only mislead
-    policy = policy or get_policy("porter")
-    expected = expected_device(replay.input_devices, replay.default_device)
-    rows: list[tuple[OutputComparison, NumericDiff | None]] = []
-    for name, value in original.items():
-        if _is_code(value):
-            continue
-        if name not in replay.outputs:
-            rows.append((_absent(name, "missing in the replay", False, replay, expected), None))
-            continue
-        actual = replay.outputs[name]
-        errors: dict[str, str] = {}
-        host_expected = to_host(value, name, errors)  # the original's failures first
-        errors = {p: f"original: {e}" for p, e in errors.items()}
-        host_actual = to_host(actual, name, errors)
-        found = leaves(actual, name, {})
-        for diff in compare_values(name, host_expected, host_actual, policy):
-            rows.append((_row(diff, found.get(diff.path), replay, expected, errors), diff))
-    for name, value in replay.outputs.items():
-        if name not in original and not _is_code(value):
-            rows.append((_absent(name, "not in the original run", None, replay, expected), None))
-    return rows
-
-
 def compare_outputs(
-    original: Mapping[str, Any], replay: ReplayResult, policy: TolerancePolicy | None = None
+    original: Mapping[str, Any],
+    replay: ReplayResult,
+    policy: TolerancePolicy | None = None,
+    *,
+    control: ReplayResult | None = None,
+    reference: ReplayResult | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    baseline: Baseline | None = None,
 ) -> list[OutputComparison]:
     """Compare each output of the original run (name → value, ``_`` for the last value)
-    with the replay's: numbers, shape, dtype and device of the replay value. Empty for a
-    replay that did not finish (its status and error say why)."""
-    return [row for row, _ in compare_outputs_detailed(original, replay, policy)]
+    with the replay's: numbers (against the float64 ``reference`` where there is one),
+    shape, dtype, determinism (with a ``control``) and the device of the replay value.
+    Pass a `Baseline` to compare several replays of one cell without redoing its work."""
+    if baseline is None:
+        baseline = Baseline(original, policy, control=control, reference=reference, inputs=inputs)
+    return baseline.compare(replay)

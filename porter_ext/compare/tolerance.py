@@ -215,3 +215,44 @@ def get_policy(name: str) -> TolerancePolicy:
     except KeyError:
         valid = ", ".join(sorted(POLICIES))
         raise ValueError(f"unknown tolerance policy {name!r}; choose one of: {valid}") from None
+
+
+def eps_of(dtype: Any) -> float:
+    """Machine epsilon of a floating dtype (its real part's, for complex); 0 for exact ones."""
+    dt = np.dtype(dtype)
+    if dtype_category(dt) not in ("real", "complex"):
+        return 0.0
+    return _eps(dt)
+
+
+@dataclass(frozen=True)
+class ReferenceRule:
+    """How a result is judged against the float64 reference of its output.
+
+    ``max|result - ref| <= multiple * max|original - ref| + floor_ulps * eps * max|ref|``:
+    a backend may be a stated multiple less accurate than the original itself, plus a few
+    ulps of the output's magnitude (which covers an original that happens to be exact).
+    The reference is trusted for an output only when the original agrees with it to
+    ``trust_rtol_ulps * sqrt(eps)`` of that magnitude (array-api-extra's default rtol);
+    otherwise the cell does not compute the same thing in float64 (random draws, an
+    integer detour) and the per-dtype policy decides instead.
+    """
+
+    multiple: float = 4.0
+    floor_ulps: float = 16.0
+    trust_sqrt_eps: float = 4.0
+
+    def bound(self, original_err: float, eps: float, magnitude: float) -> float:
+        return self.multiple * original_err + self.floor_ulps * eps * magnitude
+
+    def trusted(self, original_err: float, eps: float, magnitude: float) -> bool:
+        return original_err <= self.trust_sqrt_eps * eps**0.5 * magnitude
+
+    def describe(self) -> str:
+        return (
+            f"judged against the float64 reference: error <= {self.multiple:g} x the "
+            f"original's + {self.floor_ulps:g} eps x max|reference|"
+        )
+
+
+REFERENCE_RULE = ReferenceRule()

@@ -4,7 +4,6 @@ Importing this package is cheap: jinja2, jsonschema and matplotlib are imported 
 when a report is rendered, validated or plotted.
 """
 
-from porter_ext.report.error_summary import summarize_error, with_error_summary
 from porter_ext.report.findings import FindingGroup, group_findings
 from porter_ext.report.html import render_html
 from porter_ext.report.markdown import render_markdown
@@ -46,8 +45,6 @@ __all__ = [
     "render_html",
     "render_markdown",
     "report_schema",
-    "summarize_error",
     "validate",
-    "with_error_summary",
     "write_report",
 ]

@@ -16,7 +16,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Literal
 
-from porter_ext.compare.model import DeviceFinding, OutputComparison
+from porter_ext.compare.model import DeviceFinding, ErrorHistogram, OutputComparison
 from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.report.validation import ReportError, parse_report_json
 
@@ -92,75 +92,42 @@ def finding_from_dict(data: Mapping[str, Any]) -> DeviceFinding:
 # --- outputs -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ErrorHistogram:
-    """Distribution of the absolute error of one output: enough to plot, small at any size.
+#: the float fields of an output entry that may be infinite or NaN
+_FLOAT_OUTPUT_FIELDS = (
+    "max_abs_err",
+    "max_rel_err",
+    "rtol",
+    "atol",
+    "reference_err",
+    "original_reference_err",
+)
 
-    `edges` has one more entry than `counts`; the first edge is 0 and the rest are
-    log-spaced, because errors span orders of magnitude. `nonfinite` counts elements whose
-    error is NaN or infinite (they fit in no bin).
-    """
-
-    edges: list[float]
-    counts: list[int]
-    nonfinite: int = 0
-
-
-_FLOAT_OUTPUT_FIELDS = ("max_abs_err", "max_rel_err", "rtol", "atol")
-
-
-@dataclass(frozen=True)
-class OutputEntry(OutputComparison):
-    """An output comparison plus the optional error summaries the HTML report plots.
-
-    A subclass rather than a wrapper so that every `OutputComparison` is already a valid
-    output entry; the compare stage stays unaware of plots. `error_map` is the block-wise
-    maximum absolute error of a 2-D output, at most 64 x 64, with null for non-finite.
-    """
-
-    error_histogram: ErrorHistogram | None = None
-    error_map: list[list[float | None]] | None = None
-
-    @classmethod
-    def of(
-        cls,
-        comparison: OutputComparison,
-        *,
-        error_histogram: ErrorHistogram | None = None,
-        error_map: list[list[float | None]] | None = None,
-    ) -> OutputEntry:
-        base = {f.name: getattr(comparison, f.name) for f in fields(OutputComparison)}
-        return cls(**base, error_histogram=error_histogram, error_map=error_map)
+#: an output comparison is the report's output entry as it is: the compare stage's one
+#: pass already carries the error summaries the views plot (`error_histogram`, `error_map`)
+OutputEntry = OutputComparison
 
 
 def output_to_dict(output: OutputComparison) -> dict[str, Any]:
-    """The contract's keys; `error_histogram` / `error_map` only for an `OutputEntry`."""
+    """The contract's keys, with the error summaries (null where the output matched)."""
     data = {f.name: getattr(output, f.name) for f in fields(OutputComparison)}
     for key in _FLOAT_OUTPUT_FIELDS:
         data[key] = _float_out(data[key])
     if data["shape"] is not None:
         data["shape"] = list(data["shape"])
-    if isinstance(output, OutputEntry):
-        hist = output.error_histogram
-        data["error_histogram"] = None if hist is None else _record_dict(hist)
-        data["error_map"] = output.error_map
+    hist = output.error_histogram
+    data["error_histogram"] = None if hist is None else _record_dict(hist)
     return data
 
 
 def output_from_dict(data: Mapping[str, Any]) -> OutputComparison:
-    """An `OutputEntry` when the dict carries the plot keys (even null), else the base class."""
     values = _known(OutputComparison, data)
     for key in _FLOAT_OUTPUT_FIELDS:
         if key in values:
             values[key] = _float_in(values[key])
-    if "error_histogram" not in data and "error_map" not in data:
-        return OutputComparison(**values)
-    hist = data.get("error_histogram")
-    return OutputEntry(
-        **values,
-        error_histogram=None if hist is None else ErrorHistogram(**_known(ErrorHistogram, hist)),
-        error_map=data.get("error_map"),
-    )
+    hist = values.get("error_histogram")
+    if isinstance(hist, Mapping):
+        values["error_histogram"] = ErrorHistogram(**_known(ErrorHistogram, hist))
+    return OutputComparison(**values)
 
 
 # --- replays, cells ------------------------------------------------------------------
@@ -300,6 +267,39 @@ class Environment:
         )
 
 
+#: kinds of difference a headline names a backend for (values that differ, or an output
+#: whose shape or dtype changed); order and sign only are not differences to act on
+DIFFERS = frozenset({"numeric", "dtype_changed", "shape_changed"})
+
+
+def device_finding_count(cell: CellEntry) -> int:
+    """The cell's device findings plus the target outputs whose device is wrong and that
+    no finding names: the count the headline, the summary and the tables agree on."""
+    named = {(f.backend, f.name) for f in cell.device_findings}
+    wrong = {
+        (replay.backend, out.name)
+        for replay in cell.replays
+        if replay.role == "target"
+        for out in replay.outputs
+        if out.device_ok is False
+    }
+    return len(cell.device_findings) + len(wrong - named)
+
+
+def differing_backends(cell: CellEntry) -> list[str]:
+    """Target backends on which an output differs in value, dtype or shape (not where it
+    only landed on another device: that is a device finding)."""
+    return sorted(
+        {
+            replay.backend
+            for replay in cell.replays
+            if replay.role == "target"
+            for out in replay.outputs
+            if out.within_tolerance is False or out.difference in DIFFERS
+        }
+    )
+
+
 @dataclass(frozen=True)
 class Summary:
     """Counts over all cells, for a headline and for `porter run --fail-on`.
@@ -307,7 +307,8 @@ class Summary:
     - `calls`: sum of `count` over the original run's calls (identical calls merged at a
       site still count each time they ran); replay calls are not counted.
     - `non_standard`: the same sum over calls whose status is in `NON_STANDARD_STATUSES`.
-    - `device_findings`: number of device findings.
+    - `device_findings`: what the devices table shows (`device_finding_count`): device
+      findings, and target outputs that landed on the wrong device without one.
     - `replays_ok` / `replays_failed`: replays with status ok / error or timeout (skipped
       replays are neither).
     - `mismatches`: numeric only: outputs of ok replays whose `within_tolerance` is False.
@@ -327,7 +328,7 @@ class Summary:
         counts = dict.fromkeys((f.name for f in fields(cls)), 0)
         for cell in cells:
             counts["cells"] += 1
-            counts["device_findings"] += len(cell.device_findings)
+            counts["device_findings"] += device_finding_count(cell)
             for call in cell.calls:
                 counts["calls"] += call.count
                 if call.status in NON_STANDARD_STATUSES:

@@ -24,9 +24,13 @@ NUMERIC_COLUMNS = [
     "dtype",
     "max_abs_err",
     "max_rel_err",
+    "reference_err",
+    "original_reference_err",
     "mismatched",
     "nan_mismatch",
     "within_tolerance",
+    "difference",
+    "deterministic",
     "rtol",
     "atol",
     "conversion",
@@ -45,6 +49,8 @@ def calls_frame(entry: CellEntry) -> pd.DataFrame:
 def _output_rows(entry: CellEntry, columns: list[str]) -> list[dict]:
     rows = []
     for replay in entry.replays:
+        if replay.role != "target":
+            continue  # the control's verdict is each target row's ``deterministic``
         for out in replay.outputs:
             row = {c: getattr(out, c, None) for c in columns if c != "backend"}
             rows.append({"backend": replay.backend, **row})

@@ -110,7 +110,6 @@ def replay_entries(
 ) -> tuple[list[ReplayEntry], list]:
     """Replay on every spec and compare with the original run: the report's replay
     entries and the device findings of the replays."""
-    from porter_ext.compare.outputs import compare_outputs
     from porter_ext.replay.run import collect_outputs
 
     try:
@@ -128,14 +127,12 @@ def replay_entries(
     finally:
         if plan_.capture is not None:
             plan_.capture.release()
+    baseline = _baseline(plan_, code, namespace, original, results, settings, policy)
     compared = []
     for result in results:
         rows = []
         if result.status in ("ok", "not_exercised"):
-            rows = _with_error_summaries(
-                compare_outputs(original, result, policy), original, result
-            )
-            rows = _worker_rows(rows, result)
+            rows = _worker_rows(baseline.compare(result), result)
         compared.append((result, rows))
     compared = _mark_nondeterministic(compared)
     entries, findings = [], []
@@ -247,27 +244,27 @@ def _mark_nondeterministic(compared: list) -> list:
     return out
 
 
-def _with_error_summaries(comparisons: list, original: Mapping, result: Any) -> list:
-    """Attach the error histogram (and map, for 2-D) the report plots to mismatched outputs."""
-    from porter_ext.report.error_summary import with_error_summary
+def _baseline(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], original: Mapping,
+              results: list, settings: ReplaySettings, policy: Any) -> Any:  # fmt: skip
+    """What every replay is compared against: the original's outputs, the control replay
+    (nondeterminism) and the float64 reference (the cell on the original's backend with
+    its floating inputs promoted; in a worker, or here for ``--in-process``)."""
+    from porter_ext.compare.outputs import Baseline
+    from porter_ext.guard import guarded
+    from porter_ext.replay.reference import reference_in_worker, reference_replay
 
-    out = []
-    for comp in comparisons:
-        if comp.within_tolerance is False and comp.name in original and comp.name in result.outputs:
-            # a summary is a nicety: the comparison itself stands without it
-            with contextlib.suppress(Exception):
-                comp = with_error_summary(
-                    comp, _host(original[comp.name]), _host(result.outputs[comp.name])
-                )
-        out.append(comp)
-    return out
-
-
-def _host(value: Any) -> Any:
-    from porter_ext.backends import backend_for
-
-    backend = backend_for(value)
-    return backend.to_host(value) if backend is not None else value
+    control = next((r for r in results if r.role == "control" and r.status == "ok"), None)
+    inputs = plan_.inputs or plan_.snapshot
+    reference = None
+    if any(r.status in ("ok", "not_exercised") for r in results):
+        with guarded("the float64 reference replay"):
+            if plan_.in_process or plan_.pool is None or plan_.capture is None:
+                reference = reference_replay(code, PreRunNamespace(namespace, plan_.snapshot),
+                                             inputs, settings, io_=plan_.io)  # fmt: skip
+            else:
+                reference = reference_in_worker(code, plan_.io, inputs, settings, plan_.pool,
+                                                plan_.capture.states)  # fmt: skip
+    return Baseline(original, policy, control=control, reference=reference, inputs=inputs)
 
 
 def original_findings(

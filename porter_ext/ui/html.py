@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from html import escape
 from typing import TYPE_CHECKING
 
+from porter_ext.report.model import device_finding_count, differing_backends
 from porter_ext.report.text import cell_notes, visible
 
 if TYPE_CHECKING:
@@ -37,12 +38,8 @@ def verdict(entry: CellEntry) -> str:
     findings = [c for c in entry.calls if c.is_finding]
     n_calls = sum(c.count for c in entry.calls)
     failed = [r for r in entry.replays if r.status in ("error", "timeout")]
-    mismatched = [
-        r
-        for r in entry.replays
-        for o in r.outputs
-        if o.within_tolerance is False or o.device_ok is False
-    ]
+    differs = differing_backends(entry)  # values, dtypes, shapes: never device names
+    placements = device_finding_count(entry)
     parts = []
     if not entry.calls:
         parts.append("no array calls recorded")
@@ -53,15 +50,15 @@ def verdict(entry: CellEntry) -> str:
             f"{len(findings)} finding{'s' * (len(findings) != 1)} in {n_calls} array call"
             f"{'s' * (n_calls != 1)}"
         )
-    if entry.device_findings:
-        parts.append(f"{len(entry.device_findings)} device finding(s)")
+    if placements:
+        parts.append(f"{placements} device finding(s)")
     if entry.replays:
         ok = sum(1 for r in entry.replays if r.status == "ok")
         parts.append(f"{ok}/{len(entry.replays)} replays ok")
     if failed:
         parts.append(f"failed on {', '.join(r.backend for r in failed)}")
-    if mismatched:
-        parts.append(f"differs on {', '.join(sorted({r.backend for r in mismatched}))}")
+    if differs:
+        parts.append(f"differs on {', '.join(differs)}")
     if entry.error is not None:
         parts.append(f"the cell raised {entry.error.type}")
     return "porter: " + "; ".join(parts)
@@ -196,6 +193,9 @@ def _numeric_cell(out: OutputComparison) -> tuple[str, str]:
     mismatched = "" if out.mismatched is None else f"<br>{out.mismatched} mismatched"
     nan = "<br>NaN pattern differs" if out.nan_mismatch else ""
     note = f"<br><small>{_t(out.note)}</small>" if out.note else ""
+    if out.reference_err is not None:  # both errors against the float64 reference
+        nan += (f"<br><small>vs float64: {_num(out.reference_err)} (original "
+                f"{_num(out.original_reference_err)})</small>")  # fmt: skip
     html = (
         f"abs {_num(out.max_abs_err)} · rel {_num(out.max_rel_err)}{mismatched}{nan}"
         f"<br><small>rtol {_num(out.rtol)} · atol {_num(out.atol)}</small>{note}"

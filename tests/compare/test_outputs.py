@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from porter_ext.compare import (
-    NumericDiff,
+    ErrorHistogram,
     compare_outputs,
-    compare_outputs_detailed,
     expected_device,
     get_policy,
 )
@@ -50,7 +49,7 @@ def test_nested_outputs_give_one_row_per_leaf() -> None:
     assert rows["out[1]['n']"].device is None and rows["out[1]['n']"].device_ok is None
     assert rows["out[1]['n']"].within_tolerance and rows["out[1]['n']"].shape == []
     text = rows["s"]
-    assert text.within_tolerance is None and text.note == "str is not an array or a number"
+    assert text.within_tolerance and text.note is None  # compared by equality
     assert text.conversion == "copy: because"  # the input of the same name
 
 
@@ -69,10 +68,14 @@ def test_a_mismatch_is_counted() -> None:
     expected = np.linspace(0, 1, 100)
     actual = torch.from_numpy(expected.copy())
     actual[:10] += 1e-3
-    ((row, diff),) = compare_outputs_detailed({"y": expected}, replay({"y": actual}), POLICY)
+    (row,) = compare_outputs({"y": expected}, replay({"y": actual}), POLICY)
     assert row.within_tolerance is False and row.mismatched == 10
-    assert row.max_abs_err == pytest.approx(1e-3)
-    assert isinstance(diff, NumericDiff) and diff.error_sample is not None
+    assert row.max_abs_err == pytest.approx(1e-3) and row.difference == "numeric"
+    # the summary comes from the same pass: every element counted once
+    assert isinstance(row.error_histogram, ErrorHistogram)
+    assert sum(row.error_histogram.counts) + row.error_histogram.nonfinite == 100
+    (same,) = compare_outputs({"y": expected}, replay({"y": torch.from_numpy(expected)}), POLICY)
+    assert same.within_tolerance and same.error_histogram is None  # kept for mismatches only
 
 
 def test_devices_are_checked_against_the_inputs() -> None:

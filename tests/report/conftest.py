@@ -22,8 +22,8 @@ from porter_ext.report import (
     Environment,
     ReplayEntry,
     Report,
-    with_error_summary,
 )
+from porter_ext.compare.summary import summarize
 
 SOURCE = """\
 import torch
@@ -121,7 +121,8 @@ def mismatched_entry(name: str = "m", shape: tuple[int, ...] = (40, 30), seed: i
     flat = actual.reshape(-1)
     flat[:: max(1, flat.size // 7)] += 0.3
     comparison = make_output(name, mismatch=True, shape=list(shape))
-    return with_error_summary(comparison, expected, actual)
+    hist, emap = summarize(expected, actual)
+    return replace(comparison, error_histogram=hist, error_map=emap)
 
 
 def make_replay(backend: str = "numpy", status: str = "ok", **overrides: Any) -> ReplayEntry:

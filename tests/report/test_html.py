@@ -182,7 +182,7 @@ def _evil_report() -> Report:
                      device_out=EVIL, standard_name=EVIL)  # fmt: skip
     output = make_output(EVIL, device=EVIL, expected_device=EVIL, device_ok=False,
                          dtype=EVIL, conversion=EVIL, mismatch=True)  # fmt: skip
-    output = OutputEntry.of(output, error_histogram=ErrorHistogram([0.0, 1.0], [3]))
+    output = replace(output, error_histogram=ErrorHistogram([0.0, 1.0], [3]))
     cell = CellEntry(
         index=0,
         execution_count=1,

@@ -8,11 +8,13 @@ the same builder serves the escaping tests and the screenshots (with `evil=""`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from porter_ext.compare.model import DeviceFinding, OutputComparison
 from porter_ext.record.model import CallRecord, ErrorInfo
-from porter_ext.report.error_summary import summarize_error
+from porter_ext.compare.summary import summarize
 from porter_ext.report.model import (
     BackendEntry,
     CellEntry,
@@ -64,7 +66,7 @@ def mismatch(name: str, *, seed: int = 0, **kw: object) -> OutputEntry:
     expected = rng.standard_normal((40, 30)).astype(np.float32)
     actual = expected + rng.standard_normal(expected.shape).astype(np.float32) * 1e-7
     actual.flat[::100] += 0.5
-    hist, emap = summarize_error(expected, actual)
+    hist, emap = summarize(expected, actual)
     err = np.abs(actual.astype(np.float64) - expected)
     comparison = output(
         name,
@@ -75,7 +77,7 @@ def mismatch(name: str, *, seed: int = 0, **kw: object) -> OutputEntry:
         within_tolerance=False,
         **kw,
     )
-    return OutputEntry.of(comparison, error_histogram=hist, error_map=emap)
+    return replace(comparison, error_histogram=hist, error_map=emap)
 
 
 def demo_cell(evil: str = "", *, index: int | None = 0, count: int | None = 1) -> CellEntry:

@@ -1,0 +1,105 @@
+"""Honest numbers as a person sees them in a real IPython shell: the reproducers
+nb_10 (a false device finding) and nb_11 (a list output that blew up the report), and
+headlines and summaries that count from the same rows the tables show (issue 10)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from porter_ext.compare.model import DeviceFinding
+from porter_ext.report.model import CellEntry, ReplayEntry, Summary
+from porter_ext.ui.html import verdict
+from tests.ui.entries import output
+
+pytest.importorskip("torch")
+pytest.importorskip("jax")
+
+
+@pytest.fixture
+def ip():
+    shell = InteractiveShell.instance()
+    shell.reset(new_session=False)
+    shell.run_line_magic("load_ext", "porter_ext")
+    shell.run_cell("import numpy as np\nimport jax.numpy as jnp\n", store_history=True)
+    yield shell
+    shell.run_line_magic("unload_ext", "porter_ext")
+    shell.reset(new_session=False)
+
+
+def _entry(ip) -> dict:
+    data = ip.user_ns["_port"].to_json()
+    return json.loads(data) if isinstance(data, str) else data
+
+
+def test_numpy_to_jax_on_the_cpu_is_not_a_device_finding(ip) -> None:
+    """nb_10: NumPy's ``cpu`` and JAX's ``cpu:0`` are the same host memory."""
+    ip.run_cell("%%port --quiet\nX = jnp.array(np.random.rand(4, 3))", store_history=True)
+    kinds = [f["kind"] for f in _entry(ip)["device_findings"]]
+    assert "default_device_creation" not in kinds
+
+
+def test_a_jax_conversion_off_the_cells_device_is_still_found() -> None:
+    """The host-copy rule keeps the real finding: arrays on cpu:1, a conversion on cpu:0."""
+    from porter_ext.compare.devices import device_findings
+    from porter_ext.record.model import CallRecord
+
+    calls = [CallRecord(2, 0, "jax.numpy.asarray", "jax", "function", "standard",
+                        devices_in=["cpu"], device_out="cpu:0")]  # fmt: skip
+    found = device_findings(calls, backend=None, input_devices=["cpu:1"], default_device="cpu:0")
+    assert [f.kind for f in found] == ["default_device_creation"]
+    assert device_findings(calls, backend=None, input_devices=["cpu"], default_device="cpu") == []
+
+
+@pytest.mark.slow
+def test_a_20000_element_list_is_one_row_and_a_small_report(ip) -> None:
+    """nb_11: 0.1.0 made 40 000 numerics rows and 16 MB of JSON of it."""
+    ip.run_cell(
+        "%%port --quiet -b numpy,torch\nwords = [str(i) for i in range(20000)]",
+        store_history=True,
+    )
+    port = ip.user_ns["_port"]
+    numerics = port.numerics
+    targets = numerics[numerics["backend"].isin(["numpy", "torch"])]
+    assert len(targets[targets["name"] == "words"]) <= 3  # one per replay (and the control)
+    assert len(numerics) <= 3
+    assert len(json.dumps(_entry(ip))) < 100_000
+    assert bool(targets["within_tolerance"].all())
+
+
+def _cell(*replays: ReplayEntry, findings: list | None = None) -> CellEntry:
+    return CellEntry(index=0, execution_count=1, source="y = f(x)", replays=list(replays),
+                     device_findings=findings or [])  # fmt: skip
+
+
+def test_the_headline_names_backends_for_values_not_for_devices() -> None:
+    wrong_place = output("y", device="cpu:0", expected_device="cpu:1", device_ok=False)
+    cell = _cell(ReplayEntry("jax:cpu:1", "ok", outputs=[wrong_place]))
+    line = verdict(cell)
+    assert "differs on" not in line and "1 device finding(s)" in line
+    assert Summary.of([cell]).device_findings == 1  # the count the tables show
+    assert Summary.of([cell]).mismatches == 0
+    # a finding that already names the output is not counted twice
+    finding = DeviceFinding(None, "y", "default_device_creation", "jax:cpu:1", "landed on cpu:0")
+    named = _cell(ReplayEntry("jax:cpu:1", "ok", outputs=[wrong_place]), findings=[finding])
+    assert Summary.of([named]).device_findings == 1 and "1 device finding(s)" in verdict(named)
+
+
+@pytest.mark.parametrize(
+    ("fields", "differs"),
+    [
+        ({"within_tolerance": False, "difference": "numeric"}, True),
+        ({"difference": "dtype_changed", "note": "dtype_changed: float64 → float32"}, True),
+        ({"within_tolerance": False, "difference": "shape_changed"}, True),
+        ({"difference": "sign_only"}, False),
+        ({"difference": "order_only"}, False),
+        ({"within_tolerance": None, "deterministic": False}, False),
+    ],
+)
+def test_the_headline_says_differs_only_for_differences_to_act_on(fields, differs) -> None:
+    cell = _cell(ReplayEntry("jax", "ok", outputs=[output("y", **fields)]))
+    assert ("differs on jax" in verdict(cell)) is differs
+    control = _cell(ReplayEntry("numpy", "ok", outputs=[output("y", **fields)], role="control"))
+    assert "differs on" not in verdict(control)  # the control checks the original itself
