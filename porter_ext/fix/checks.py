@@ -30,7 +30,7 @@ from porter_ext.fix.static import (
 )
 from porter_ext.record.classify import Verdict, classify
 from porter_ext.record.resolve import Callee
-from porter_ext.spec.replacements import choose, find, render_suggestion
+from porter_ext.spec.replacements import Replacement, choose, find, render_suggestion
 from porter_ext.spec.standard import Standard
 
 #: finding code → what it means; ``# porter: ignore[CODE]`` takes a code or its name
@@ -82,6 +82,10 @@ class Site:
     message: str
     suggestion: str | None
     needs_run: bool = False
+    #: the table entry the source decides on (None: no entry, or it depends on values)
+    entry: Replacement | None = None
+    #: which entry applies depends on values (the finding itself may still be certain)
+    undecided: bool = False
 
     @property
     def kind(self) -> str:
@@ -125,16 +129,21 @@ def _targets(node: ast.AST) -> list[tuple[str, ast.expr | None]]:
 class Analyzer(ast.NodeVisitor):
     """Walks one module (or notebook cell) and collects its `Site`s."""
 
-    def __init__(self, imports: dict[str, str], std: Standard) -> None:
+    def __init__(
+        self, imports: dict[str, str], std: Standard, arrays: dict[str, str] | None = None
+    ) -> None:
+        """``arrays`` names what a run showed to be arrays (name → library): parameters and
+        names from other cells that the source alone cannot type."""
         self.imports = imports
         self.std = std
         self.sites: list[Site] = []
-        self.scopes: list[dict[str, object]] = [{}]
+        self.hints = {name: ArrayValue(lib) for name, lib in (arrays or {}).items()}
+        self.scopes: list[dict[str, object]] = [dict(self.hints), {}]
         self.array_params: list[set[str]] = [set()]
 
     # -- scopes ----------------------------------------------------------------------
     def run(self, tree: ast.Module) -> list[Site]:
-        self._bind(tree.body, self.scopes[0])
+        self._bind(tree.body, self.scopes[-1])
         for stmt in tree.body:
             self.visit(stmt)
         return self.sites
@@ -164,7 +173,9 @@ class Analyzer(ast.NodeVisitor):
         args = node.args
         params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
         params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-        scope: dict[str, object] = {p: NAMESPACE if p == "xp" else UNKNOWN for p in params}
+        scope: dict[str, object] = {
+            p: NAMESPACE if p == "xp" else self.hints.get(p, UNKNOWN) for p in params
+        }
         self.scopes.append(scope)
         self.array_params.append(self._array_params(node.body, set(params) - {"self", "cls"}))
         self._bind(node.body, scope)
@@ -373,7 +384,8 @@ class Analyzer(ast.NodeVisitor):
 
     # -- checks -----------------------------------------------------------------------
     def add(self, node: ast.AST, code: str, name: str, message: str, suggestion: str | None,
-            needs_run: bool = False) -> None:  # fmt: skip
+            needs_run: bool = False, entry: Replacement | None = None,
+            undecided: bool = False) -> None:  # fmt: skip
         self.sites.append(
             Site(
                 node.lineno,
@@ -385,6 +397,8 @@ class Analyzer(ast.NodeVisitor):
                 message,
                 suggestion,
                 needs_run,
+                entry,
+                undecided,
             )
         )
 
@@ -419,7 +433,7 @@ class Analyzer(ast.NodeVisitor):
         if len(keys) == 1 and len(statuses) == 1:
             if first.status != "standard":
                 self.add(node, CODE_OF[first.status], callee.qualname, first.message,
-                         first.suggestion)  # fmt: skip
+                         first.suggestion, entry=judged[0][1])  # fmt: skip
             return
         shown = (
             for_display(args),
@@ -434,14 +448,14 @@ class Analyzer(ast.NodeVisitor):
                      f"whether {callee.qualname} is used as the standard says depends on values "
                      "the source does not show (argument kinds, array ranks): needs a run "
                      "(%%port or porter run)", " or ".join(suggestions) or None,
-                     needs_run=True)  # fmt: skip
+                     needs_run=True, undecided=True)  # fmt: skip
             return
         # outside the standard whatever the values: a finding; only the fix depends on them
         verdict = next(v for v, _ in judged if v.status != "standard")
         self.add(node, CODE_OF[verdict.status], callee.qualname,
                  f"{verdict.message}; which replacement fits depends on values the source "
                  "does not show (a run with %%port or porter run tells)",
-                 " or ".join(suggestions) or verdict.suggestion)  # fmt: skip
+                 " or ".join(suggestions) or verdict.suggestion, undecided=True)  # fmt: skip
 
     def check_creation(self, node: ast.Call, name: str, qualname: str) -> None:
         """A creation call without ``device=`` in a function that takes arrays."""

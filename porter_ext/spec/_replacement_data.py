@@ -495,10 +495,13 @@ _TUPLE_NOTE = (
     "the indices"
 )
 for _name, _pair in (("max", "maximum"), ("min", "minimum")):
-    for _kind, _status, _two in (("function", USAGE, "xp.{pair}(a, b)"),
-                                 ("method", NS, "xp.{pair}(x, other)")):
+    for _kind, _status, _two, _rewrite, _example in (
+        ("function", USAGE, "xp.{pair}(a, b)", "xp.{pair}({{arg0}}, {{arg1}})", "lib.{name}(x, y)"),
+        ("method", NS, "xp.{pair}(x, other)", "xp.{pair}({{x}}, {{arg0}})", "x.{name}(y)"),
+    ):
         _add("t", _kind, _name, _status, _pair, _two.format(pair=_pair),
-             _PAIR_NOTE.format(name=_name, pair=_pair), when="two_arrays")
+             _PAIR_NOTE.format(name=_name, pair=_pair), when="two_arrays",
+             rewrite=_rewrite.format(pair=_pair), example=_example.format(name=_name))
         for _when in ("positional_axis", "dim_keyword"):
             _add("t", _kind, _name, _status, _name,
                  f"(xp.{_name}(x, axis={{axis}}, keepdims={{keepdims}}), "

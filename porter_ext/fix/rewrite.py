@@ -1,0 +1,270 @@
+"""Rewriting a cell's source into the standard: the table's rewrites applied as a libcst
+codemod, so comments, formatting and every line porter does not change stay as written.
+
+Which entry applies at a call is decided by the same static analysis as ``porter lint``
+(`porter_ext.fix.checks`): a call whose entry depends on values is left alone with that
+reason, as is one whose rewrite would drop an argument (`porter_ext.spec.rewrites`).
+Where a rewrite uses ``xp`` and the scope has none, ``xp = array_namespace(...)`` is
+introduced (at the top of a function, from the parameters it uses as arrays; in a cell,
+before the first rewritten statement, from that call's array). The rewrite is a proposal:
+``%%port --fix`` and ``porter fix`` accept it only once replays verify it.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from porter_ext.fix.checks import Analyzer, Site
+from porter_ext.fix.static import collect_imports
+from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
+from porter_ext.spec.standard import DEFAULT_VERSION, standard
+
+__all__ = ["CellRewrite", "RewriteSite", "rewrite_source"]
+
+_HELPER_IMPORT = "from array_api_compat import array_namespace"
+_EXTRA_IMPORT = "import array_api_extra as xpx"
+
+
+@dataclass(frozen=True)
+class RewriteSite:
+    """One call porter looked at: rewritten (``replacement`` set) or not (``reason``)."""
+
+    line: int
+    col: int
+    name: str
+    original: str
+    replacement: str | None
+    reason: str | None = None
+
+
+@dataclass
+class CellRewrite:
+    """The rewritten source of a cell and what happened at each finding."""
+
+    original: str
+    source: str
+    sites: list[RewriteSite] = field(default_factory=list)
+
+    @property
+    def applied(self) -> list[RewriteSite]:
+        return [s for s in self.sites if s.replacement is not None]
+
+    @property
+    def refused(self) -> list[RewriteSite]:
+        return [s for s in self.sites if s.replacement is None]
+
+    @property
+    def changed(self) -> bool:
+        return self.source != self.original
+
+    def diff(self, name: str = "cell") -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.original.splitlines(keepends=True),
+                self.source.splitlines(keepends=True),
+                f"{name} (original)",
+                f"{name} (portable)",
+            )
+        )
+
+
+def _key(line: int, col: int, end_line: int, end_col: int) -> tuple[int, int, int, int]:
+    return (line, col, end_line, end_col)
+
+
+class _Rewriter(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, sites: dict[tuple[int, int, int, int], Site], module: cst.Module) -> None:
+        super().__init__()
+        self.sites = sites
+        self.module = module
+        self.results: list[RewriteSite] = []
+        self.statement_calls: set[cst.Call] = set()
+        #: function nesting: (node, names needing xp) per def; the cell is the outermost
+        self.scopes: list[dict] = [{"uses": False, "arrays": [], "first": None}]
+        self.needs_extra = False
+
+    def _code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node).strip()
+
+    def _operand(self, node: cst.BaseExpression) -> str:
+        """An operand's source without its own parentheses: the template adds them back
+        where its context needs them."""
+        if getattr(node, "lpar", None):
+            node = node.with_changes(lpar=[], rpar=[])
+        return self._code(node)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        for small in node.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                self.statement_calls.add(small.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append({"uses": False, "arrays": [], "first": None})
+
+    def _site(self, original: cst.CSTNode) -> Site | None:
+        where = self.get_metadata(PositionProvider, original)
+        key = _key(where.start.line, where.start.column, where.end.line, where.end.column)
+        return self.sites.get(key)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        site = self._site(original)
+        if site is None:
+            return updated
+        text = self._code(updated)
+        if site.entry is None:
+            why = "the table has no rewrite for this call"
+            if site.undecided:
+                why = "which rewrite applies depends on values: a run decides"
+            self.results.append(RewriteSite(site.line, site.col, site.name, text, None, why))
+            return updated
+        call = self._source_call(site, updated, original in self.statement_calls)
+        try:
+            replacement = render_rewrite(site.entry, call)
+        except NoRewrite as exc:
+            self.results.append(RewriteSite(site.line, site.col, site.name, text, None, str(exc)))
+            return updated
+        self.results.append(RewriteSite(site.line, site.col, site.name, text, replacement))
+        self._note_uses(replacement, call)
+        if call.statement and "=" in replacement.split("(", 1)[0]:
+            return _StatementMarker(replacement, updated)
+        return cst.parse_expression(replacement)
+
+    def _source_call(self, site: Site, node: cst.Call, statement: bool) -> SourceCall:
+        args = tuple(self._operand(a.value) for a in node.args if a.keyword is None)
+        kwargs = {a.keyword.value: self._operand(a.value) for a in node.args if a.keyword}
+        if site.entry is not None and site.entry.kind == "method":
+            receiver = self._operand(node.func.value)  # type: ignore[attr-defined]
+            return SourceCall("method", receiver, args, kwargs, statement)
+        return SourceCall("function", None, args, kwargs, statement)
+
+    def _note_uses(self, replacement: str, call: SourceCall) -> None:
+        scope = self.scopes[-1]
+        if "xp." in replacement:
+            scope["uses"] = True
+            array = call.receiver if call.kind == "method" else (call.args or (None,))[0]
+            if array is not None and array.isidentifier() and array not in scope["arrays"]:
+                scope["arrays"].append(array)
+        if "xpx." in replacement:
+            self.needs_extra = True
+
+    def leave_Expr(self, original: cst.Expr, updated: cst.Expr) -> cst.BaseSmallStatement:
+        if isinstance(updated.value, _StatementMarker):
+            return cst.parse_statement(updated.value.replacement).body[0]  # type: ignore[attr-defined]
+        return updated
+
+    def leave_FunctionDef(
+        self, original: cst.FunctionDef, updated: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        scope = self.scopes.pop()
+        if not scope["uses"] or _binds_xp(original):
+            return updated
+        params = [p.name.value for p in original.params.params]
+        arrays = [a for a in scope["arrays"] if a in params] or scope["arrays"]
+        if not arrays:
+            return updated
+        line = cst.parse_statement(f"xp = array_namespace({', '.join(arrays)})")
+        body = list(updated.body.body)  # type: ignore[attr-defined]
+        at = 1 if body and _is_docstring(body[0]) else 0
+        return updated.with_changes(
+            body=updated.body.with_changes(body=[*body[:at], line, *body[at:]])
+        )
+
+
+class _StatementMarker(cst.Name):
+    """Carries an assigning rewrite from the call up to its expression statement."""
+
+    def __init__(self, replacement: str, call: cst.Call) -> None:
+        super().__init__("__porter_statement__")
+        object.__setattr__(self, "replacement", replacement)
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
+    )
+
+
+def _binds_xp(node: cst.CSTNode) -> bool:
+    code = cst.Module([]).code_for_node(node)
+    try:
+        tree = ast.parse(code.strip() if not code.startswith((" ", "\t")) else "if 1:\n" + code)
+    except SyntaxError:
+        return False
+    return any(
+        isinstance(n, ast.Name) and n.id == "xp" and isinstance(n.ctx, ast.Store)
+        for n in ast.walk(tree)
+    ) or any(isinstance(n, ast.arg) and n.arg == "xp" for n in ast.walk(tree))
+
+
+def _with_preamble(module: cst.Module, rewriter: _Rewriter, tree: ast.Module) -> cst.Module:
+    """Imports of the helpers the rewrites use, and ``xp`` for the cell's own level."""
+    top = rewriter.scopes[0]
+    names = collect_imports(tree)
+    lines: list[str] = []
+    any_xp = top["uses"] or "xp = array_namespace(" in module.code
+    if any_xp and "array_namespace" not in names:
+        lines.append(_HELPER_IMPORT)
+    if rewriter.needs_extra and "xpx" not in names:
+        lines.append(_EXTRA_IMPORT)
+    body = list(module.body)
+    if top["uses"] and top["arrays"] and not _binds_xp(module):
+        first = _first_line_using(module)
+        xp_line = cst.parse_statement(f"xp = array_namespace({top['arrays'][0]})")
+        body.insert(first, xp_line)
+    at = 1 if body and _is_docstring(body[0]) else 0
+    while at < len(body) and _is_import(body[at]):
+        at += 1
+    imports = [cst.parse_statement(line) for line in lines]
+    rest = body[at:]
+    if imports and rest and not _is_import(rest[0]) and not rest[0].leading_lines:
+        rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine()])
+    return module.with_changes(body=[*body[:at], *imports, *rest])
+
+
+def _is_import(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, cst.Import | cst.ImportFrom) for s in statement.body
+    )
+
+
+def _first_line_using(module: cst.Module) -> int:
+    """Index of the first top-level statement that calls through ``xp`` (where ``xp`` must
+    exist; a replay shows when the array it is taken from is not bound yet)."""
+    for index, statement in enumerate(module.body):
+        if "xp." in module.code_for_node(statement):
+            return index
+    return len(module.body)
+
+
+def rewrite_source(
+    source: str,
+    *,
+    imports: dict[str, str] | None = None,
+    arrays: dict[str, str] | None = None,
+    version: str = DEFAULT_VERSION,
+) -> CellRewrite:
+    """The cell's source with every rewrite the source decides applied (see module doc).
+
+    ``imports`` adds names imported elsewhere (earlier cells: local name → module),
+    ``arrays`` names a run showed to be arrays (name → library), for parameters."""
+    tree = ast.parse(source)
+    names = collect_imports(tree, dict(imports or {}))
+    sites = Analyzer(names, standard(version), arrays).run(tree)
+    by_key = {_key(s.line, s.col, s.end_line, s.end_col): s for s in sites}
+    module = cst.parse_module(source)
+    wrapper = MetadataWrapper(module)
+    rewriter = _Rewriter(by_key, wrapper.module)
+    rewritten = wrapper.visit(rewriter)
+    rewritten = _with_preamble(rewritten, rewriter, tree)
+    results = sorted(rewriter.results, key=lambda r: (r.line, r.col))
+    return CellRewrite(source, rewritten.code, results)

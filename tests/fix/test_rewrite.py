@@ -1,0 +1,123 @@
+"""The cell codemod: rewrites from the table applied to source, everything else kept."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from porter_ext.backends import get_backend
+from porter_ext.fix.rewrite import rewrite_source
+
+FOO = textwrap.dedent(
+    """\
+    def foo(x):
+        r = (x * x).sum(1).tanh()
+        r = torch.max(r, -r)
+        return (x.max() > 0) * r
+
+    original = foo(x)
+    original
+    """
+)
+FOO_PORTABLE = textwrap.dedent(
+    """\
+    from array_api_compat import array_namespace
+
+    def foo(x):
+        xp = array_namespace(x)
+        r = xp.tanh(xp.sum(x * x, axis=1))
+        r = xp.maximum(r, -r)
+        return (xp.max(x) > 0) * r
+
+    original = foo(x)
+    original
+    """
+)
+
+
+def test_worked_example_foo_becomes_portable_and_agrees_on_every_backend():
+    torch = pytest.importorskip("torch")
+    result = rewrite_source(FOO, imports={"torch": "torch"}, arrays={"x": "torch"})
+    assert result.source == FOO_PORTABLE
+    assert [s.name for s in result.applied] == [
+        "Tensor.sum", "Tensor.tanh", "torch.max", "Tensor.max",
+    ]  # fmt: skip
+    data = [[-1.0, -0.5, 0.25, 1.0], [0.5, 0.75, -0.25, 0.0], [1.5, -2.0, 0.125, 0.5]]
+    expected = {}
+    exec(FOO, {"torch": torch, "x": torch.tensor(data)}, expected)
+    for name in ("numpy", "torch", "jax"):
+        backend = get_backend(name)
+        if not backend.available()[0]:
+            continue
+        xp = backend.namespace()
+        namespace: dict = {"x": xp.asarray(data, dtype=xp.float32)}
+        exec(result.source, namespace)
+        got = np.asarray(backend.to_host(namespace["original"]))
+        np.testing.assert_allclose(got, expected["original"].numpy(), rtol=1e-6, err_msg=name)
+
+
+def test_comments_formatting_and_other_lines_stay_as_written():
+    source = textwrap.dedent(
+        """\
+        import numpy as np
+
+        def f(a,   b):  # odd spacing kept
+            \"\"\"Docstring.\"\"\"
+            # a comment
+            total = a.sum(0)   # trailing
+            return total + b  # untouched
+        """
+    )
+    result = rewrite_source(source, arrays={"a": "numpy"})
+    assert result.source == source.replace(
+        '    """Docstring."""\n', '    """Docstring."""\n    xp = array_namespace(a)\n'
+    ).replace("a.sum(0)", "xp.sum(a, axis=0)").replace(
+        "import numpy as np\n", "import numpy as np\nfrom array_api_compat import array_namespace\n"
+    )
+
+
+def test_in_place_sort_becomes_an_assignment_and_only_as_a_statement():
+    source = "import numpy as np\nv = np.ones(3)\nv.sort()\nw = v.sort()\n"
+    result = rewrite_source(source)
+    assert "\nv = xp.sort(v)\n" in result.source
+    assert "w = v.sort()" in result.source
+    (refused,) = [s for s in result.refused if s.name == "ndarray.sort"]
+    assert "statement of its own" in refused.reason
+
+
+def test_rewrites_that_would_change_meaning_are_refused_with_the_reason():
+    source = (
+        "import numpy as np, torch\nx = np.ones((2, 3))\na = x.sum(1, dtype=float)\n"
+        "t = torch.ones(3)\nm = t.max(dim=0)\nu = np.unique(x, axis=0)\n"
+    )
+    result = rewrite_source(source)
+    reasons = {s.name: s.reason for s in result.refused}
+    assert "drop dtype=float" in reasons["ndarray.sum"]
+    assert "(values, indices)" in reasons["Tensor.max"]
+    assert "no unique along an axis" in reasons["numpy.unique"]
+    assert not result.changed
+
+
+def test_value_dependent_calls_are_left_for_a_run():
+    source = "import torch\ndef f(a, b):\n    return torch.max(a, b)\n"
+    result = rewrite_source(source)
+    assert not result.changed
+    (site,) = result.refused
+    assert "depends on values" in site.reason
+
+
+def test_an_existing_namespace_is_used_not_duplicated():
+    source = textwrap.dedent(
+        """\
+        from array_api_compat import array_namespace
+
+        def f(x):
+            xp = array_namespace(x)
+            return x.mean(0)
+        """
+    )
+    result = rewrite_source(source, arrays={"x": "numpy"})
+    assert result.source.count("array_namespace") == 2
+    assert "return xp.mean(x, axis=0)" in result.source
