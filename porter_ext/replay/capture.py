@@ -29,6 +29,7 @@ class Capture:
     parcel: transport.Parcel | None
     states: rng.RandomStates
     unsendable: str | None = None  # the reason every replay is skipped
+    slots: int = 0  # call sites numbered here (see `transport.reserve_slots`)
 
     def release(self) -> None:
         if self.parcel is not None:
@@ -59,4 +60,4 @@ def capture(io: CellIO, namespace: Mapping[str, Any]) -> Capture:
         parcel = transport.pack(cell_inputs(io, namespace), local=True)
     except transport.Unsendable as error:
         return Capture(None, states, str(error))
-    return Capture(parcel, states)
+    return Capture(parcel, states, slots=transport.slots_in_use())

@@ -44,16 +44,16 @@ def replay_in_workers(
     *,
     control: BackendSpec | None = None,
 ) -> list[ReplayResult]:
-    """The replays of the cell on ``specs`` (and the control, last), run at once."""
+    """The replays of the cell on ``specs`` (after the control), run at once."""
     if capture.parcel is None:
         reason = f"not replayed: {capture.unsendable}"
         results = [ReplayResult(str(s), "skipped", reason=reason) for s in specs]
         if control is not None:
-            results.append(ReplayResult(str(control), "skipped", reason=reason, role="control"))
+            results.insert(0, ReplayResult(str(control), "skipped", reason=reason, role="control"))
         return results
-    wanted = [(s, "target") for s in specs]
-    if control is not None:
-        wanted.append((control, "control"))
+    # the control first: a listing keyed by backend keeps the target of the same spec
+    wanted = [(control, "control")] if control is not None else []
+    wanted += [(s, "target") for s in specs]
     local = sum(1 for s, _ in wanted if kernel_place(s) is None)
     jobs = []
     for spec, role in wanted:
@@ -74,6 +74,7 @@ def replay_in_workers(
             remote_kernel=remote,
             role=role,
             cwd=None if remote else os.getcwd(),
+            slots=capture.slots,
         )
         jobs.append(Job(spec, request, capture.parcel))
     return pool.run(jobs, settings.timeout)

@@ -36,6 +36,7 @@ class Placer:
         self.conversions: dict[str, str] = {}
         self.devices: list[str] = []
         self.rebound: list[str] = []
+        self.notes: dict[str, list[str]] = {}
 
     def namespace(self, ns: dict[str, Any]) -> None:
         """Move every input in ``ns`` (in place) and rebind array API namespaces."""
@@ -123,8 +124,14 @@ class Placer:
             if grad is not None:
                 value.grad = convert_to(grad, self.backend, self.device).value
         self.conversions[path] = conversion_label(conv)
+        for text in conv.notes:
+            self.notes.setdefault(text, []).append(path)
         self._device(value)
         return value
+
+    def summary(self) -> list[str]:
+        """The conversions' notes, each with the inputs it concerns (as the report shows)."""
+        return [f"{text} ({', '.join(paths)})" for text, paths in self.notes.items()]
 
     def _device(self, x: Any) -> None:
         device = device_of(x)

@@ -16,6 +16,7 @@ import contextlib
 import io
 import pickle
 import secrets
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing import resource_tracker, shared_memory
@@ -25,6 +26,8 @@ import cloudpickle
 
 from porter_ext.backends import backend_for, device_of, get_backend
 from porter_ext.backends.base import dtype_name
+from porter_ext.record import hooks_importlib_bootstrap as hooks
+from porter_ext.record.strict import NamespaceView, recorded_namespace, unwrap_namespace
 from porter_ext.replay.inputs import is_array_input
 
 #: offsets of arrays inside a shared block are multiples of this (DLPack imports zero-copy)
@@ -94,6 +97,12 @@ class _Sender(cloudpickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
         if is_array_input(obj) and not getattr(getattr(obj, "dtype", None), "hasobject", False):
             return self._array(obj)
+        if obj is hooks.SLOTS:  # the recorder's call-site table: the receiver has its own
+            return _receiver_slots, ()
+        if isinstance(obj, types.FunctionType) and obj.__code__.co_filename == hooks.__file__:
+            return _no_hook, ()  # a recording hook: the receiver binds its own
+        if isinstance(obj, NamespaceView):  # a namespace seen through porter's recorder
+            return _restore_view, (unwrap_namespace(obj), obj._strict, obj._version)
         if isinstance(obj, memoryview):  # cloudpickle would send a read-only bytes
             return _restore_memoryview, (obj.tobytes(), obj.format, obj.shape, obj.readonly)
         if _is_state_generator(obj):
@@ -299,6 +308,30 @@ def _restore_array(meta: ArrayMeta, grad: Any) -> Any:
         with contextlib.suppress(TypeError):
             value = meta.subclass(value, requires_grad=False)
     return value
+
+
+def _receiver_slots() -> list:
+    return hooks.SLOTS
+
+
+def _no_hook() -> None:
+    return None
+
+
+def slots_in_use() -> int:
+    """How many call sites this process's recorder has numbered (functions rewritten here
+    refer to them by number, so a receiver must number at least as many)."""
+    return len(hooks.SLOTS)
+
+
+def reserve_slots(count: int) -> None:
+    """Number at least ``count`` call sites here, so that functions rewritten by the sender
+    find theirs (unfilled: their first calls are recorded as new)."""
+    hooks.SLOTS.extend([None] * (count - len(hooks.SLOTS)))
+
+
+def _restore_view(real: Any, strict: bool, version: str) -> Any:
+    return recorded_namespace(real, strict=strict, version=version)
 
 
 def _restore_memoryview(raw: bytes, format: str, shape: tuple, readonly: bool) -> memoryview:

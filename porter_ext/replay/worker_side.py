@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
 from porter_ext.replay import transport
 
 COMM_TARGET = "porter.replay"
@@ -48,6 +49,8 @@ class ReplayRequest:
     worker: str = ""
     cwd: str | None = None
     unsent: dict[str, str] = field(default_factory=dict)
+    #: call sites the sender's recorder had numbered (see `transport.reserve_slots`)
+    slots: int = 0
 
 
 @dataclass
@@ -181,9 +184,12 @@ def _namespace(request: ReplayRequest, parcel: transport.Parcel, backend: Any, d
     def place(host: Any, meta: transport.ArrayMeta) -> Any:
         return transport.own_library(host, meta, private=not request.exclusive)
 
+    transport.reserve_slots(request.slots)
     values = transport.unpack(parcel, place, blocks=_worker.blocks)
     ns = home_globals(values)
     ns = ns if ns is not None else {}
+    for name in HOOK_NAMES:  # the recorder binds this worker's own hooks when it runs
+        ns.pop(name, None)
     ns["__name__"] = "__main__"
     ns["__builtins__"] = builtins
     ns.update(values)
@@ -191,6 +197,7 @@ def _namespace(request: ReplayRequest, parcel: transport.Parcel, backend: Any, d
     placer.namespace(ns)
     result.conversions = placer.conversions
     result.input_devices = placer.devices
+    result.notes += placer.summary()
     return ns
 
 
@@ -274,13 +281,23 @@ def _findings(result: Any, outputs: dict[str, Any]) -> list:
                            default_device=result.default_device, outputs=outputs)  # fmt: skip
 
 
+def _is_code(value: Any) -> bool:
+    import types
+
+    from porter_ext.replay.inputs import is_array_namespace
+
+    kinds = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
+    return isinstance(value, kinds) or is_array_namespace(value)
+
+
 def _pack_outputs(
     outputs: dict[str, Any], local: bool, result: Any
 ) -> tuple[transport.Parcel, dict]:
     from porter_ext.backends import backend_for, device_of
     from porter_ext.backends.base import dtype_name
 
-    outputs = dict(outputs)
+    # code (modules, namespaces, functions, classes) is not an output worth comparing
+    outputs = {k: v for k, v in outputs.items() if not _is_code(v)}
     while True:
         try:
             answer = transport.pack(outputs, local=local, results=True)
