@@ -160,6 +160,8 @@ class NotebookRun:
         self.environment: Environment | None = None
         self.version: str | None = None
         self.interrupted = False
+        #: what each cell raised, by notebook index, from the kernel's replies
+        self.errors: dict[int, ErrorInfo] = {}
 
     # -- the kernel ---------------------------------------------------------------------
     async def start_kernel(self) -> None:
@@ -174,6 +176,7 @@ class NotebookRun:
             allow_errors=True,
             record_timing=False,
             resources={"metadata": {"path": str(self.path.resolve().parent)}},
+            on_cell_error=self._cell_error,
         )
         try:
             await self.client.async_start_new_kernel(stdout=self.log, stderr=self.log)
@@ -182,6 +185,13 @@ class NotebookRun:
             await self.stop_kernel()
             reason = f"the kernel could not start: {_one_line(exc)}{self._kernel_said()}"
             raise RunError(reason) from None
+
+    def _cell_error(self, cell: Any, cell_index: int, execute_reply: dict) -> None:
+        """nbclient's hook: what the kernel's reply says a cell raised (a UsageError of the
+        magics is printed, not an error output)."""
+        content = execute_reply.get("content", {})
+        message = " ".join(str(content.get("evalue", "")).split())
+        self.errors[cell_index] = ErrorInfo(str(content.get("ename", "Error")), message)
 
     async def stop_kernel(self, *, now: bool = True) -> None:
         """Shut the kernel down: asked to (so that its own exit handlers, such as stopping
@@ -266,11 +276,11 @@ class NotebookRun:
                 start = time.perf_counter()
                 try:
                     await self.client.async_execute_cell(cell, outcome.index)
-                    failed = any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+                    failed = self.errors.pop(outcome.index, None)
                     outcome.status = "raised" if failed else "ok"
                     await self.sync(outcome.index, upcoming)
-                    if failed and not outcome.entries:
-                        outcome.error = _error_output(cell)
+                    if failed and not outcome.entries:  # porter never saw it (a UsageError)
+                        outcome.error = failed
                 except CellTimeoutError:
                     outcome.status = "timeout"
                     await self._after_timeout(outcome, upcoming)
@@ -374,13 +384,6 @@ def _cancel_pollers() -> None:
     for task in asyncio.all_tasks():
         if task is not asyncio.current_task():
             task.cancel()
-
-
-def _error_output(cell: Any) -> ErrorInfo | None:
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "error":
-            return ErrorInfo(str(output.get("ename", "Error")), str(output.get("evalue", "")))
-    return None
 
 
 def _one_line(exc: BaseException) -> str:
