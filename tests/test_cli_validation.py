@@ -66,6 +66,7 @@ KINDS_OF = {
     ("report", "report"): [*INPUTS, "DEEP", "NOT_JSON"],
     ("fix", "report"): OUTPUTS,
     ("lint", "paths"): ["", "MISSING", "'quoted"],
+    ("install-kernels", "prefix"): ["", "MISSING", "FOREIGN", "PROC", "'quoted"],
     ("lint", "path"): ["", "MISSING", "'quoted"],
 }
 
@@ -98,6 +99,7 @@ def files(tmp_path_factory) -> dict[str, str]:
         "MISSING": str(d / "missing.ipynb"),
         "FOREIGN": str(d / "foreign.json"),
         "PDF": str(d / "r.pdf"),
+        "PROC": "/proc",
         "DEEP": str(d / "deep.json"),
         "NOT_JSON": str(d / "not_json.json"),
         "NOT_A_NOTEBOOK": str(d / "not_a_notebook.ipynb"),

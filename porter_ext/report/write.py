@@ -52,9 +52,13 @@ class OverwriteError(ReportError):
     """The output path holds something porter must not replace without being told to."""
 
 
-#: how each format's own output begins (or what its first bytes hold): what porter may
+#: how each format's output begins, and what its first bytes hold: what porter may
 #: replace without ``--force``
-_PORTER_MARKS = ('"schema": "porter.report/', 'id="porter-meta"', "# porter report")
+_PORTER_MARKS = (
+    ("{", '"schema": "porter.report/'),
+    ("<!doctype html", 'id="porter-meta"'),
+    ("# porter report", "# porter report"),
+)
 
 
 def is_porter_output(path: str | PathLike[str]) -> bool:
@@ -66,8 +70,8 @@ def is_porter_output(path: str | PathLike[str]) -> bool:
         return False
     if not head.strip():
         return True
-    text = head.decode("utf-8", errors="replace")
-    return any(mark in text for mark in _PORTER_MARKS)
+    text = head.decode("utf-8", errors="replace").lstrip()
+    return any(text.startswith(start) and mark in text for start, mark in _PORTER_MARKS)
 
 
 def same_file(path: str | PathLike[str], other: str | PathLike[str]) -> bool:

@@ -37,6 +37,7 @@ __all__ = [
     "seconds",
     "split_words",
     "tolerance",
+    "writable_directory",
 ]
 
 #: a week: a longer limit on one cell is a typo, not a limit
@@ -168,6 +169,20 @@ def _writable(directory: Path) -> bool:
 def input_path(text: Any, what: str = "PATH") -> Path:
     """An existing, readable file or directory."""
     return input_file(text, what, directories=True)
+
+
+def writable_directory(text: Any, option: str) -> Path:
+    """An existing directory porter may create files under (an install prefix)."""
+    raw = str(text)
+    if not raw.strip():
+        raise OptionError(f"{option} needs a directory, got an empty value")
+    path = Path(raw).expanduser()
+    if not path.is_dir():
+        what = "not a directory" if path.exists() else "no such directory"
+        raise OptionError(f"{option} {path}: {what}")
+    if not _writable(path):
+        raise OptionError(f"{option} {path}: not writable")
+    return path
 
 
 def output_path(text: Any, option: str = "-o", *, source: Any = None) -> Path:
