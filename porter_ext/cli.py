@@ -122,6 +122,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     backends = sub.add_parser("backends", help="list every backend spec porter can see")
     backends.add_argument("--json", action="store_true", help="machine-readable output")
+
+    kernels = sub.add_parser(
+        "install-kernels", help="install the porter and porter-worker kernelspecs"
+    )
+    where = kernels.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true", help="for this user only")
+    where.add_argument("--sys-prefix", action="store_true", help="into this Python's prefix")
+    where.add_argument(
+        "--prefix",
+        type=_arg(check.writable_directory, "--prefix"),
+        default=None,
+        help="under this prefix",
+    )
     return parser
 
 
@@ -237,18 +250,35 @@ def cmd_backends(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from porter_ext.backends import list_backends
+    from porter_ext.replay.workers import worker_only_specs
 
     infos = list_backends()
+    extra = worker_only_specs(infos)
+    infos += extra
     if args.json:
-        print(json.dumps([asdict(b) for b in infos], indent=1))
+        print(json.dumps([{**asdict(b), "worker": b in extra} for b in infos], indent=1))
         return 0
     width = max((len(b.spec) for b in infos), default=4)
     for b in infos:
         if b.available:
             devices = ", ".join(b.devices)
-            print(f"{b.spec:<{width}}  {b.version or '':<10}  {devices}")
+            source = f"  ({b.reason})" if b in extra else ""
+            print(f"{b.spec:<{width}}  {b.version or '':<10}  {devices}{source}")
         else:
             print(f"{b.spec:<{width}}  unavailable: {b.reason}")
+    return 0
+
+
+def cmd_install_kernels(args: argparse.Namespace) -> int:
+    from porter_ext.kernelspecs import install_kernels
+
+    prefix = sys.prefix if args.sys_prefix else args.prefix
+    try:
+        paths = install_kernels(user=args.user, prefix=prefix)
+    except (OSError, FileNotFoundError) as exc:
+        raise CliError(f"cannot install the kernelspecs: {exc}") from None
+    for path in paths:
+        print(f"porter: installed {path}")
     return 0
 
 
@@ -270,6 +300,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "report": cmd_report,
     "backends": cmd_backends,
+    "install-kernels": cmd_install_kernels,
 }
 
 

@@ -22,7 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from porter_ext.backends import BackendSpec
+from porter_ext.backends import BackendInfo, BackendSpec
 from porter_ext.record.model import ErrorInfo
 from porter_ext.replay import transport
 from porter_ext.replay.run import ReplayResult
@@ -147,6 +147,22 @@ class WorkerPool:
             workers, self.workers = list(self.workers.values()), {}
         for worker in workers:
             worker.stop()
+
+
+def worker_only_specs(infos: list[BackendInfo]) -> list[BackendInfo]:
+    """Specs this process cannot serve that a worker provides (``jax:cpu:1`` when this
+    process's JAX has one host device); ``reason`` says how."""
+    from porter_ext.backends import get_backend
+
+    have = {info.spec for info in infos if info.available}
+    found = []
+    for library, (var, flag) in _HOST_DEVICE_COUNT.items():
+        backend = get_backend(library)
+        spec = f"{library}:cpu:1"
+        if spec not in have and backend.available()[0]:
+            how = f"from a worker with {var}={flag}=2"
+            found.append(BackendInfo(spec, library, backend.version(), True, ["cpu:1"], how))
+    return found
 
 
 _shared: WorkerPool | None = None
