@@ -103,3 +103,59 @@ def test_the_headline_says_differs_only_for_differences_to_act_on(fields, differ
     assert ("differs on jax" in verdict(cell)) is differs
     control = _cell(ReplayEntry("numpy", "ok", outputs=[output("y", **fields)], role="control"))
     assert "differs on" not in verdict(control)  # the control checks the original itself
+
+
+MAKEMORE_CELLS = [
+    "words = [f'name{i}' for i in range(n_words)]\nlengths = [len(w) for w in words]",
+    "N = xp.zeros((27, 27), dtype=xp.int32)\nP = xp.astype(N + 1, xp.float32)\n"
+    "P = P / xp.sum(P, axis=1, keepdims=True)",
+    "W = xp.asarray(W0)\nlogits = xp.matmul(X, W)\ncounts = xp.exp(logits)\n"
+    "probs = counts / xp.sum(counts, axis=1, keepdims=True)\n"
+    "loss = -float(xp.mean(xp.log(probs[:, 0] + 1e-8)))",
+    "h = xp.tanh(X)",
+]
+
+
+@pytest.mark.slow
+def test_a_makemore_sized_report_stays_small_and_renders_fast() -> None:
+    """60 cells, their outputs on torch and jax, a 32 000-name list among them, a real
+    mismatch with its summaries: under 3 MB of JSON, under 2 s to render as HTML (the
+    random draws that made such a notebook red are nondeterministic now, not plotted)."""
+    import time
+
+    import numpy as np
+
+    from porter_ext.compare import Baseline
+    from porter_ext.report.html import render_html
+    from porter_ext.report.model import Environment, Report
+    from porter_ext.replay.reference import reference_replay
+    from porter_ext.replay.run import replay_cell
+
+    rng = np.random.default_rng(0)
+    ns = {"xp": np, "n_words": 32_000, "X": rng.standard_normal((228, 27), dtype=np.float32),
+          "W0": rng.standard_normal((27, 27), dtype=np.float32)}  # fmt: skip
+    cells = []
+    for i in range(60):
+        source = MAKEMORE_CELLS[i % len(MAKEMORE_CELLS)]
+        original = replay_cell(source, ns, "numpy")
+        reference = reference_replay(source, ns, ns)
+        baseline = Baseline(original.outputs, inputs=ns, reference=reference)
+        replays = []
+        for spec in ("torch", "jax"):
+            cell_ns = {**ns, "X": ns["X"] * (1.01 if i == 3 else 1.0)}  # one 1 % bug
+            result = replay_cell(source, cell_ns, spec)
+            replays.append(ReplayEntry(spec, result.status, outputs=baseline.compare(result),
+                                       calls=result.calls))  # fmt: skip
+        cells.append(CellEntry(index=i, execution_count=i + 1, source=source,
+                               calls=original.calls, replays=replays))  # fmt: skip
+    report = Report.build(cells, Environment(python="3.11"), array_api_version="2025.12")
+    assert report.summary.mismatches > 0  # the 1 % bug is there, with its plots' data
+    size = len(report.to_json())
+    pytest.importorskip("matplotlib.figure")  # importing it is a fixed cost of any plot
+    start = time.perf_counter()
+    html = render_html(report)
+    seconds = time.perf_counter() - start
+    assert size < 3_000_000, size
+    assert seconds < 2.0 and len(html) < 6_000_000, (seconds, len(html))
+    rows = sum(len(r.outputs) for c in cells for r in c.replays)
+    assert rows <= 60 * 2 * 6  # one row per output per backend, whatever the data
