@@ -126,10 +126,10 @@ def test_a_makemore_sized_report_stays_small_and_renders_fast() -> None:
     import numpy as np
 
     from porter_ext.compare import Baseline
-    from porter_ext.report.html import render_html
-    from porter_ext.report.model import Environment, Report
     from porter_ext.replay.reference import reference_replay
     from porter_ext.replay.run import replay_cell
+    from porter_ext.report.html import render_html
+    from porter_ext.report.model import Environment, Report
 
     rng = np.random.default_rng(0)
     ns = {"xp": np, "n_words": 32_000, "X": rng.standard_normal((228, 27), dtype=np.float32),
