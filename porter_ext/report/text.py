@@ -83,5 +83,5 @@ def cell_notes(entry: CellEntry) -> list[tuple[int | None, str]]:
     the entry's own notes (e.g. what a headless run ignored), each with its line or None."""
     notes: list[tuple[int | None, str]] = list(source_findings(entry.source))
     shown = {text for _, text in notes}
-    notes += [(None, n) for n in getattr(entry, "notes", ()) if n not in shown]
+    notes += [(None, n) for n in entry.notes if n not in shown]
     return notes
