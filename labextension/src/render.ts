@@ -113,7 +113,8 @@ function callColumns(withCell: boolean): IColumn<ICallRow>[] {
   ];
 }
 
-function numericColumns(withCell: boolean): IColumn<IOutputRow>[] {
+/** The columns that say which output of which replay a row is about. */
+function outputColumns(withCell: boolean): IColumn<IOutputRow>[] {
   return [
     ...cellColumn<IOutputRow>(withCell),
     { title: 'backend', value: r => r.replay.backend },
@@ -121,7 +122,13 @@ function numericColumns(withCell: boolean): IColumn<IOutputRow>[] {
       title: 'output',
       value: r => r.out.name,
       render: (r, td) => td.appendChild(code(r.out.name))
-    },
+    }
+  ];
+}
+
+function numericColumns(withCell: boolean): IColumn<IOutputRow>[] {
+  return [
+    ...outputColumns(withCell),
     {
       title: 'shape',
       value: r => (r.out.shape ? `(${r.out.shape.join(', ')})` : '—')
@@ -145,13 +152,7 @@ function numericColumns(withCell: boolean): IColumn<IOutputRow>[] {
 
 function placementColumns(withCell: boolean): IColumn<IOutputRow>[] {
   return [
-    ...cellColumn<IOutputRow>(withCell),
-    { title: 'backend', value: r => r.replay.backend },
-    {
-      title: 'output',
-      value: r => r.out.name,
-      render: (r, td) => td.appendChild(code(r.out.name))
-    },
+    ...outputColumns(withCell),
     { title: 'device', value: r => r.out.device ?? '—' },
     { title: 'expected', value: r => r.out.expected_device ?? '—' },
     {
@@ -253,6 +254,7 @@ function tables(
             ? 'porter-muted'
             : null,
       isFinding: r => isFinding(r.call),
+      findingsOnly: withCell, // a report opens on its findings
       empty: 'No array calls were recorded.'
     }),
     buildTable('Numerics', rows.outputs, numericColumns(withCell), {
@@ -356,7 +358,9 @@ export function renderCell(entry: ICellEntry): HTMLElement {
   if (rewrite) {
     root.appendChild(rewrite);
   }
-  for (const t of tables([entry], false)) {
+  // a cell that was not replayed shows its calls only, as the text/html fallback does
+  const replayed = !!(entry.replays?.length || entry.device_findings?.length);
+  for (const t of tables([entry], false).slice(0, replayed ? undefined : 1)) {
     root.appendChild(t);
   }
   root.appendChild(sourceBlock(entry.source ?? '', 'recorded source'));

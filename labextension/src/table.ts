@@ -2,9 +2,13 @@
  * A sortable, filterable table built from DOM nodes (never HTML strings): click a
  * header to sort by it (again to reverse), type in the box to keep the rows whose text
  * holds it. Rows render once; sorting reorders the same nodes, filtering hides them,
- * so a report with thousands of rows stays quick.
+ * and only the first `PAGE_ROWS` matching rows are displayed until "show all" is
+ * clicked, so a report with thousands of rows stays quick.
  */
 import { appendText, el } from './text';
+
+/** Rows a table displays before its "show all" button. */
+export const PAGE_ROWS = 200;
 
 export interface IColumn<T> {
   title: string;
@@ -19,6 +23,8 @@ export interface ITableOptions<T> {
   rowClass?: (row: T) => string | null;
   /** Rows that are not findings, hidden while "findings only" is ticked. */
   isFinding?: (row: T) => boolean;
+  /** Start with "findings only" ticked (a report's calls: most are standard). */
+  findingsOnly?: boolean;
   /** Called when a row is clicked (the side panel moves the cursor). */
   onClick?: (row: T) => void;
   /** An empty table says this instead. */
@@ -77,6 +83,7 @@ export function buildTable<T>(
     const label = el('label', 'porter-findings-only');
     findingsOnly = el('input');
     findingsOnly.type = 'checkbox';
+    findingsOnly.checked = options.findingsOnly ?? false;
     label.appendChild(findingsOnly);
     label.appendChild(document.createTextNode(' findings only'));
     head.appendChild(label);
@@ -117,6 +124,12 @@ export function buildTable<T>(
   });
   tbody.appendChild(fragment);
 
+  let current = built;
+  let limit = PAGE_ROWS;
+  const footer = el('div', 'porter-table-footer');
+  const more = el('button', 'porter-more jp-Button', 'show all');
+  box.appendChild(footer);
+
   let sortedBy = -1;
   let descending = false;
   columns.forEach((column, i) => {
@@ -135,27 +148,49 @@ export function buildTable<T>(
           const c = compare(a.v, b.v);
           return (descending ? -c : c) || a.k - b.k;
         });
+      current = order.map(o => o.row);
       const again = document.createDocumentFragment();
-      order.forEach(o => again.appendChild(o.row.tr));
+      current.forEach(row => again.appendChild(row.tr));
       tbody.appendChild(again);
+      apply();
     });
     headRow.appendChild(th);
   });
 
-  const apply = () => {
+  // Only the first `limit` matching rows are displayed: hidden rows cost no layout, so
+  // a table of thousands of rows appears as fast as one of a few hundred.
+  function apply(): void {
     const needle = filter.value.trim().toLowerCase();
     const only = findingsOnly?.checked ?? false;
-    for (const row of built) {
+    let matching = 0;
+    for (const row of current) {
       if (needle && !row.text) {
         row.text = (row.tr.textContent ?? '').toLowerCase();
       }
-      const show =
+      const match =
         (!only || row.finding) && (!needle || row.text.includes(needle));
-      row.tr.hidden = !show;
+      row.tr.hidden = !match || matching >= limit;
+      matching += match ? 1 : 0;
     }
-  };
+    footer.replaceChildren();
+    if (matching > limit) {
+      footer.appendChild(
+        document.createTextNode(`showing ${limit} of ${matching} rows `)
+      );
+      footer.appendChild(more);
+    } else if (matching < built.length) {
+      footer.appendChild(
+        document.createTextNode(`${matching} of ${built.length} rows match`)
+      );
+    }
+  }
+  more.addEventListener('click', () => {
+    limit = Infinity;
+    apply();
+  });
   filter.addEventListener('input', apply);
   findingsOnly?.addEventListener('change', apply);
+  apply();
   return box;
 }
 
