@@ -231,7 +231,9 @@ for _name, _std, _libs in [
     ("rint", "round", "njc"), ("around", "round", "njc"), ("fix", "trunc", "nct"),
     ("conjugate", "conj", "njc"), ("neg", "negative", "t"),
 ]:
-    _fn(_libs, _name, _std, f"xp.{_std}(x)", _renamed(_std))
+    _input = "i" if "invert" in _std else ("p" if _name.startswith("arc") else "x")
+    _fn(_libs, _name, _std, f"xp.{_std}(x)", _renamed(_std), rewrite=f"xp.{_std}({{x}})",
+        example=f"lib.{_name}({_input})")
 
 # x.at[idx].add(v): the recorder sees JAX's update methods as jax functions of one operand
 _AT_NOTE = (
@@ -251,10 +253,13 @@ for _name, _std, _libs in [
     ("ne", "not_equal", "t"), ("gt", "greater", "t"), ("ge", "greater_equal", "t"),
     ("lt", "less", "t"), ("le", "less_equal", "t"),
 ]:
-    _fn(_libs, _name, _std, f"xp.{_std}(x1, x2)", _renamed(_std))
+    _pair = "i, j" if "shift" in _name else "p, q"
+    _fn(_libs, _name, _std, f"xp.{_std}(x1, x2)", _renamed(_std),
+        rewrite=f"xp.{_std}({{x}}, {{arg1}})", example=f"lib.{_name}({_pair})")
 
 _fn("njct", "float_power", "pow", "xp.pow(xp.astype(x1, xp.float64), x2)",
-    "float_power computes in float64; pow keeps the input dtype")
+    "float_power computes in float64; pow keeps the input dtype",
+    rewrite="xp.pow(xp.astype({x}, xp.float64), {arg1})", example="lib.float_power(p, q)")
 _add("t", "function", "div", NS, "floor_divide", "xp.floor_divide(x1, x2)",
      "rounding_mode='floor' is the standard's floor_divide", when="floor_rounding")
 _add("t", "function", "div", NS, "trunc", "xp.trunc(xp.divide(x1, x2))",
@@ -263,13 +268,17 @@ _fn("t", "div", "divide", "xp.divide(x1, x2)", _renamed("divide"))
 _fn("njct", "exp2", None, "xp.backend.exp2(x)",
     "the standard has no exp2; keep it through the escape hatch xp.backend.exp2(x) to mark "
     "it as acknowledged (or write xp.pow(2.0, x), scalars accepted from 2024.12)")
-_fn("t", "rsqrt", "sqrt", "1 / xp.sqrt(x)", "the standard has no rsqrt")
-_fn("t", "clamp", "clip", "xp.clip(x, min={min}, max={max})", _renamed("clip"))
+_fn("t", "rsqrt", "sqrt", "1 / xp.sqrt(x)", "the standard has no rsqrt",
+    rewrite="1 / xp.sqrt({x})", example="lib.rsqrt(p)")
+_fn("t", "clamp", "clip", "xp.clip(x, min={min}, max={max})", _renamed("clip"),
+    rewrite="xp.clip({x}, min={min}, max={max})", example="lib.clamp(x, 0.0, 1.0)")
 
 # --- shape manipulation ------------------------------------------------------------------
 
-_fn("njct", "concatenate", "concat", "xp.concat(arrays, axis={axis})", _renamed("concat"))
-_fn("t", "cat", "concat", "xp.concat(arrays, axis={axis})", _renamed("concat"))
+_fn("njct", "concatenate", "concat", "xp.concat(arrays, axis={axis})", _renamed("concat"),
+    rewrite="xp.concat({x}, axis={axis})", example="lib.concatenate([x, y], 1)")
+_fn("t", "cat", "concat", "xp.concat(arrays, axis={axis})", _renamed("concat"),
+    rewrite="xp.concat({x}, axis={axis})", example="lib.cat([x, y], 1)")
 _fn("njc", "transpose", "permute_dims", "xp.permute_dims(x, {axes})",
     "the standard needs the axes spelled out (transpose without axes reverses them all); "
     "xp.matrix_transpose(x) swaps the last two")
@@ -284,8 +293,10 @@ _fn("t", "t", "matrix_transpose", "xp.matrix_transpose(x)",
     "the standard's matrix_transpose swaps the last two axes")
 _fn("t", "movedim", "moveaxis", "xp.moveaxis(x, {arg1}, {arg2})",
     "the standard spells it moveaxis (2023.12)")
-_fn("t", "unsqueeze", "expand_dims", "xp.expand_dims(x, axis={axis})", _renamed("expand_dims"))
-_fn("njct", "ravel", "reshape", "xp.reshape(x, (-1,))", "the standard has no ravel")
+_fn("t", "unsqueeze", "expand_dims", "xp.expand_dims(x, axis={axis})", _renamed("expand_dims"),
+    rewrite="xp.expand_dims({x}, axis={axis})", example="lib.unsqueeze(x, 0)")
+_fn("njct", "ravel", "reshape", "xp.reshape(x, (-1,))", "the standard has no ravel",
+    rewrite="xp.reshape({x}, (-1,))", example="lib.ravel(x)")
 _fn("t", "flatten", "reshape", "xp.reshape(x, (-1,))",
     "the standard has no flatten; with start_dim, reshape to the partial shape")
 _fn("njct", "hstack", "concat", "xp.concat(arrays, axis=1)",
@@ -297,8 +308,10 @@ _fn("njct", "column_stack", "stack", "xp.stack(arrays, axis=1)",
 for _n in (1, 2, 3):
     _fn("njct", f"atleast_{_n}d", None, f"xpx.atleast_nd(x, ndim={_n})",
         "not in the standard; array-api-extra has atleast_nd (which prepends new axes)")
-_fn("njct", "flipud", "flip", "xp.flip(x, axis=0)", "the standard flips with flip(axis=)")
-_fn("njct", "fliplr", "flip", "xp.flip(x, axis=1)", "the standard flips with flip(axis=)")
+_fn("njct", "flipud", "flip", "xp.flip(x, axis=0)", "the standard flips with flip(axis=)",
+    rewrite="xp.flip({x}, axis=0)", example="lib.flipud(x)")
+_fn("njct", "fliplr", "flip", "xp.flip(x, axis=1)", "the standard flips with flip(axis=)",
+    rewrite="xp.flip({x}, axis=1)", example="lib.fliplr(x)")
 _SLICES = "tuple(x[i:j] for i, j in zip(bounds[:-1], bounds[1:]))"
 _fn("njct", "split", None, _SLICES,
     "the standard has no split; slice, or use xp.unstack when every piece has size 1")
@@ -358,7 +371,8 @@ for _name in ("mm", "bmm", "mv"):
 _fn("njct", "inner", "vecdot", "xp.vecdot(a, b)",
     "matches inner for 1-D arrays; vecdot conjugates its first argument for complex input")
 _fn("njct", "outer", "linalg.outer", "xp.linalg.outer(a, b)",
-    "outer lives in the linalg extension")
+    "outer lives in the linalg extension", rewrite="xp.linalg.outer({x}, {arg1})",
+    example="lib.outer(v, v)")
 _NORM = "xp.linalg.vector_norm(x, axis={axis_kw}, keepdims={keepdims})"
 _fn("njct", "linalg.norm", "linalg.vector_norm", _NORM,
     "the standard splits norm into linalg.vector_norm and linalg.matrix_norm (ord='fro', "
@@ -388,8 +402,10 @@ _fn("njct", "kron", None, "xpx.kron(a, b)", "not in the standard; array-api-extr
 
 # --- statistics and comparison -----------------------------------------------------------
 
-_fn("njct", "amax", "max", "xp.max(x, axis={axis}, keepdims={keepdims})", _renamed("max"))
-_fn("njct", "amin", "min", "xp.min(x, axis={axis}, keepdims={keepdims})", _renamed("min"))
+for _name, _std in (("amax", "max"), ("amin", "min")):
+    _fn("njct", _name, _std, f"xp.{_std}(x, axis={{axis}}, keepdims={{keepdims}})",
+        _renamed(_std), rewrite=f"xp.{_std}({{x}}, axis={{axis}}, keepdims={{keepdims}})",
+        example=f"lib.{_name}(x, 1)")
 _fn("njct", "cumsum", "cumulative_sum", "xp.cumulative_sum(x, axis={axis})",
     "cumulative_sum (2023.12) needs axis= for arrays with more than one dimension, where "
     "NumPy flattens")
@@ -439,9 +455,11 @@ _RELU_NOTE = "Python scalars in maximum need 2024.12; before, use xp.zeros_like(
 for _libs, _name in [("t", "softmax"), ("t", "nn.functional.softmax"), ("j", "nn.softmax")]:
     _fn(_libs, _name, None, _SOFTMAX, "the standard has no softmax")
 for _libs, _name in [("t", "sigmoid"), ("t", "special.expit"), ("j", "nn.sigmoid")]:
-    _fn(_libs, _name, None, _SIGMOID, "the standard has no sigmoid")
+    _fn(_libs, _name, None, _SIGMOID, "the standard has no sigmoid",
+        rewrite="1 / (1 + xp.exp(-{x}))", example=f"lib.{_name}(x)")
 for _libs, _name in [("t", "relu"), ("t", "nn.functional.relu"), ("j", "nn.relu")]:
-    _fn(_libs, _name, "maximum", "xp.maximum(x, 0)", _RELU_NOTE)
+    _fn(_libs, _name, "maximum", "xp.maximum(x, 0)", _RELU_NOTE,
+        rewrite="xp.maximum({x}, 0.0)", example=f"lib.{_name}(x)")
 for _libs, _name in [("t", "nn.functional.one_hot"), ("j", "nn.one_hot")]:
     _fn(_libs, _name, None, "xpx.one_hot(x, num_classes)",
         "not in the standard; array-api-extra has one_hot")
@@ -534,15 +552,30 @@ _DIM_NOTE = "the standard spells dim= as axis= and keepdim= as keepdims="
 for _name in ("sum", "prod", "mean", "std", "var", "max", "min", "any", "all", "argmax",
               "argmin", "count_nonzero"):
     _template = f"xp.{_name}(x, axis={{axis}}, keepdims={{keepdims}})"
-    _add("*", "function", _name, USAGE, _name, _template, _AXIS_NOTE, when="positional_axis")
-    _add("*", "function", _name, USAGE, _name, _template, _DIM_NOTE, when="dim_keyword")
+    _rewrite = f"xp.{_name}({{x}}, axis={{axis}}, keepdims={{keepdims}})"
+    _input = "b" if _name in ("any", "all") else "x"
+    _add("*", "function", _name, USAGE, _name, _template, _AXIS_NOTE, when="positional_axis",
+         rewrite=_rewrite, example=f"lib.{_name}({_input}, 1)")
+    if _name in ("max", "min", "std", "var"):  # torch's own entries take these with dim=
+        _add("*", "function", _name, USAGE, _name, _template, _DIM_NOTE, when="dim_keyword")
+    else:
+        _add("*", "function", _name, USAGE, _name, _template, _DIM_NOTE, when="dim_keyword",
+             rewrite=_rewrite, example=f"lib.{_name}({_input}, dim=1)")
 for _name, _template in [
     ("concat", "xp.concat(arrays, axis={axis})"), ("stack", "xp.stack(arrays, axis={axis})"),
     ("flip", "xp.flip(x, axis={axis})"), ("sort", "xp.sort(x, axis={axis})"),
     ("argsort", "xp.argsort(x, axis={axis})"),
 ]:
-    _add("*", "function", _name, USAGE, _name, _template, _AXIS_NOTE, when="positional_axis")
-    _add("*", "function", _name, USAGE, _name, _template, _DIM_NOTE, when="dim_keyword")
+    _rewrite = _template.replace("(x,", "({x},").replace("(arrays,", "({x},")
+    _input = "[x, y]" if _name in ("concat", "stack") else "x"
+    _add("*", "function", _name, USAGE, _name, _template, _AXIS_NOTE, when="positional_axis",
+         rewrite=_rewrite, example=f"lib.{_name}({_input}, 1)")
+    if _name == "sort":  # torch's own entry: torch.sort returns (values, indices)
+        _add("*", "function", _name, USAGE, _name, _template, _DIM_NOTE, when="dim_keyword")
+        continue
+    _dim = "dims=(1,)" if _name == "flip" else "dim=1"
+    _add("*", "function", _name, USAGE, _name, _template, _DIM_NOTE, when="dim_keyword",
+         rewrite=_rewrite, example=f"lib.{_name}({_input}, {_dim})")
 _add("*", "function", "roll", USAGE, "roll", "xp.roll(x, {arg1}, axis={axis_kw})", _DIM_NOTE,
      when="dim_keyword")
 _add("*", "function", "squeeze", USAGE, "squeeze", "xp.squeeze(x, axis=...)",
@@ -553,12 +586,14 @@ _add("*", "function", "linalg.vector_norm", USAGE, "linalg.vector_norm", _NORM, 
      when="dim_keyword")
 _add("*", "function", "where", USAGE, "nonzero", "xp.nonzero(condition)",
      "one-argument where is nonzero; the standard's where always takes three",
-     when="single_arg")
+     when="single_arg", rewrite="xp.nonzero({x})", example="lib.where(b)")
 _add("*", "function", "round", USAGE, "round",
      "xp.round(x * 10.0**{decimals}) / 10.0**{decimals}",
-     "the standard's round has no decimals", when="round_decimals")
+     "the standard's round has no decimals", when="round_decimals",
+     rewrite="xp.round({x} * 10.0**{decimals}) / 10.0**{decimals}", example="lib.round(x, 1)")
 _add("*", "function", "clip", USAGE, "clip", "xp.clip(x, min={min}, max={max})",
-     "the standard spells a_min/a_max as min/max", when="a_min_keyword")
+     "the standard spells a_min/a_max as min/max", when="a_min_keyword",
+     rewrite="xp.clip({x}, min={min}, max={max})", example="lib.clip(x, a_min=0.0, a_max=1.0)")
 
 # --- methods: the standard array has none beyond dunders, to_device and __dlpack__ --------
 

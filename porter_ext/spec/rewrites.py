@@ -4,8 +4,9 @@ one call's arguments (``x.sum(1)`` → ``xp.sum(x, axis=1)``).
 The template language is the suggestions' (`porter_ext.spec.replacements`), over source
 instead of values: ``{x}`` is the array (a method's receiver, a function's operand 0),
 ``{arg0}``… the positional arguments as written, ``{axis}`` the ``axis=``/``dim=``/
-``dims=`` keyword or operand 1, ``{keepdims}`` ``keepdims=``/``keepdim=``, any other
-``{name}`` the keyword ``name=``; a segment ``, name={p}`` is left out when the call did
+``dims=`` keyword or operand 1, ``{keepdims}`` ``keepdims=``/``keepdim=``, ``{shape}``
+``shape=`` or the operands after the array as one tuple, any other ``{name}`` the
+keyword ``name=``; a segment ``, name={p}`` is left out when the call did
 not pass ``p``. A template that assigns (``{x} = xp.sort({x})``) replaces a whole
 statement. Rendering refuses (`NoRewrite`, with the reason) rather than drop an argument
 the template does not use: a rewrite that loses ``decimals=`` or ``k=`` changes meaning.
@@ -86,6 +87,8 @@ class _Filler:
         match = _ARG.fullmatch(name)
         if match:
             return self._operand(int(match.group(1)) + self.shift)
+        if name == "shape":
+            return self._shape()
         if name == "correction" and "unbiased" in self.call.kwargs:
             self.used_keys.add("unbiased")
             return f"int({self.call.kwargs['unbiased']})"
@@ -95,6 +98,18 @@ class _Filler:
                 self.used_keys.add(key)
                 return self.call.kwargs[key]
         return self._operand(position) if position is not None else None
+
+    def _shape(self) -> str | None:
+        """``shape=``, or every operand after the array as one tuple (``view(2, 3)``)."""
+        if "shape" in self.call.kwargs:
+            self.used_keys.add("shape")
+            return self.call.kwargs["shape"]
+        rest = list(range(1, len(self.ops)))
+        if not rest:
+            return None
+        self.used_ops.update(rest)
+        parts = [str(self.ops[i]) for i in rest]
+        return parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
 
     def _operand(self, position: int) -> str | None:
         if position >= len(self.ops) or self.ops[position] is None:

@@ -237,9 +237,10 @@ def test_lint_imports_no_array_library():
 def test_five_thousand_lines_under_three_seconds(tmp_path):
     lines = make_package(tmp_path / "big", 5000)
     assert lines >= 5000
-    start = time.perf_counter()
+    # CPU seconds: the build machines are shared, and wall time counts the neighbours' work
+    start = time.process_time()
     result = lint_paths([tmp_path / "big"])
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert result.findings and elapsed < 3.0, elapsed
     assert as_text(result)
 
