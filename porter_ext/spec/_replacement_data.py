@@ -611,7 +611,8 @@ for _name in ("std", "var"):
             example=f"x.{_name}(1, ddof=1)")
 _method("*", "cumsum", "cumulative_sum", "xp.cumulative_sum(x, axis={axis})", _METHOD_NOTE)
 _method("*", "cumprod", "cumulative_prod", "xp.cumulative_prod(x, axis={axis})", _METHOD_NOTE)
-_method("*", "argsort", "argsort", "xp.argsort(x, axis={axis})", _METHOD_NOTE)
+_method("*", "argsort", "argsort", "xp.argsort(x, axis={axis})", _METHOD_NOTE,
+        rewrite="xp.argsort({x}, axis={axis})", example="x.argsort(1)")
 _method("nc", "sort", "sort", "x = xp.sort(x, axis={axis})",
         "NumPy's x.sort() sorts x in place and returns None: rebind the name to xp.sort(x)",
         rewrite="{x} = xp.sort({x}, axis={axis})", example="v.sort()")
@@ -645,8 +646,10 @@ _add("*", "method", "round", NS, "round", "xp.round(x * 10.0**{decimals}) / 10.0
 _method("*", "round", "round", "xp.round(x)",
         _METHOD_NOTE + "; the standard's round has no decimals", rewrite="xp.round({x})",
         example="x.round()")
-_method("*", "clip", "clip", "xp.clip(x, min={min}, max={max})", _METHOD_NOTE)
-_method("t", "clamp", "clip", "xp.clip(x, min={min}, max={max})", _renamed("xp.clip"))
+_method("*", "clip", "clip", "xp.clip(x, min={min}, max={max})", _METHOD_NOTE,
+        rewrite="xp.clip({x}, min={min}, max={max})", example="x.clip(0.0, 1.0)")
+_method("t", "clamp", "clip", "xp.clip(x, min={min}, max={max})", _renamed("xp.clip"),
+        rewrite="xp.clip({x}, min={min}, max={max})", example="x.clamp(0.0, 1.0)")
 _method("*", "exp2", None, "xp.backend.exp2(x)",
         "the standard has no exp2; keep it through the escape hatch xp.backend.exp2(x)")
 _method("t", "sigmoid", None, _SIGMOID, "the standard has no sigmoid")
@@ -659,10 +662,12 @@ for _name, _std in [
     ("remainder", "remainder"), ("eq", "equal"), ("ne", "not_equal"), ("gt", "greater"),
     ("ge", "greater_equal"), ("lt", "less"), ("le", "less_equal"),
 ]:
-    _method("t", _name, _std, f"xp.{_std}(x, {{arg0}})", _METHOD_NOTE)
+    _method("t", _name, _std, f"xp.{_std}(x, {{arg0}})", _METHOD_NOTE,
+            rewrite=f"xp.{_std}({{x}}, {{arg0}})", example=f"p.{_name}(q)")
 for _libs, _name in (("t", "matmul"), ("t", "mm"), ("*", "dot")):
     _method(_libs, _name, "matmul", "xp.matmul(x, y)",
-            _METHOD_NOTE + "; for two 1-D arrays use xp.vecdot")
+            _METHOD_NOTE + "; for two 1-D arrays use xp.vecdot",
+            rewrite="xp.matmul({x}, {arg0})", example=f"x.{_name}(m)")
 
 _INPLACE_NOTE = (
     "in-place methods are outside the standard (JAX arrays are immutable): compute the "
@@ -677,15 +682,23 @@ for _name, _std, _suggestion in [
     ("zero_", "zeros_like", "x = xp.zeros_like(x)"),
     ("fill_", "full_like", "x = xp.full_like(x, {arg0})"),
 ]:
-    _method("t", _name, _std, _suggestion, _INPLACE_NOTE)
-_method("nc", "fill", "full_like", "x = xp.full_like(x, {arg0})", _INPLACE_NOTE)
+    _example = {"clamp_": "x.clamp_(0.0, 1.0)", "zero_": "x.zero_()",
+                "fill_": "x.fill_(2.0)"}.get(_name, f"x.{_name}(y)")
+    _method("t", _name, _std, _suggestion, _INPLACE_NOTE,
+            rewrite=_suggestion.replace("x = ", "{x} = ", 1).replace("(x", "({x}"),
+            example=_example)
+_method("nc", "fill", "full_like", "x = xp.full_like(x, {arg0})", _INPLACE_NOTE,
+        rewrite="{x} = xp.full_like({x}, {arg0})", example="x.fill(2.0)")
 
-_method("*", "reshape", "reshape", "xp.reshape(x, {shape})", _METHOD_NOTE)
+_method("*", "reshape", "reshape", "xp.reshape(x, {shape})", _METHOD_NOTE,
+        rewrite="xp.reshape({x}, {shape})", example="x.reshape(3, 2)")
 _method("t", "view", "reshape", "xp.reshape(x, {shape})",
-        "view never copies; xp.reshape(x, shape, copy=False) fails where a view is impossible")
+        "view never copies; xp.reshape(x, shape, copy=False) fails where a view is impossible",
+        rewrite="xp.reshape({x}, {shape})", example="x.view(3, 2)")
 _method("t", "view_as", "reshape", "xp.reshape(x, y.shape)", _METHOD_NOTE)
-_method("*", "flatten", "reshape", "xp.reshape(x, (-1,))", _METHOD_NOTE)
-_method("*", "ravel", "reshape", "xp.reshape(x, (-1,))", _METHOD_NOTE)
+for _name in ("flatten", "ravel"):
+    _method("*", _name, "reshape", "xp.reshape(x, (-1,))", _METHOD_NOTE,
+            rewrite="xp.reshape({x}, (-1,))", example=f"x.{_name}()")
 _method("t", "transpose", "permute_dims", "xp.permute_dims(x, axes)",
         "torch's x.transpose(i, j) exchanges two axes: pass all axes with those two "
         "exchanged, or use xp.matrix_transpose(x) for the last two")
@@ -697,7 +710,8 @@ _method("t", "permute", "permute_dims", "xp.permute_dims(x, {axes})", _METHOD_NO
 _method("t", "t", "matrix_transpose", "xp.matrix_transpose(x)", _METHOD_NOTE)
 _method("*", "squeeze", "squeeze", "xp.squeeze(x, {axis})",
         _METHOD_NOTE + "; the standard's squeeze needs the axis to remove")
-_method("t", "unsqueeze", "expand_dims", "xp.expand_dims(x, axis={axis})", _METHOD_NOTE)
+_method("t", "unsqueeze", "expand_dims", "xp.expand_dims(x, axis={axis})", _METHOD_NOTE,
+        rewrite="xp.expand_dims({x}, axis={axis})", example="x.unsqueeze(0)")
 _method("t", "expand", "broadcast_to", "xp.broadcast_to(x, {shape})", _METHOD_NOTE)
 _method("t", "expand_as", "broadcast_to", "xp.broadcast_to(x, y.shape)", _METHOD_NOTE)
 _method("t", "repeat", "tile", "xp.tile(x, {shape})",
@@ -705,7 +719,8 @@ _method("t", "repeat", "tile", "xp.tile(x, {shape})",
 _method("*", "repeat", "repeat", "xp.repeat(x, {arg0}, axis={axis_kw})", _METHOD_NOTE)
 _method("t", "repeat_interleave", "repeat", "xp.repeat(x, {arg0}, axis={axis_kw})",
         "the standard spells it repeat (2023.12)")
-_method("*", "flip", "flip", "xp.flip(x, axis={axis})", _METHOD_NOTE)
+_method("*", "flip", "flip", "xp.flip(x, axis={axis})", _METHOD_NOTE,
+        rewrite="xp.flip({x}, axis={axis})", example="x.flip(1)")
 _method("*", "take", "take", "xp.take(x, indices, axis={axis_kw})", _METHOD_NOTE)
 _method("t", "gather", "take_along_axis", "xp.take_along_axis(x, indices, axis={axis})",
         "the standard spells it take_along_axis (2024.12)")
@@ -730,10 +745,16 @@ for _name, _dtype in [("float", "float32"), ("double", "float64"), ("half", "flo
     _note = "a dtype cast is xp.astype in the standard"
     if _dtype == "float16":
         _note += "; float16 is not one of the standard's dtypes"
-    _method("t", _name, "astype", f"xp.astype(x, xp.{_dtype})", _note)
+    if _dtype == "float16":  # not a standard dtype: no library-independent rewrite
+        _method("t", _name, "astype", f"xp.astype(x, xp.{_dtype})", _note)
+        continue
+    _method("t", _name, "astype", f"xp.astype(x, xp.{_dtype})", _note,
+            rewrite=f"xp.astype({{x}}, xp.{_dtype})", example=f"x.{_name}()")
 
-_method("*", "copy", "asarray", "xp.asarray(x, copy=True)", _METHOD_NOTE)
-_method("t", "clone", "asarray", "xp.asarray(x, copy=True)", _METHOD_NOTE)
+_method("*", "copy", "asarray", "xp.asarray(x, copy=True)", _METHOD_NOTE,
+        rewrite="xp.asarray({x}, copy=True)", example="x.copy()")
+_method("t", "clone", "asarray", "xp.asarray(x, copy=True)", _METHOD_NOTE,
+        rewrite="xp.asarray({x}, copy=True)", example="x.clone()")
 _method("t", "contiguous", None, "x",
         "memory layout is not part of the standard; drop it (xp.asarray(x, copy=True) when "
         "a fresh buffer is the point)")
@@ -746,12 +767,19 @@ for _name, _std, _template in [
     ("new_full", "full", "xp.full({arg0}, {arg1}, dtype=x.dtype, device=x.device)"),
     ("new_tensor", "asarray", "xp.asarray(data, dtype=x.dtype, device=x.device)"),
 ]:
-    _method("t", _name, _std, _template, _METHOD_NOTE + "; take dtype and device from x")
+    _rewrite = None if _name in ("new_tensor", "new_empty") else (
+        _template.replace("x.", "{x}.")
+    )  # an empty array's values, a new tensor's data: nothing to compare
+    _method("t", _name, _std, _template, _METHOD_NOTE + "; take dtype and device from x",
+            **({"rewrite": _rewrite, "example": "x.new_full((2, 2), 1.5)" if _name == "new_full"
+                else f"x.{_name}((2, 2))"} if _rewrite else {}))
 _method("t", "is_floating_point", "isdtype", "xp.isdtype(x.dtype, 'real floating')",
         _METHOD_NOTE)
 _method("t", "is_complex", "isdtype", "xp.isdtype(x.dtype, 'complex floating')", _METHOD_NOTE)
-_method("t", "size", "shape", "x.shape", "the standard's x.size is the element count")
-_method("t", "dim", "ndim", "x.ndim", "the standard spells it x.ndim")
+_method("t", "size", "shape", "x.shape", "the standard's x.size is the element count",
+        rewrite="{x}.shape", example="x.size()")
+_method("t", "dim", "ndim", "x.ndim", "the standard spells it x.ndim", rewrite="{x}.ndim",
+        example="x.dim()")
 _method("t", "ndimension", "ndim", "x.ndim", "the standard spells it x.ndim")
 for _name in ("numel", "nelement"):
     _method("t", _name, "size", "array_api_compat.size(x)",
