@@ -254,7 +254,10 @@ def evil_cells() -> list[Any]:
         "reason": EVIL,
     }
     report = contract_report([contract_cell(i, EVIL) for i in range(2)], EVIL)
-    return [_result_cell(f"# {EVIL}", cell), _result_cell("", report, REPORT_MIME_TYPE)]
+    return [
+        _result_cell(f"%%port\n{cell['source']}", cell),
+        _result_cell("", report, REPORT_MIME_TYPE),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -477,12 +480,22 @@ def test_hostile_strings_stay_inert_text(page, page_log, lab):
     page.wait_for_timeout(500)  # an onerror or onload would have fired by now
     assert EVIL_NB in page.title() and "PWNED" not in page.title()
     assert page_log.dialogs == []
-    for view in views.all():
+    page.evaluate("() => window.jupyterapp.commands.execute('porter:show-panel')")
+    panel = page.locator("#porter-porting-panel")
+    panel.get_by_text("Tensor.sum", exact=False).first.wait_for(timeout=10_000)
+    for view in [*views.all(), panel]:
         assert view.locator("script, img, svg, iframe, a, [onerror], [onload]").count() == 0
-        text = view.inner_text()
+        text = view.text_content()  # hidden rows too (and off-screen cells have no innerText)
         assert "<script>document.title='PWNED'</script>" in text  # shown, as text
         assert "\u202e" not in text and "\u2066" not in text
         assert "⟨U+202E⟩" in text and "⟨U+2066⟩" in text
+    # an editor mark's hover text writes the controls out too
+    page.locator(".jp-Cell").first.locator(".cm-lintRange.porter-mark").nth(1).hover()
+    tip = page.locator(".cm-tooltip-lint")
+    tip.wait_for(timeout=10_000)
+    assert "⟨U+202E⟩" in tip.inner_text() and "\u202e" not in tip.inner_text()
+    assert tip.locator("script, img, svg").count() == 0
+    assert "PWNED" not in page.title()
     save_screenshot(page.screenshot(), "labext-hostile.png")
     assert page_log.errors == []
 
@@ -492,6 +505,13 @@ def test_notebook7_renders_a_cell_result(page, page_log, lab):
     view = page.locator(".porter-cell-view").first
     view.wait_for(timeout=60_000)
     assert "numpy.sum" in view.inner_text() and "xp.sum(a0, axis=0)" in view.inner_text()
+    # Notebook 7 has a left side area: the Porting panel is there, listing the finding
+    assert page.locator("#porter-porting-panel").count() == 1
+    page.wait_for_function(
+        "() => document.getElementById('porter-porting-panel').textContent"
+        ".includes('cell 1, line 3: numpy.sum')",
+        timeout=10_000,
+    )
     save_screenshot(page.screenshot(), "labext-notebook7.png", docs_name="labext-notebook7.png")
     assert [e for e in page_log.errors if e not in NOTEBOOK7_OWN_ERRORS] == []
 
