@@ -130,10 +130,12 @@ class _Accumulator:
         self.d, self.t, self.r = (np.empty(n, self.work) for _ in range(3))
         self.c = np.empty(n, self.cwork) if self.complex else None
         self.m = np.empty(n, bool)
-        self.exp = np.empty(n, np.int32)
+        # the histogram reads each |error|'s biased exponent straight from its bits
         fi = np.finfo(self.work)
-        self.exp_lo = fi.minexp - fi.nmant - 1
-        self.bins = np.zeros(fi.maxexp + 2 - self.exp_lo, np.int64)
+        self.minexp, self.nmant = fi.minexp, fi.nmant
+        self.bits = np.dtype(f"i{self.work.itemsize}")
+        self.exp = np.empty(n, np.intp)
+        self.bins = np.zeros(1 << (fi.bits - fi.nmant - 1), np.int64)
         self.size, self.mismatched, self.pattern, self.nonfinite = e.size, 0, 0, 0
         self.zeros, self.overflow = 0, 0
         self.max_abs, self.max_rel = 0.0, math.nan
@@ -205,7 +207,7 @@ class _Accumulator:
             self.zeros += n
             return
         if self.summaries:
-            self._histogram(d, r, dmax)
+            self._histogram(d, dmax)
             if self.map is not None:
                 self._update_map(d, idx)
         if not self.exact and self.bound is None and dmax > self.tol.atol:
@@ -226,14 +228,16 @@ class _Accumulator:
         self.pattern += bad
         self.nonfinite += eb.size - int(np.count_nonzero(both_finite))
 
-    def _histogram(self, d: np.ndarray, scratch: np.ndarray, dmax: float) -> None:
+    def _histogram(self, d: np.ndarray, dmax: float) -> None:
         exp = self.exp[: d.size].reshape(d.shape)
-        np.frexp(d, out=(scratch, exp))  # 0 and inf both give exponent 0: corrected below
-        np.subtract(exp, self.exp_lo, out=exp)
+        # d >= 0, so its bits shifted right by the mantissa width are its biased exponent
+        # (0 for zeros and subnormals, the top value for inf): two cheap passes, no frexp
+        np.right_shift(d.view(self.bits), self.nmant, out=exp)
         self.bins += np.bincount(exp.reshape(-1), minlength=self.bins.size)
         zeros = d.size - int(np.count_nonzero(d))
         infs = int(np.count_nonzero(np.isinf(d))) if dmax == math.inf else 0
-        self.bins[-self.exp_lo] -= zeros + infs
+        self.bins[0] -= zeros
+        self.bins[-1] -= infs
         self.zeros += zeros
         self.overflow += infs
 
@@ -250,8 +254,9 @@ class _Accumulator:
         def starts(o: int, n: int, b: int) -> np.ndarray:
             return np.concatenate(([0], np.arange((o // b + 1) * b, o + n, b) - o)).astype(np.intp)
 
-        red = np.maximum.reduceat(d2, starts(c0, d2.shape[1], bc), axis=1)
-        red = np.maximum.reduceat(red, starts(r0, d2.shape[0], br), axis=0)
+        # rows first: reducing whole rows is one vectorised pass, the columns then are few
+        red = np.maximum.reduceat(d2, starts(r0, d2.shape[0], br), axis=0)
+        red = np.maximum.reduceat(red, starts(c0, d2.shape[1], bc), axis=1)
         sub = self.map[r0 // br : r0 // br + red.shape[0], c0 // bc : c0 // bc + red.shape[1]]
         np.maximum(sub, red, out=sub)
 
@@ -260,9 +265,9 @@ class _Accumulator:
         rows = [(0.0, 0.0, self.zeros)]
         nz = np.flatnonzero(self.bins)
         if nz.size:
-            for k in range(nz[0], nz[-1] + 1):
-                e = k + self.exp_lo
-                rows.append((math.ldexp(1.0, e - 1), math.ldexp(1.0, e), int(self.bins[k])))
+            for k in range(nz[0], nz[-1] + 1):  # biased exponent k: [2^(k+minexp-1), 2^(k+minexp))
+                lo = math.ldexp(1.0, k + self.minexp - 1 if k else self.minexp - self.nmant)
+                rows.append((lo, math.ldexp(1.0, k + self.minexp), int(self.bins[k])))
         if self.overflow:
             rows.append((math.inf, math.inf, self.overflow))
         if self.pattern:
