@@ -243,6 +243,8 @@ class SourceModel:
         dotted = self.dotted_of(node)
         if dotted is not None:
             return NamedValue(dotted.rpartition(".")[2])
+        if isinstance(node, ast.Attribute) and self.namespace_name(node) is not None:
+            return NamedValue(node.attr)  # xp.float32
         if isinstance(node, ast.Attribute) and node.attr == "dtype":
             return NamedValue("float64")  # an array's own dtype: one of the standard's
         if isinstance(node, ast.Call) and node.args and not node.keywords:

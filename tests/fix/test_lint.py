@@ -195,6 +195,18 @@ def test_notes_that_need_a_run_alone_do_not_fail(tmp_path, capsys):
     assert "0 findings, 1 needing a run" in capsys.readouterr().out
 
 
+def test_dtypes_spelled_through_the_namespace_or_an_array_are_standard():
+    source = (
+        "from array_api_compat import array_namespace\n"
+        "def f(x):\n    xp = array_namespace(x)\n"
+        "    return xp.astype(x > 0, xp.float32), xp.zeros(3, dtype=x.dtype, device=x.device)\n"
+    )
+    assert lint_source(source) == []
+    assert [f.kind for f in lint_source(source.replace("xp.float32", "'float32'"))] == [
+        "non_standard_usage"
+    ]
+
+
 def test_creation_without_device_only_in_functions_that_take_arrays():
     source = (
         "import numpy as np\nfrom array_api_compat import array_namespace\n"
