@@ -26,14 +26,15 @@ ORDER_NOTE = "order_only: the same values in a different order (ties of a sort, 
 def sign_flips(expected: np.ndarray, actual: np.ndarray) -> Iterator[tuple[np.ndarray, str]]:
     """``actual`` with the sign of each column, or of each row, turned to agree with
     ``expected``, and what was turned; only where some sign differs. Matrices only: a
-    1-D result with the other sign is a sign error, not a convention."""
+    1-D result with the other sign, or a matrix with every one of more than two vectors
+    turned, is a sign error, not a convention."""
     if expected.dtype.kind != "f" or actual.dtype.kind != "f" or expected.ndim < 2:
         return
     for axis, what in ((-2, "column"), (-1, "row")):
         dots = np.sum(expected.astype(np.float64) * actual, axis=axis, keepdims=True)
         signs = np.where(dots < 0, -1.0, 1.0)
         flipped = int(np.count_nonzero(signs < 0))
-        if flipped:
+        if flipped and not (flipped == signs.size > 2):  # all of many: a sign error
             yield actual * signs.astype(actual.dtype), f"{flipped} {what}(s)"
 
 

@@ -146,6 +146,11 @@ def test_a_sign_flipped_eigenvector_is_sign_only() -> None:
     (row,) = compare_outputs({"out": v}, result)
     assert row.difference == "sign_only" and row.within_tolerance
     assert "sign" in row.note and row.mismatched == 0
+    # the whole matrix negated is a sign error, not a convention
+    (row,) = compare_outputs(
+        {"out": v}, replay_cell("out = -v", {"v": torch.from_numpy(v)}, "torch")
+    )
+    assert row.within_tolerance is False and row.difference == "numeric"
     # a column that is wrong, not flipped, is still a mismatch
     bad = tv.clone()
     bad[:, 2] *= 2
