@@ -29,7 +29,7 @@ from porter_ext.report.model import CellEntry, Environment, Report
 
 KERNEL_NAME = "porter"
 #: seconds an interrupted cell gets to stop before its kernel is killed
-INTERRUPT_GRACE = 3.0
+INTERRUPT_GRACE = 5.0
 #: seconds a silent bookkeeping request may take
 SILENT_TIMEOUT = 60.0
 

@@ -65,7 +65,8 @@ def test_a_cell_past_the_timeout_is_stopped_recorded_and_the_run_goes_on(tmp_pat
     baseline = timed("run", str(quick), "-o", str(tmp_path / "quick.json"))[1]
     result, seconds = timed("run", str(path), "--timeout", "3", "-o", str(out))
     assert result.returncode == 0, result.stderr
-    assert seconds < max(10, baseline + 6), (seconds, baseline)
+    # 3 s of the cell, then the interrupt (or, on a loaded machine, a fresh kernel)
+    assert seconds < max(10, baseline + 3 + 6), (seconds, baseline)
     cells = json.loads(out.read_text())["cells"]
     assert [c["index"] for c in cells] == [0, 1, 2]
     assert cells[1]["error"]["type"] == "TimeoutError"
