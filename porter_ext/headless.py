@@ -105,6 +105,8 @@ def kernel_sync(
 
 @dataclass
 class CellOutcome:
+    """One code cell of the notebook: what porter collected for it and how it ended."""
+
     index: int
     source: str
     status: str = "not run"  # ok | raised | timeout | died | not run
