@@ -5,6 +5,7 @@ nondeterministic, not porting mismatches).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 from collections.abc import Iterable
@@ -34,6 +35,17 @@ def control_spec(input_values: Iterable[Any], calls: Iterable[Any]) -> BackendSp
     return None
 
 
+def reference_spec(inputs: Iterable[Any] | dict) -> BackendSpec | None:
+    """Where the float64 reference runs: the original's backend, NumPy where that one has
+    no float64; None when no input is below float64 (the original is its own reference)."""
+    from porter_ext.replay.reference import lacks_float64, original_backend
+
+    backend = original_backend(inputs if isinstance(inputs, dict) else dict(enumerate(inputs)))
+    if backend is None:
+        return None
+    return BackendSpec("numpy" if lacks_float64(backend) else backend.name)
+
+
 def replay_in_workers(
     code: str,
     io: CellIO,
@@ -43,17 +55,23 @@ def replay_in_workers(
     pool: WorkerPool,
     *,
     control: BackendSpec | None = None,
+    reference: BackendSpec | None = None,
 ) -> list[ReplayResult]:
-    """The replays of the cell on ``specs`` (after the control), run at once."""
+    """The replays of the cell on ``specs`` (after the control), and the float64
+    ``reference`` (role "reference", last), run at once."""
     if capture.parcel is None:
         reason = f"not replayed: {capture.unsendable}"
         results = [ReplayResult(str(s), "skipped", reason=reason) for s in specs]
         if control is not None:
             results.insert(0, ReplayResult(str(control), "skipped", reason=reason, role="control"))
-        return results
+        return results  # and no reference: there is nothing to promote
+    # a target on the original's own spec is a control already: it is not run twice
+    shared = control is not None and control in specs
     # the control first: a listing keyed by backend keeps the target of the same spec
-    wanted = [(control, "control")] if control is not None else []
+    wanted = [(control, "control")] if control is not None and not shared else []
     wanted += [(s, "target") for s in specs]
+    if reference is not None:
+        wanted.append((reference, "reference"))
     local = sum(1 for s, _ in wanted if kernel_place(s) is None)
     jobs = []
     for spec, role in wanted:
@@ -75,6 +93,11 @@ def replay_in_workers(
             role=role,
             cwd=None if remote else os.getcwd(),
             slots=capture.slots,
+            promote=role == "reference",
         )
-        jobs.append(Job(spec, request, capture.parcel))
-    return pool.run(jobs, settings.timeout)
+        jobs.append(Job(spec, request, capture.parcel, apart=role == "reference" and not remote))
+    results = pool.run(jobs, settings.timeout)
+    if shared:
+        twin = next(r for r in results if r.role == "target" and r.spec == str(control))
+        results.insert(0, dataclasses.replace(twin, role="control"))
+    return results

@@ -15,11 +15,10 @@ from __future__ import annotations
 import contextlib
 import io
 import pickle
-import secrets
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from multiprocessing import resource_tracker, shared_memory
+from multiprocessing import shared_memory
 from typing import Any
 
 import cloudpickle
@@ -28,6 +27,7 @@ from porter_ext.backends import backend_for, device_of, get_backend
 from porter_ext.backends.base import dtype_name
 from porter_ext.record import hooks_importlib_bootstrap as hooks
 from porter_ext.record.strict import NamespaceView, recorded_namespace, unwrap_namespace
+from porter_ext.replay import shared_blocks
 from porter_ext.replay.inputs import is_array_input
 
 #: offsets of arrays inside a shared block are multiples of this (DLPack imports zero-copy)
@@ -73,17 +73,16 @@ class Parcel:
         return {"spans": self.spans, "shm": self.shm_name}
 
     def release(self) -> None:
-        """Free the shared block (the sender's job once every receiver is done)."""
+        """Free the shared block (the sender's job once every receiver is done): it is
+        kept for a later cell's inputs."""
         block, self._block = self._block, None
         if block is not None:
-            block.close()
-            block.unlink()
+            shared_blocks.give_back(block)
 
     def hand_over(self) -> None:
         """Leave the shared block to the receiver, who unlinks it once it has read it."""
         block, self._block = self._block, None
         if block is not None:
-            resource_tracker.unregister(block._name, "shared_memory")  # type: ignore[attr-defined]
             block.close()
 
 
@@ -175,7 +174,7 @@ def pack(values: dict[str, Any], *, local: bool = True, results: bool = False) -
         raise _culprit(values, error) from None
     parcel = Parcel(stream.getvalue())
     if local:
-        _to_shared_block(parcel, hosts)
+        _to_shared_block(parcel, hosts, reuse=not results)
     else:
         import numpy as np
 
@@ -201,7 +200,7 @@ def _reason(error: Exception) -> str:
     return text or type(error).__name__
 
 
-def _to_shared_block(parcel: Parcel, hosts: list[Any]) -> None:
+def _to_shared_block(parcel: Parcel, hosts: list[Any], *, reuse: bool) -> None:
     import numpy as np
 
     offset = 0
@@ -211,20 +210,11 @@ def _to_shared_block(parcel: Parcel, hosts: list[Any]) -> None:
     parcel.nbytes = offset
     if not hosts:
         return
-    name = f"porter_{secrets.token_hex(6)}"
-    block = shared_memory.SharedMemory(name=name, create=True, size=max(offset, 1))
-    parcel._block, parcel.shm_name = block, name
+    block = shared_blocks.take(offset) if reuse else shared_blocks.fresh(offset)
+    parcel._block, parcel.shm_name = block, block.name
     for host, (start, _nbytes) in zip(hosts, parcel.spans, strict=True):
         view = np.ndarray(host.shape, host.dtype, buffer=block.buf, offset=start)
         np.copyto(view, host, casting="no")
-
-
-def attach(name: str) -> shared_memory.SharedMemory:
-    """Map a block another process created, leaving its lifetime to that process (Python
-    3.11's resource tracker would otherwise unlink it when this process ends)."""
-    block = shared_memory.SharedMemory(name=name, create=False)
-    resource_tracker.unregister(block._name, "shared_memory")  # type: ignore[attr-defined]
-    return block
 
 
 # -- receiving -----------------------------------------------------------------------------
@@ -242,23 +232,21 @@ class Receiver:
 _receiver: Receiver | None = None
 
 
-def unpack(
-    parcel: Parcel,
-    place: Callable[[Any, ArrayMeta], Any],
-    *,
-    take: bool = False,
-    blocks: list | None = None,
-) -> Any:
+def unpack(parcel: Parcel, place: Callable[[Any, ArrayMeta], Any], *, take: bool = False) -> Any:
     """The values of ``parcel``, each array rebuilt by ``place`` from a host view of its
     bytes (writable, aliasing shared memory, when the parcel is local). ``take``: the
-    block is this side's to unlink (``place`` must copy); otherwise it stays mapped as
-    long as the arrays live, and is appended to ``blocks`` to be closed after them."""
+    block is this side's to unlink (``place`` must copy); otherwise it stays mapped (see
+    `shared_blocks.mapped`)."""
     global _receiver
     import numpy as np
 
     block = None
     if parcel.shm_name:
-        block = shared_memory.SharedMemory(parcel.shm_name) if take else attach(parcel.shm_name)
+        block = (
+            shared_memory.SharedMemory(parcel.shm_name)
+            if take
+            else shared_blocks.mapped(parcel.shm_name)
+        )
     hosts = []
     for i, (start, nbytes) in enumerate(parcel.spans):
         source = block.buf[start : start + nbytes] if block is not None else parcel.buffers[i]
@@ -273,18 +261,6 @@ def unpack(
         if block is not None and take:
             block.close()
             block.unlink()
-        elif block is not None and blocks is not None:
-            blocks.append(block)
-
-
-def close_blocks(blocks: list) -> None:
-    """Close the mappings of blocks whose arrays are gone; keep the others for later."""
-    for block in list(blocks):
-        try:
-            block.close()
-        except BufferError:  # an array still views it (kept by a library's cache)
-            continue
-        blocks.remove(block)
 
 
 def _restore_array(meta: ArrayMeta, grad: Any) -> Any:

@@ -202,13 +202,10 @@ class Worker:
 
 def _message_buffers(parcel: transport.Parcel, local: bool) -> list:
     """The arrays' bytes as message buffers, for a kernel that cannot map the shared block."""
-    if local or parcel.shm_name is None:
+    block = parcel._block
+    if local or block is None:
         return list(parcel.buffers)
-    block = transport.attach(parcel.shm_name)
-    try:
-        return [bytes(block.buf[start : start + nbytes]) for start, nbytes in parcel.spans]
-    finally:
-        block.close()
+    return [block.buf[start : start + nbytes] for start, nbytes in parcel.spans]
 
 
 class ZmqMessages:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
-from porter_ext.replay import transport
+from porter_ext.replay import shared_blocks, transport
 
 COMM_TARGET = "porter.replay"
 
@@ -51,6 +51,8 @@ class ReplayRequest:
     unsent: dict[str, str] = field(default_factory=dict)
     #: call sites the sender's recorder had numbered (see `transport.reserve_slots`)
     slots: int = 0
+    #: the float64 reference: floating inputs promoted before the run (see `reference`)
+    promote: bool = False
 
 
 @dataclass
@@ -67,7 +69,6 @@ class ReplayReply:
 class _Worker:
     comm: Any = None
     pending: dict[str, list] = field(default_factory=dict)
-    blocks: list = field(default_factory=list)
     sandbox: Any = None
     baseline: set[str] = field(default_factory=set)
 
@@ -131,8 +132,8 @@ def _tidy() -> None:
     if shell is not None and _worker.baseline:
         for name in set(shell.user_ns) - _worker.baseline:
             del shell.user_ns[name]
-    gc.collect()
-    transport.close_blocks(_worker.blocks)
+    gc.collect(0)
+    shared_blocks.close_unused()
 
 
 def replay(request: ReplayRequest, buffers: list) -> tuple[ReplayReply, transport.Parcel]:
@@ -185,7 +186,13 @@ def _namespace(request: ReplayRequest, parcel: transport.Parcel, backend: Any, d
         return transport.own_library(host, meta, private=not request.exclusive)
 
     transport.reserve_slots(request.slots)
-    values = transport.unpack(parcel, place, blocks=_worker.blocks)
+    values = transport.unpack(parcel, place)
+    if request.promote:
+        from porter_ext.replay.reference import promote_inputs
+
+        found = promote_inputs(values)
+        if found is not None:
+            values = found[0]
     ns = home_globals(values)
     ns = ns if ns is not None else {}
     for name in HOOK_NAMES:  # the recorder binds this worker's own hooks when it runs

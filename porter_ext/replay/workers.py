@@ -70,6 +70,7 @@ class Job:
     request: ReplayRequest
     parcel: transport.Parcel
     x64: bool = False
+    apart: bool = False  # in a worker of its own (see `WorkerPool.worker_for`)
 
 
 @dataclass
@@ -83,9 +84,11 @@ class WorkerPool:
         self._lock = threading.Lock()
         atexit.register(self.shutdown)
 
-    def worker_for(self, spec: BackendSpec, *, x64: bool = False) -> Worker:
+    def worker_for(self, spec: BackendSpec, *, x64: bool = False, apart: bool = False) -> Worker:
+        """The worker for ``spec``; ``apart``: one of its own (the float64 reference runs
+        beside the replay on the same backend, not after it)."""
         env = worker_environment(spec, x64=x64)
-        key = (spec.library, kernel_place(spec), tuple(sorted(env.items())))
+        key = (spec.library, kernel_place(spec), tuple(sorted(env.items())), apart)
         with self._lock:
             worker = self.workers.get(key)
             if worker is None:
@@ -102,13 +105,13 @@ class WorkerPool:
         if not jobs:
             return []
         for job in jobs:  # launching from this thread: the kernels boot in parallel
-            _launch(self.worker_for(job.spec, x64=job.x64))
+            _launch(self.worker_for(job.spec, x64=job.x64, apart=job.apart))
         with ThreadPoolExecutor(max_workers=len(jobs)) as executor:
             futures = [executor.submit(self._one, job, timeout) for job in jobs]
             return [f.result() for f in futures]
 
     def _one(self, job: Job, timeout: float | None) -> ReplayResult:
-        worker = self.worker_for(job.spec, x64=job.x64)
+        worker = self.worker_for(job.spec, x64=job.x64, apart=job.apart)
         request = job.request
         result = ReplayResult(request.label, "skipped", role=request.role)
         start = time.monotonic()

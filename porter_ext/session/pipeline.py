@@ -127,7 +127,9 @@ def replay_entries(
     finally:
         if plan_.capture is not None:
             plan_.capture.release()
-    baseline = _baseline(plan_, code, namespace, original, results, settings, policy)
+    reference = next((r for r in results if r.role == "reference"), None)
+    results = [r for r in results if r.role != "reference"]
+    baseline = _baseline(plan_, code, namespace, original, results, settings, policy, reference)
     compared = []
     for result in results:
         rows = []
@@ -160,11 +162,13 @@ def _replays(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], run: Ce
     """The cell's replays: in workers (with the control), or in this process."""
     if plan_.in_process:
         return _in_process(plan_, code, namespace, settings)
-    from porter_ext.replay.dispatch import control_spec, replay_in_workers
+    from porter_ext.replay.dispatch import control_spec, reference_spec, replay_in_workers
 
     control = control_spec(plan_.inputs.values(), run.calls) if plan_.control else None
+    # the reference runs beside the other replays, from the same pre-run inputs
     return replay_in_workers(code, plan_.io, plan_.capture, list(plan_.specs), settings,
-                             plan_.pool, control=control)  # fmt: skip
+                             plan_.pool, control=control,
+                             reference=reference_spec(plan_.inputs))  # fmt: skip
 
 
 def _in_process(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any],
@@ -245,25 +249,21 @@ def _mark_nondeterministic(compared: list) -> list:
 
 
 def _baseline(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], original: Mapping,
-              results: list, settings: ReplaySettings, policy: Any) -> Any:  # fmt: skip
+              results: list, settings: ReplaySettings, policy: Any,
+              reference: Any = None) -> Any:  # fmt: skip
     """What every replay is compared against: the original's outputs, the control replay
     (nondeterminism) and the float64 reference (the cell on the original's backend with
     its floating inputs promoted; in a worker, or here for ``--in-process``)."""
     from porter_ext.compare.outputs import Baseline
     from porter_ext.guard import guarded
-    from porter_ext.replay.reference import reference_in_worker, reference_replay
+    from porter_ext.replay.reference import reference_replay
 
     control = next((r for r in results if r.role == "control" and r.status == "ok"), None)
     inputs = plan_.inputs or plan_.snapshot
-    reference = None
-    if any(r.status in ("ok", "not_exercised") for r in results):
+    if plan_.in_process and any(r.status in ("ok", "not_exercised") for r in results):
         with guarded("the float64 reference replay"):
-            if plan_.in_process or plan_.pool is None or plan_.capture is None:
-                reference = reference_replay(code, PreRunNamespace(namespace, plan_.snapshot),
-                                             inputs, settings, io_=plan_.io)  # fmt: skip
-            else:
-                reference = reference_in_worker(code, plan_.io, inputs, settings, plan_.pool,
-                                                plan_.capture.states)  # fmt: skip
+            reference = reference_replay(code, PreRunNamespace(namespace, plan_.snapshot),
+                                         inputs, settings, io_=plan_.io)  # fmt: skip
     return Baseline(original, policy, control=control, reference=reference, inputs=inputs)
 
 
