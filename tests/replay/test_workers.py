@@ -203,3 +203,46 @@ def test_no_worker_process_is_left_behind(ip):
     while kernel_children() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not kernel_children(), "worker kernels still running"
+
+
+CHILD = """
+import time
+from porter_ext.backends import parse_spec
+from porter_ext.replay.workers import shared_pool
+worker = shared_pool().worker_for(parse_spec("numpy"))
+worker.connect(time.monotonic() + 60)
+print(worker.km.provisioner.process.pid, flush=True)
+if {stay}:
+    time.sleep(60)
+"""
+
+
+def _gone(pid: int, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":  # ended, not yet reaped
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("how", ["exit", "SIGKILL"])
+def test_workers_end_with_the_persons_process(how):
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", CHILD.format(stay=how == "SIGKILL")],
+                             stdout=subprocess.PIPE, text=True)  # fmt: skip
+    pid = int(child.stdout.readline())
+    if how == "SIGKILL":
+        child.kill()
+    child.wait(30)
+    assert _gone(pid), f"worker {pid} outlived its parent ({how})"
