@@ -84,10 +84,16 @@ class PortMagics(Magics):
     @argument("--policy", default=None, help="tolerance policy: porter, torch, scipy, numpy")
     @argument("--no-replay", action="store_true", help="record only, even with %%port backends set")
     @argument("--timeout", default=None, help="seconds each replay may run")
-    @argument("--in-process", action="store_true",
-              help="replay in this kernel (faster; porter cannot protect your session)")
-    @argument("--no-control", action="store_true",
-              help="skip the control replay on the original backend (no determinism check)")
+    @argument(
+        "--in-process",
+        action="store_true",
+        help="replay in this kernel (faster; porter cannot protect your session)",
+    )
+    @argument(
+        "--no-control",
+        action="store_true",
+        help="skip the control replay on the original backend (no determinism check)",
+    )
     @argument(
         "--strict",
         action="store_true",
@@ -174,6 +180,8 @@ class PortMagics(Magics):
         return None
 
     def _report(self, output: str | None, fmt: str | None, force: bool = False) -> Any:
+        from porter_ext.guard import internal_error
+        from porter_ext.report.validation import ReportError
         from porter_ext.report.write import OverwriteError, write_report
 
         try:
@@ -193,6 +201,9 @@ class PortMagics(Magics):
             raise UsageError(str(exc)) from None
         except OSError as exc:
             raise UsageError(f"cannot write {choice.path}: {exc.strerror or exc}") from None
+        except ReportError as exc:  # porter built a report its own schema rejects
+            internal_error("writing the report", exc)
+            return None
         print(f"porter: report written to {path}")
         return None
 
