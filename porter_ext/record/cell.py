@@ -99,6 +99,8 @@ def _without_porter_frames(exc: BaseException, filename: str) -> None:
     """The traceback as without porter: from the cell's first frame on, with the
     recorder's own frames (hooks, strict checks) left out, so that an exception porter
     raises reads as raised by the person's line."""
+    if type(exc).__name__ == "PorterInternalError":
+        return  # porter's own bug (PORTER_DEBUG=1): its frames are the point
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != filename:
         tb = tb.tb_next

@@ -41,6 +41,8 @@ _PYTHON_DTYPES = {int: "int64", float: "float64", complex: "complex128", bool: "
 def value_sensitive(callee: Callee, args: tuple, kwargs: dict) -> bool:
     """Whether the verdict on this call depends on argument values, not only on the
     shape of the call: a list where an array goes, a dtype, a reduction's input dtype."""
+    if callee.kind != "function":
+        return False
     if callee.name in NUMERIC_ONLY or "dtype" in kwargs:
         return True
     for a in args:

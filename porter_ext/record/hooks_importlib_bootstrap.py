@@ -25,7 +25,10 @@ import operator
 import types
 from typing import Any
 
+from porter_ext.backends.registry import BY_TYPE
+
 PRE_HOOK = "__porter_pre__"
+CALL_HOOK = "__porter_call__"
 OP_HOOK = "__porter_op__"
 GETITEM_HOOK = "__porter_getitem__"
 SETITEM_HOOK = "__porter_setitem__"
@@ -35,7 +38,7 @@ SLOTS_NAME = "__porter_slots__"
 TYPE_NAME = "__porter_type__"
 SLICE_NAME = "__porter_slice__"
 HOOK_NAMES = (
-    PRE_HOOK, OP_HOOK, GETITEM_HOOK, SETITEM_HOOK, IOP_HOOK, ATTR_HOOK, SLOTS_NAME,
+    PRE_HOOK, CALL_HOOK, OP_HOOK, GETITEM_HOOK, SETITEM_HOOK, IOP_HOOK, ATTR_HOOK, SLOTS_NAME,
     TYPE_NAME, SLICE_NAME,
 )  # fmt: skip
 
@@ -76,6 +79,16 @@ STATE = _State()
 _UNARY = object()
 
 
+#: what the recording cell found plain, by id (identity checks: a type's ``__hash__``
+#: never runs): receiver types whose methods are all plain Python, and plain callables.
+#: Filled by the active recorder, cleared when it stops.
+PLAIN_RECEIVERS: dict[int, type] = {}
+PLAIN_CALLABLES: dict[int, Any] = {}
+#: the same for array calls: array types (whose methods are recorded) and array functions
+ARRAY_RECEIVERS: dict[int, type] = {}
+ARRAY_CALLABLES: dict[int, Any] = {}
+
+
 def _hooks() -> dict[str, types.FunctionType]:
     state = STATE
     ident = _thread.get_ident
@@ -83,11 +96,46 @@ def _hooks() -> dict[str, types.FunctionType]:
     base = BaseException
     ops = OPERATORS
     unary = _UNARY
+    builtin_method = types.BuiltinMethodType
+    python_method = types.MethodType
+    receivers = PLAIN_RECEIVERS
+    callables = PLAIN_CALLABLES
+    array_receivers = ARRAY_RECEIVERS
+    array_callables = ARRAY_CALLABLES
+    by_type = BY_TYPE.get
+    missing = _UNARY  # never a value of BY_TYPE
+    type_ = type
+    id_ = id
+    getattr_ = getattr
+
+    def counted(token, out):
+        """Count a fast-path call whose output is an array (else the recorder does)."""
+        try:
+            backend = by_type(type_(out), missing)
+        except base:  # noqa: BLE001 (an odd output: the recorder reads it carefully)
+            return False
+        if backend is None or backend is missing:
+            return False
+        key = (token[1], backend.device_of(out))
+        bucket = token[0]
+        bucket[key] = bucket.get(key, 0) + 1
+        return True
 
     def pre(site, f, call=None):
         """A call's callee: itself for a plain call, else a recording wrapper (``call``:
         this namespace's copy of the call hook, set by `bind`)."""
         __tracebackhide__ = True  # noqa: F841 (read by IPython's traceback formatter)
+        t = type_(f)
+        if t is builtin_method or t is python_method:
+            receiver = type_(f.__self__)
+            if receivers.get(id_(receiver)) is receiver:
+                return f
+            if array_receivers.get(id_(receiver)) is receiver:
+                return partial(call, site, f)
+        elif callables.get(id_(f)) is f:
+            return f
+        elif array_callables.get(id_(f)) is f:
+            return partial(call, site, f)
         rec = state.active
         if rec is None or rec.thread != ident() or rec.plain(site, f):
             return f
@@ -98,37 +146,112 @@ def _hooks() -> dict[str, types.FunctionType]:
         rec = state.active
         if rec is None or rec.thread != ident():
             return f(*args, **kwargs)
-        token = rec.fast(site, f, args, kwargs)
+        token = run = None
+        fast = rec.fast_calls.get(site)
+        if fast is not None:
+            # the fast path (see Recorder.before): read devices, count, nothing else
+            try:
+                receiver = missing
+                if fast[0] is not f:
+                    t = type_(f)
+                    if (
+                        fast[1] is not None
+                        and (t is builtin_method or t is python_method)
+                        and type_(f.__self__) is fast[0]
+                        and f.__name__ == fast[1]
+                    ):
+                        receiver = f.__self__
+                    else:
+                        fast = None
+                if (
+                    fast is not None
+                    and tuple(map(type_, args)) == fast[2]
+                    and (tuple(kwargs) == fast[3] if kwargs else not fast[3])
+                    and (fast[4] is None or rec.same_values(fast[4], receiver, args, kwargs))
+                ):
+                    din = []
+                    if receiver is not missing:
+                        din.append(by_type(fast[0]).device_of(receiver))
+                    for a in args:
+                        backend = by_type(type_(a), missing)
+                        if backend is None:
+                            if type_(a) is list or type_(a) is tuple:
+                                din.extend(rec.devices(a[:16]))
+                        elif backend is missing:
+                            din.extend(rec.devices((a,)))
+                        else:
+                            din.append(backend.device_of(a))
+                    if kwargs:
+                        din.extend(rec.devices(kwargs.values()))
+                    token = (fast[5], tuple(din), None, site)
+                    run = fast[6]
+            except base:  # noqa: BLE001 (an odd argument: the careful path decides)
+                token = None
         if token is None:
+            if fast is None and rec.plain(site, f):
+                return f(*args, **kwargs)  # plain Python (its slot now filled)
             token = rec.before(site, f, args, kwargs)  # strict mode raises here
             if token is None:
                 return f(*args, **kwargs)
-        run = rec.runner(token, "call")
+            run = rec.runner(token, "call")
         try:
             out = run(f, args, kwargs)
         except base as exc:
             rec.failed(token, exc)
             raise
-        return rec.after(token, out)
+        return out if token[2] is None and counted(token, out) else rec.after(token, out)
 
     def op(site, name, a, b=unary):
         __tracebackhide__ = True  # noqa: F841
-        rec = state.active
         fn = ops[name]
+        # values whose type no library owns (cached by type): applied at once. A type
+        # whose __hash__ raises takes the careful path below.
+        try:  # operands read once (no slots to fill): settled here
+            plain = (
+                not site[4]
+                and by_type(type_(a), missing) is None
+                and (b is unary or by_type(type_(b), missing) is None)
+            )
+        except base:
+            plain = False
+        if plain:
+            return fn(a) if b is unary else fn(a, b)
+        rec = state.active
         if rec is None or rec.thread != ident():
             return fn(a) if b is unary else fn(a, b)
-        token = rec.operation(site, name, a, b)
+        token = None
+        fast = rec.fast_ops.get(site)
+        if fast is not None:
+            key = fast[0]
+            try:
+                if (
+                    type_(a) is key[0]
+                    and type_(b) is key[1]
+                    and getattr_(a, "dtype", None) is key[2]
+                    and getattr_(b, "dtype", None) is key[3]
+                ):
+                    din = []
+                    backend = by_type(key[0])
+                    if backend is not None:
+                        din.append(backend.device_of(a))
+                    backend = by_type(key[1], None) if b is not unary else None
+                    if backend is not None:
+                        din.append(backend.device_of(b))
+                    token = (fast[1], tuple(din), None, site)
+                    run = fast[2]
+            except base:  # noqa: BLE001 (an odd operand: the careful path decides)
+                token = None
         if token is None:
-            return fn(a) if b is unary else fn(a, b)
+            token = rec.operation(site, name, a, b)
+            if token is None:
+                return fn(a) if b is unary else fn(a, b)
+            run = rec.runner(token, "one" if b is unary else "two")
         try:
-            if b is unary:
-                out = rec.runner(token, "one")(fn, a, None)
-            else:
-                out = rec.runner(token, "two")(fn, a, b)
+            out = run(fn, a, None) if b is unary else run(fn, a, b)
         except base as exc:
             rec.failed(token, exc)
             raise
-        return rec.after(token, out)
+        return out if counted(token, out) else rec.after(token, out)
 
     def iop(site, name, a, b, op=None):
         __tracebackhide__ = True  # noqa: F841
@@ -136,6 +259,12 @@ def _hooks() -> dict[str, types.FunctionType]:
 
     def getitem(site, x, key):
         __tracebackhide__ = True  # noqa: F841
+        try:  # operands read once (no slots to fill): settled here
+            plain = not site[4] and by_type(type_(x), missing) is None
+        except base:
+            plain = False
+        if plain:
+            return x[key]
         rec = state.active
         if rec is None or rec.thread != ident():
             return x[key]
@@ -151,6 +280,13 @@ def _hooks() -> dict[str, types.FunctionType]:
 
     def setitem(site, value, x, key):
         __tracebackhide__ = True  # noqa: F841
+        try:  # operands read once (no slots to fill): settled here
+            plain = not site[4] and by_type(type_(x), missing) is None
+        except base:
+            plain = False
+        if plain:
+            x[key] = value
+            return
         rec = state.active
         if rec is None or rec.thread != ident():
             x[key] = value
@@ -168,14 +304,20 @@ def _hooks() -> dict[str, types.FunctionType]:
 
     def attr(site, obj, name):
         __tracebackhide__ = True  # noqa: F841
+        try:  # operands read once (no slots to fill): settled here
+            plain = not site[4] and by_type(type_(obj), missing) is None
+        except base:
+            plain = False
+        if plain:
+            return getattr_(obj, name)
         rec = state.active
         if rec is None or rec.thread != ident():
-            return getattr(obj, name)
+            return getattr_(obj, name)
         token = rec.operation(site, name, obj, unary)
         if token is None:
-            return getattr(obj, name)
+            return getattr_(obj, name)
         try:
-            out = rec.runner(token, "two")(getattr, obj, name)
+            out = rec.runner(token, "two")(getattr_, obj, name)
         except base as exc:
             rec.failed(token, exc)
             raise
@@ -183,7 +325,7 @@ def _hooks() -> dict[str, types.FunctionType]:
 
     return {
         PRE_HOOK: pre,
-        "call": call,
+        CALL_HOOK: call,
         OP_HOOK: op,
         IOP_HOOK: iop,
         GETITEM_HOOK: getitem,
@@ -222,17 +364,17 @@ def bind(namespace: dict) -> None:
     if namespace.get(SLOTS_NAME) is SLOTS and PRE_HOOK in namespace:
         return
     bound: dict[str, types.FunctionType] = {}
-    for name in ("call", OP_HOOK, GETITEM_HOOK, SETITEM_HOOK, ATTR_HOOK, PRE_HOOK, IOP_HOOK):
+    for name in (CALL_HOOK, OP_HOOK, GETITEM_HOOK, SETITEM_HOOK, ATTR_HOOK, PRE_HOOK, IOP_HOOK):
         proto = _PROTOTYPES[name]
         defaults = proto.__defaults__
         if name == PRE_HOOK:  # the wrapper it hands out is this namespace's call hook
-            defaults = (bound["call"],)
+            defaults = (bound[CALL_HOOK],)
         elif name == IOP_HOOK:
             defaults = (bound[OP_HOOK],)
         bound[name] = types.FunctionType(
             proto.__code__, namespace, proto.__name__, defaults, proto.__closure__
         )
-    for name in (PRE_HOOK, OP_HOOK, IOP_HOOK, GETITEM_HOOK, SETITEM_HOOK, ATTR_HOOK):
+    for name in (PRE_HOOK, CALL_HOOK, OP_HOOK, IOP_HOOK, GETITEM_HOOK, SETITEM_HOOK, ATTR_HOOK):
         namespace[name] = bound[name]
     namespace[SLOTS_NAME] = SLOTS
     namespace[TYPE_NAME] = type

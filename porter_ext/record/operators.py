@@ -64,7 +64,7 @@ def operand_kind(v: Any, backend_of) -> tuple:
     t = type(v)
     scalar = _SCALARS.get(t)
     if scalar is not None:
-        return ("scalar", scalar, v < 0 if t is int else False)
+        return ("scalar", scalar)
     backend = backend_of(v)
     if backend is not None:
         try:

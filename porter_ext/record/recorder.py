@@ -24,6 +24,7 @@ from typing import Any
 
 from porter_ext.backends import HELPERS, LIBRARIES, backend_for
 from porter_ext.backends.registry import BY_TYPE as _type_backend
+from porter_ext.guard import PorterInternalError, debug
 from porter_ext.record.classify import (
     Verdict,
     classify,
@@ -32,7 +33,11 @@ from porter_ext.record.classify import (
     value_sensitive,
 )
 from porter_ext.record.hooks_importlib_bootstrap import (
+    ARRAY_CALLABLES,
+    ARRAY_RECEIVERS,
     FALLBACK_RUNNERS,
+    PLAIN_CALLABLES,
+    PLAIN_RECEIVERS,
     RUNNERS,
     SLOTS,
     STATE,
@@ -114,16 +119,32 @@ def devices_in(args: tuple, kwargs: dict | None, self_obj: Any = _NO_SELF) -> tu
         b = backend_of(self_obj)
         if b is not None:
             out.append(b.device_of(self_obj))
-    for a in (*args, *kwargs.values()) if kwargs else args:
-        b = backend_of(a)
-        if b is not None:
-            out.append(b.device_of(a))
-        elif type(a) is list or type(a) is tuple:
-            for item in a[:16]:
-                b = backend_of(item)
-                if b is not None:
-                    out.append(b.device_of(item))
+    _read(args, out)
+    if kwargs:
+        _read(kwargs.values(), out)
     return tuple(out)
+
+
+def _read(values: Any, out: list[str]) -> None:
+    get = _type_backend.get
+    for a in values:
+        t = type(a)
+        try:
+            b = get(t, _MISSING)
+        except Exception:  # noqa: BLE001 (a type whose __hash__ raises: not an array)
+            continue
+        if b is None:
+            if t is list or t is tuple:
+                for item in a[:16]:
+                    bi = backend_of(item)
+                    if bi is not None:
+                        out.append(bi.device_of(item))
+            continue
+        if b is _MISSING:
+            b = backend_of(a)
+            if b is None:
+                continue
+        out.append(b.device_of(a))
 
 
 def device_out(out: Any) -> str | None:
@@ -149,8 +170,9 @@ class Recorder:
         self.thread: int | None = None
         #: (site, callee, verdict, keyword names) → {(devices_in, device_out): count}
         self._buckets: dict[tuple, dict] = {}
-        #: site → (function or array type, method name, nargs, bucket, keywords, arg types)
-        self._fast: dict[tuple, tuple] = {}
+        #: site → (function or array type, method name, argument types, keywords, values
+        #: or None, bucket, runner): the hook's fast path for calls made the same way again
+        self.fast_calls: dict[tuple, tuple] = {}
         self._verdicts: dict[tuple, Verdict] = {}
         self._interned: dict[tuple, Verdict] = {}
         self._entries: dict[Callee, tuple] = {}
@@ -158,7 +180,12 @@ class Recorder:
         self._callables: dict[int, tuple] = {}
         self._method_kinds: dict[tuple, tuple] = {}
         self._op_verdicts: dict[tuple, tuple] = {}
+        #: site → ((operand types, operand dtypes), bucket, runner) for operators
+        self.fast_ops: dict[tuple, tuple] = {}
         self._filled: list[int] = []
+        #: per cell: id → object found plain (receiver types, callables), read by the hook
+        self.plain_receivers = PLAIN_RECEIVERS
+        self.plain_callables = PLAIN_CALLABLES
         self._runners: dict[tuple, Any] = {}
         #: the namespace the cell runs in (the globals of the runners)
         self.namespace: dict | None = None
@@ -190,13 +217,22 @@ class Recorder:
         # nothing of the person's outlives the cell
         self._callables.clear()
         self._method_kinds.clear()
-        self._fast.clear()
+        self.fast_calls.clear()
+        self.fast_ops.clear()
         self._runners.clear()
+        self.plain_receivers.clear()
+        self.plain_callables.clear()
+        ARRAY_RECEIVERS.clear()
+        ARRAY_CALLABLES.clear()
 
     def _internal(self, exc: BaseException) -> None:
+        """porter's own failure while recording: one warning per distinct error (a loop
+        would repeat it), re-raised under ``PORTER_DEBUG=1`` like every internal error."""
         message = (
             f"porter: internal recorder error ({type(exc).__name__}: {exc}); the cell ran unchanged"
         )
+        if debug():
+            raise PorterInternalError(message) from exc
         if message not in self.warnings:
             self.warnings.append(message)
 
@@ -273,46 +309,46 @@ class Recorder:
         """Whether ``f`` at ``site`` is plain Python (then remembered in the site's slot,
         so that its next calls skip the hook)."""
         try:
-            kind = self._kind(f)[0]
+            kind, callee, self_obj, forced = self._kind(f)
+            if kind == _ARRAY and forced is None:
+                if self_obj is not None:  # a method of an array: by the array's type
+                    ARRAY_RECEIVERS[id(type(self_obj))] = type(self_obj)
+                elif type(f) is not _METHOD and type(f) is not _BUILTIN_METHOD:
+                    ARRAY_CALLABLES[id(f)] = f
             if kind != _PLAIN:
                 return False
             shape = site[5]
+            if type(f) is _METHOD or type(f) is _BUILTIN_METHOD:
+                s = f.__self__
+                # a receiver whose every method is plain Python: not a module (whose
+                # functions differ), nor a callable (np.add.reduce is a ufunc's method)
+                if s is not None and not isinstance(s, _MODULE | type) and not callable(s):
+                    self.plain_receivers[id(type(s))] = type(s)
+                    if shape == METHOD_SITE:
+                        self._fill(site[4], type(s))
+                    return True
+            else:
+                self.plain_callables[id(f)] = f
             if shape == NAME_SITE:
                 self._fill(site[4], f)
-            elif shape == METHOD_SITE and (type(f) is _METHOD or type(f) is _BUILTIN_METHOD):
-                s = f.__self__
-                if s is not None and not isinstance(s, _MODULE | type):
-                    self._fill(site[4], type(s))
         except Exception as exc:  # porter's fault: the call goes on unrecorded
             self._internal(exc)
         return True
 
     # -- array calls -------------------------------------------------------------------
-    def fast(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> tuple | None:
-        """The token of a call made at ``site`` the same way as the last one recorded
-        there (callee and verdict known: only devices are read), or None."""
-        fast = self._fast.get(site)
-        if (
-            fast is None
-            or len(args) != fast[2]
-            or (tuple(kwargs) != fast[4] if kwargs else fast[4])
-        ):
-            return None
-        if fast[0] is f:
-            self_obj = _NO_SELF
-        elif (
-            fast[1] is not None
-            and (type(f) is _BUILTIN_METHOD or type(f) is _METHOD)
-            and type(f.__self__) is fast[0]
-            and f.__name__ == fast[1]
-        ):
-            self_obj = f.__self__
-        else:
-            return None
-        for a, t in zip(args, fast[5], strict=True):
-            if type(a) is not t:
-                return None
-        return (fast[3], devices_in(args, kwargs, self_obj), None, site)
+    def devices(self, values: Any) -> list[str]:
+        """The devices of the arrays among ``values`` (the hook's fast path asks)."""
+        out: list[str] = []
+        _read(values, out)
+        return out
+
+    def same_values(self, sig: tuple, self_obj: Any, args: tuple, kwargs: dict) -> bool:
+        """Whether a value-dependent verdict made from ``sig`` holds for these values."""
+        try:
+            return _same_values(sig, self_obj, args, kwargs)
+        except Exception as exc:  # porter's fault: the slow path decides
+            self._internal(exc)
+            return False
 
     def before(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> tuple | None:
         """Resolve, classify and remember a call; None for a call that is not recorded.
@@ -339,19 +375,21 @@ class Recorder:
             bucket = self._bucket(site, callee, verdict, tuple(kwargs))
             token = (bucket, devices_in(args, kwargs, _NO_SELF if self_obj is None else self_obj),
                      (site, callee, verdict, f, tuple(kwargs)), site)  # fmt: skip
-            if shared and forced is None and callee.name not in _NAMESPACE_CALLS:
+            if shared is not False and forced is None and callee.name not in _NAMESPACE_CALLS:
+                # the hook's fast path: the same callee (or a method of the same array
+                # type), argument types and keywords (and values, for a value-dependent
+                # verdict) as this call: only devices are read
                 types_ = tuple(type(a) for a in args)
+                values = None if shared is True else _value_sig(self_obj, args, kwargs)
                 if callee.kind == "method":
-                    self._fast[site] = (
-                        type(self_obj),
-                        f.__name__,
-                        len(args),
-                        bucket,
-                        tuple(kwargs),
-                        types_,
-                    )
+                    entry = (type(self_obj), f.__name__)
                 elif type(f) is not StandardFunction:
-                    self._fast[site] = (f, None, len(args), bucket, tuple(kwargs), types_)
+                    entry = (f, None)
+                else:
+                    entry = None
+                if entry is not None:
+                    run = self.runner(token, "call")
+                    self.fast_calls[site] = (*entry, types_, tuple(kwargs), values, bucket, run)
         except Exception as exc:  # porter's fault: never the person's
             self._internal(exc)
             return None
@@ -430,6 +468,7 @@ class Recorder:
             if attribute:
                 return self._attribute(site, array, name)
             other = b if array is a else a
+            fast = (type(a), type(b), getattr(a, "dtype", None), getattr(b, "dtype", None))
             key = (site, name, operand_kind(array, backend_of),
                    None if other is UNARY else operand_kind(other, backend_of),
                    None if value is UNARY else operand_kind(value, backend_of))  # fmt: skip
@@ -454,6 +493,13 @@ class Recorder:
                 None,
                 site,
             )
+            if not indexing and not (self.strict and verdict.status in _STRICT_RAISES):
+                # the hook's fast path: the same operand types and dtypes here again
+                self.fast_ops[site] = (
+                    fast,
+                    bucket,
+                    self.runner(token, "one" if b is UNARY else "two"),
+                )
         except Exception as exc:  # porter's fault: the operation goes on unrecorded
             self._internal(exc)
             return None
@@ -473,8 +519,9 @@ class Recorder:
         return (self._bucket(site, callee, verdict, ()), devices_in((obj,), None), None, site)
 
     # -- verdicts ----------------------------------------------------------------------
-    def _verdict(self, site, callee, args, kwargs, self_obj, forced) -> tuple[Verdict, bool]:
-        """(verdict, whether it depends only on the callee and the shape of the call)."""
+    def _verdict(self, site, callee, args, kwargs, self_obj, forced) -> tuple[Verdict, Any]:
+        """(verdict, True when it depends only on the callee and the shape of the call,
+        None when it depends on argument values, False when it is not to be reused)."""
         if forced == "acknowledged":
             return Verdict(forced, None, None, "called through the backend escape hatch"), False
         if forced == "host_sync":
@@ -483,7 +530,9 @@ class Recorder:
         entries = self._entries.get(callee)
         if entries is None:
             entries = self._entries[callee] = table_entries(callee)
-        if (entries and is_conditional(entries)) or value_sensitive(callee, args, kwargs):
+        conditional = bool(entries) and is_conditional(entries)
+        sensitive = not conditional and value_sensitive(callee, args, kwargs)
+        if conditional or sensitive:
             # the verdict depends on argument values: key it by what the conditions and the
             # suggestion read (literals, array ranks and dtypes, types), and intern equal
             # verdicts so that a call in a loop merges into one record
@@ -511,7 +560,9 @@ class Recorder:
                 verdict = self._interned.setdefault(interned, verdict)
                 if key is not None:
                     self._verdicts[key] = verdict
-            return verdict, False
+            # the fast path may reuse it while the same values come back (the same
+            # objects, or arrays of the same type, dtype and rank)
+            return verdict, None
         key = (self.version, callee, len(args), tuple(kwargs))
         verdict = _shared_verdicts.get(key)
         if verdict is None:
@@ -575,6 +626,50 @@ class Recorder:
 
 
 _LITERALS = (int, float, bool, str, complex, type(None))
+
+
+class _ArraySig:
+    """An array argument as a value-dependent verdict sees it: type, dtype, rank."""
+
+    __slots__ = ("type", "dtype", "ndim")
+
+    def __init__(self, x: Any) -> None:
+        self.type, self.dtype, self.ndim = (
+            type(x),
+            getattr(x, "dtype", None),
+            getattr(x, "ndim", None),
+        )
+
+    def matches(self, x: Any) -> bool:
+        return (
+            type(x) is self.type
+            and getattr(x, "dtype", None) is self.dtype
+            and getattr(x, "ndim", None) == self.ndim
+        )
+
+
+def _sig(v: Any) -> Any:
+    return _ArraySig(v) if backend_of(v) is not None else v
+
+
+def _value_sig(self_obj: Any, args: tuple, kwargs: dict) -> tuple:
+    """What a value-dependent verdict was made from, for the fast path to compare: other
+    values by identity (a loop passes the same constants), arrays by type, dtype, rank.
+    Held by the recorder for the cell only."""
+    return (_sig(self_obj), tuple(_sig(a) for a in args), tuple(_sig(v) for v in kwargs.values()))
+
+
+def _same(sig: Any, v: Any) -> bool:
+    return sig.matches(v) if type(sig) is _ArraySig else sig is v
+
+
+def _same_values(sig: tuple, self_obj: Any, args: tuple, kwargs: dict) -> bool:
+    if not _same(sig[0], None if self_obj is _NO_SELF else self_obj):
+        return False
+    for s, a in zip(sig[1], args, strict=True):
+        if not _same(s, a):
+            return False
+    return all(_same(s, v) for s, v in zip(sig[2], kwargs.values(), strict=True))
 
 
 def _value_key(v: Any) -> object:

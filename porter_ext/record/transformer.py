@@ -2,16 +2,17 @@
 
 Every rewritten node keeps the plain operation on a path that costs a type check:
 
-- a call ``f(a)`` becomes ``(f if S[0] or f is S[k] else __porter_pre__(site, f))(a)``:
+- a call ``f(a)`` becomes ``(f if f is S[k] or S[0] else __porter_pre__(site, f))(a)``:
   ``S[0]`` is true while nothing records, slot ``S[k]`` holds the callee (or, for
   ``o.m(a)``, the receiver's type) the site has only ever seen as a non-array call, and
   ``__porter_pre__`` hands back the callee itself for anything that is not an array call.
   The person's call therefore runs in their own frame (warnings, ``namedtuple``, recursion
   depth, tracebacks as without porter); only array calls go through a recording wrapper.
 - ``a + b``, ``-a``, ``a < b`` on names and constants become
-  ``(a + b) if S[0] or (T(a) in P and T(b) in P) else __porter_op__(site, "__add__", a, b)``
-  (``P``: Python's own value types), so ``int + int`` in a loop costs two type checks;
-  other operands go through ``__porter_op__`` directly.
+  ``(a + b) if (T(a) is S[i] and T(b) is S[j]) or S[0] else __porter_op__(site, ...)``
+  (slots holding the operand types the site has seen as plain Python), so ``int + int``
+  in a loop costs two type checks; other operands go through ``__porter_op__``, which
+  settles plain values with one dictionary lookup.
 - ``x[i]``, ``x[i] = v``, ``x += v`` and ``x.T`` likewise, with the index or value
   evaluated exactly once on either path.
 
@@ -27,6 +28,7 @@ import ast
 
 from porter_ext.record.hooks_importlib_bootstrap import (
     ATTR_HOOK,
+    CALL_HOOK,
     GETITEM_HOOK,
     IOP_HOOK,
     OP_HOOK,
@@ -98,17 +100,31 @@ def _simple(node: ast.expr) -> bool:
     return isinstance(node, ast.Name | ast.Constant)
 
 
+_INDEX_NODES = (
+    ast.Name, ast.Constant, ast.Slice, ast.Tuple, ast.List, ast.UnaryOp, ast.BinOp,
+    ast.Compare, ast.BoolOp, ast.Attribute, ast.operator, ast.unaryop, ast.cmpop,
+    ast.boolop, ast.expr_context,
+)  # fmt: skip
+
+
+def _simple_arguments(node: ast.Call) -> bool:
+    """A call whose arguments are names, literals and attributes of names (``f(a, 1)``,
+    ``x.sum(axis=0)``, ``g(*args, **kw)``): they can be written on both paths."""
+    values = [a.value if isinstance(a, ast.Starred) else a for a in node.args]
+    values += [k.value for k in node.keywords]
+    for v in values:
+        if isinstance(v, ast.Attribute):
+            v = v.value
+        if not isinstance(v, ast.Name | ast.Constant):
+            return False
+    return True
+
+
 def _simple_index(node: ast.expr) -> bool:
-    """An index made only of names, literals, slices and tuples/lists of those."""
-    if isinstance(node, ast.Name | ast.Constant):
-        return True
-    if isinstance(node, ast.Slice):
-        return all(p is None or _simple_index(p) for p in (node.lower, node.upper, node.step))
-    if isinstance(node, ast.Tuple | ast.List):
-        return all(_simple_index(e) for e in node.elts)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return isinstance(node.operand, ast.Constant)
-    return False
+    """An index with no call, subscript or binding in it (``i % 7``, ``..., ::-1``,
+    ``x > 2``): it is written on both paths of the guard (one runs) at little cost."""
+    nodes = list(ast.walk(node))
+    return len(nodes) <= 40 and all(isinstance(n, _INDEX_NODES) for n in nodes)
 
 
 def _as_value(node: ast.expr) -> ast.expr:
@@ -151,8 +167,9 @@ def _plain_types(operands: list[ast.expr], slots: tuple) -> ast.expr | None:
 
 
 def _guard(extra: ast.expr | None) -> ast.expr:
+    """``plain-check or S[0]``: the check first, as it decides while recording."""
     off = _slots(0)
-    return off if extra is None else ast.BoolOp(ast.Or(), [off, extra])
+    return off if extra is None else ast.BoolOp(ast.Or(), [extra, off])
 
 
 def _hook(name: str, args: list[ast.expr]) -> ast.Call:
@@ -207,6 +224,8 @@ class CallSiteTransformer(ast.NodeTransformer):
         that is read twice (a name; None for a literal or an operand read once)."""
         self.sites += 1
         slots = tuple(_new_slot() if isinstance(o, ast.Name) else None for o in operands)
+        if all(slot is None for slot in slots):
+            slots = ()  # no operand is read twice: the hook settles plain values itself
         site = (self.cell, node.lineno, node.col_offset, name, slots)
         return _at(ast.Constant(site), node), slots
 
@@ -218,9 +237,34 @@ class CallSiteTransformer(ast.NodeTransformer):
         if isinstance(func, ast.Name) and func.id in _FRAME_CALLS:
             self.generic_visit(node)
             return node
+        simple = _simple_arguments(node)
         self.generic_visit(node)
+        if simple and isinstance(node.func, ast.Name | ast.Attribute):
+            return self._direct(node)
         node.func = self._callee(node.func, node)
         return node
+
+    def _direct(self, node: ast.Call) -> ast.expr:
+        """``f(a, k=b)`` with arguments that can be written twice (only one path runs):
+        ``f(a, k=b) if f is S[k] or S[0] else __porter_call__(site, f, a, k=b)``, one
+        hook frame for an array call instead of two."""
+        func = node.func
+        if isinstance(func, ast.Name):
+            site = self._site(node, func.id, NAME_SITE)
+            test = ast.Compare(_copy(func), [ast.Is()], [_slots(site.value[4])])
+        elif isinstance(func.value, ast.Name):
+            site = self._site(node, func.attr, METHOD_SITE)
+            receiver_type = ast.Call(ast.Name(TYPE_NAME, ast.Load()), [_copy(func.value)], [])
+            test = ast.Compare(receiver_type, [ast.Is()], [_slots(site.value[4])])
+        else:
+            site = self._site(node, func.attr, OTHER_SITE)
+            test = None
+        hooked = ast.Call(
+            ast.Name(CALL_HOOK, ast.Load()),
+            [site, _copy(func), *map(_copy, node.args)],
+            [_copy(k) for k in node.keywords],
+        )
+        return _fix_keep(ast.IfExp(_guard(test), node, hooked), node)
 
     def _callee(self, func: ast.expr, node: ast.AST) -> ast.expr:
         """The callee expression guarded by its site's slot (see the module doc)."""
@@ -283,10 +327,11 @@ class CallSiteTransformer(ast.NodeTransformer):
 
     # -- indexing ----------------------------------------------------------------------
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        simple = isinstance(node.value, ast.Name) and _simple_index(node.slice)
         self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load):
             return node
-        if isinstance(node.value, ast.Name) and _simple_index(node.slice):
+        if simple:
             site, slots = self._op_site(node, "__getitem__", [node.value])
             value = _copy(node.value)
             hooked = _hook(GETITEM_HOOK, [site, value, _as_value(_copy(node.slice))])
@@ -344,7 +389,7 @@ class CallSiteTransformer(ast.NodeTransformer):
             return node
         site, slots = self._op_site(node, node.attr, [node.value])
         hooked = _hook(ATTR_HOOK, [site, _copy(node.value), ast.Constant(node.attr)])
-        if slots[0] is not None:
+        if slots:
             new = ast.IfExp(_guard(_plain_types([node.value], slots)), node, hooked)
             return _fix_keep(new, node)
         return _fix_keep(hooked, node)

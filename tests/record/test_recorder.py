@@ -235,6 +235,9 @@ def test_an_internal_recorder_failure_is_a_warning_and_the_cell_result_stands(mo
 
     monkeypatch.setattr(recorder.Recorder, "_verdict", broken)
     ns = {"np": np, "a": np.ones(3)}
+    run = run_recorded("b = np.exp(a)\n", ns)  # the suite's PORTER_DEBUG=1: it surfaces
+    assert type(run.exception).__name__ == "PorterInternalError"
+    monkeypatch.setenv("PORTER_DEBUG", "0")  # as a person runs it: a warning, same result
     run = run_recorded("b = np.exp(a)\n", ns)
     assert run.exception is None
     np.testing.assert_allclose(ns["b"], np.exp(np.ones(3)))
