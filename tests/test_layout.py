@@ -26,6 +26,7 @@ STAGES = {
     "magics": 9,
     "cli": 9,
     "headless": 9,
+    "kernelspecs": 9,
     "__init__": 10,
 }
 

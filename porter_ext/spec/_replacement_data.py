@@ -10,7 +10,7 @@ the installed library by ``tests/spec/test_replacements.py`` (CuPy excepted).
 
 from __future__ import annotations
 
-from porter_ext.spec.replacements import Replacement
+from porter_ext.spec.replacement import Replacement
 
 _LIBS = {"n": "numpy", "t": "torch", "j": "jax", "c": "cupy", "*": "*"}
 

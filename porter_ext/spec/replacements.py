@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 
@@ -41,32 +40,7 @@ __all__ = [
     "render_suggestion",
 ]
 
-#: the libraries entries may name, by their spec names (porter_ext.backends), and "*"
-LIBRARIES: tuple[str, ...] = ("torch", "numpy", "jax", "cupy", "strict", "*")
-KINDS: tuple[str, ...] = ("function", "method", "attribute")
-STATUSES: tuple[str, ...] = ("non_standard", "non_standard_usage", "device_specific", "host_sync")
-
-
-@dataclass(frozen=True)
-class Replacement:
-    """One non-standard spelling (or usage) of a callee and the portable way to write it."""
-
-    library: str
-    kind: str
-    name: str
-    status: str
-    standard_name: str | None
-    suggestion: str
-    when: str | None = None
-    note: str = ""
-    #: an executable template over the call's source (`render_rewrite`), or None
-    rewrite: str | None = None
-    #: why there is no rewrite, said plainly (empty exactly when ``rewrite`` is set)
-    no_rewrite: str = ""
-    #: the original spelling on `EXAMPLE_INPUTS` (``lib.`` is the entry's library) that
-    #: tests/spec/test_replacement_rewrites.py runs against the rewrite on every backend
-    example: str | None = None
-
+from porter_ext.spec.replacement import KINDS, LIBRARIES, STATUSES, Replacement
 
 # --- duck typing -------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from porter_ext.spec.replacements import Replacement
+from porter_ext.spec.replacement import Replacement
 
 __all__ = ["EXAMPLE_INPUTS", "NoRewrite", "SourceCall", "call_from_source", "render_rewrite"]
 

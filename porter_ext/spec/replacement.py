@@ -1,0 +1,35 @@
+"""One entry of the replacement table: a non-standard spelling and its portable form.
+
+Its own module, beneath both the table's data (``_replacement_data``) and the lookup
+(``replacements``), so that neither imports the other in a circle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: the libraries entries may name, by their spec names (porter_ext.backends), and "*"
+LIBRARIES: tuple[str, ...] = ("torch", "numpy", "jax", "cupy", "strict", "*")
+KINDS: tuple[str, ...] = ("function", "method", "attribute")
+STATUSES: tuple[str, ...] = ("non_standard", "non_standard_usage", "device_specific", "host_sync")
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """One non-standard spelling (or usage) of a callee and the portable way to write it."""
+
+    library: str
+    kind: str
+    name: str
+    status: str
+    standard_name: str | None
+    suggestion: str
+    when: str | None = None
+    note: str = ""
+    #: an executable template over the call's source (`render_rewrite`), or None
+    rewrite: str | None = None
+    #: why there is no rewrite, said plainly (empty exactly when ``rewrite`` is set)
+    no_rewrite: str = ""
+    #: the original spelling on `EXAMPLE_INPUTS` (``lib.`` is the entry's library) that
+    #: tests/spec/test_replacement_rewrites.py runs against the rewrite on every backend
+    example: str | None = None
