@@ -37,7 +37,8 @@ def verdict(entry: CellEntry) -> str:
     """One line saying how portable the cell is."""
     findings = [c for c in entry.calls if c.is_finding]
     n_calls = sum(c.count for c in entry.calls)
-    failed = [r for r in entry.replays if r.status in ("error", "timeout")]
+    targets = [r for r in entry.replays if r.role == "target"]  # not the control's checks
+    failed = [r for r in targets if r.status in ("error", "timeout")]
     differs = differing_backends(entry)  # values, dtypes, shapes: never device names
     placements = device_finding_count(entry)
     parts = []
@@ -52,9 +53,9 @@ def verdict(entry: CellEntry) -> str:
         )
     if placements:
         parts.append(f"{placements} device finding(s)")
-    if entry.replays:
-        ok = sum(1 for r in entry.replays if r.status == "ok")
-        parts.append(f"{ok}/{len(entry.replays)} replays ok")
+    if targets:
+        ok = sum(1 for r in targets if r.status == "ok")
+        parts.append(f"{ok}/{len(targets)} replays ok")
     if failed:
         parts.append(f"failed on {', '.join(r.backend for r in failed)}")
     if differs:
