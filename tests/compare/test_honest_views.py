@@ -162,3 +162,27 @@ def test_a_makemore_sized_report_stays_small_and_renders_fast() -> None:
     assert seconds < 2.0 and len(html) < 6_000_000, (seconds, len(html))
     rows = sum(len(r.outputs) for c in cells for r in c.replays)
     assert rows <= 60 * 2 * 6  # one row per output per backend, whatever the data
+
+
+@pytest.mark.slow
+def test_float32_products_replayed_in_workers_are_judged_against_the_reference(ip) -> None:
+    """The cell 0.1.0 reported as a mismatch on torch and jax: in the session, with the
+    replays (and the reference) in worker kernels, every output is within tolerance."""
+    ip.run_cell(
+        "from array_api_compat import array_namespace\nrng = np.random.default_rng(0)\n"
+        "A = rng.standard_normal((128, 1000), dtype=np.float32)\n"
+        "B = rng.standard_normal((1000, 128), dtype=np.float32)\n",
+        store_history=True,
+    )
+    ip.run_cell(
+        "%%port --quiet -b torch,jax\nC = array_namespace(A).matmul(A, B)\n"
+        "s = float(array_namespace(A).sum(C))\nm = array_namespace(A).mean(C, axis=0)\n",
+        store_history=True,
+    )
+    entry = _entry(ip)
+    targets = [r for r in entry["replays"] if r["role"] == "target"]
+    assert [r["status"] for r in targets] == ["ok", "ok"]
+    rows = [o for r in targets for o in r["outputs"]]
+    assert {o["name"] for o in rows} == {"C", "s", "m"}
+    assert all(o["within_tolerance"] and o["reference_err"] is not None for o in rows), rows
+    assert "differs on" not in verdict(ip.user_ns["_port"].entry)
