@@ -89,6 +89,12 @@ ARRAY_RECEIVERS: dict[int, type] = {}
 ARRAY_CALLABLES: dict[int, Any] = {}
 
 
+#: Python's own value types: never arrays (a set lookup settles them)
+_BUILTIN_VALUES = frozenset(
+    {int, float, bool, complex, str, bytes, list, tuple, dict, set, frozenset, type(None), range}
+)
+
+
 def _hooks() -> dict[str, types.FunctionType]:
     state = STATE
     ident = _thread.get_ident
@@ -107,6 +113,7 @@ def _hooks() -> dict[str, types.FunctionType]:
     type_ = type
     id_ = id
     getattr_ = getattr
+    builtin_values = _BUILTIN_VALUES
 
     def counted(token, out):
         """Count a fast-path call whose output is an array (else the recorder does)."""
@@ -207,10 +214,12 @@ def _hooks() -> dict[str, types.FunctionType]:
         # values whose type no library owns (cached by type): applied at once. A type
         # whose __hash__ raises takes the careful path below.
         try:  # operands read once (no slots to fill): settled here
+            ta = type_(a)
+            tb = type_(b)
             plain = (
                 not site[4]
-                and by_type(type_(a), missing) is None
-                and (b is unary or by_type(type_(b), missing) is None)
+                and (ta in builtin_values or by_type(ta, missing) is None)
+                and (b is unary or tb in builtin_values or by_type(tb, missing) is None)
             )
         except base:
             plain = False
