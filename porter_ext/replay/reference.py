@@ -155,35 +155,3 @@ def reference_replay(
     result.role = "reference"
     result.worker = "in-process"
     return result
-
-
-def reference_in_worker(
-    source: str,
-    io_: CellIO,
-    inputs: Mapping[str, Any],
-    settings: ReplaySettings,
-    pool: Any,
-    states: Any,
-) -> ReplayResult | None:
-    """The float64 reference run in a worker like every other replay (sandboxed, from the
-    pre-run random ``states``); None when no input is below float64."""
-    from porter_ext.backends import parse_spec
-    from porter_ext.replay import transport
-    from porter_ext.replay.capture import Capture
-    from porter_ext.replay.dispatch import replay_in_workers
-
-    found = _promoted(inputs)
-    if not isinstance(found, tuple):
-        return found
-    promoted, spec = found
-    try:
-        parcel = transport.pack(promoted, local=True)
-    except transport.Unsendable as error:
-        return _skipped(spec, error)
-    held = Capture(parcel, states)
-    try:
-        (result,) = replay_in_workers(source, io_, held, [parse_spec(spec)], settings, pool)
-    finally:
-        held.release()
-    result.role = "reference"
-    return result
