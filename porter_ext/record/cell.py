@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from porter_ext.record.compiled import cached, compile_plain, rewrite_and_compile
 from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.record.recorder import Recorder, install_hooks, register_cell_file
-from porter_ext.record.transformer import transform
 from porter_ext.spec.standard import DEFAULT_VERSION
 
 #: the value of a cell whose last statement is not an expression
@@ -152,27 +152,26 @@ def run_recorded(
         tree = parse_cell(source, filename)
     rec = recorder or Recorder(strict=settings.strict, version=settings.version, cell=cell)
     warnings: list[str] = []
-    try:
-        tree = transform(tree, cell)
-    except Exception as exc:  # record nothing rather than break the cell
-        warnings.append(
-            f"porter: could not rewrite the cell for recording ({exc}); it ran unrecorded"
-        )
-        tree = parse_cell(source, filename)
-    for transformer in ast_transformers:
-        tree = transformer(tree)
-
-    body, last = tree.body, None
-    if body and isinstance(body[-1], ast.Expr) and not ends_with_semicolon(source):
-        body, last = body[:-1], body[-1]
-    code = compile(ast.Module(body, []), filename, "exec", flags=compile_flags, dont_inherit=True)
-    last_code = (
-        compile(
-            ast.Expression(last.value), filename, "eval", flags=compile_flags, dont_inherit=True
-        )
-        if last is not None
-        else None
-    )
+    split_last = not ends_with_semicolon(source)
+    transformers = list(ast_transformers)
+    # a rewrite depends on the source and the flags (other transformers: not kept)
+    key = None if transformers else (source, compile_flags, split_last)
+    compiled = cached(key, cell, filename) if key is not None else None
+    if compiled is None:
+        try:
+            compiled = rewrite_and_compile(
+                key, tree, cell, filename, compile_flags, split_last, transformers
+            )
+        except SyntaxError:
+            raise
+        except Exception as exc:  # record nothing rather than break the cell
+            warnings.append(
+                f"porter: could not rewrite the cell for recording ({exc}); it ran unrecorded"
+            )
+            compiled = compile_plain(
+                parse_cell(source, filename), filename, compile_flags, split_last
+            )
+    code, last_code = compiled
     install_hooks(namespace)
     register_cell_file(cell, filename)
     rec.namespace = namespace

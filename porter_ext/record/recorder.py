@@ -93,8 +93,9 @@ _host_callees: dict[tuple[str, str], Callee] = {}
 
 def clear_caches() -> None:
     """Forget every process-wide fact the recorder learnt (callees, verdicts)."""
-    from porter_ext.record import resolve
+    from porter_ext.record import compiled, resolve
 
+    compiled.clear()
     for cache in (_shared_verdicts, _methods, _aliases, _attributes, _operators, _host_callees):
         cache.clear()
     resolve.clear_caches()
@@ -667,9 +668,12 @@ def _same_values(sig: tuple, self_obj: Any, args: tuple, kwargs: dict) -> bool:
     if not _same(sig[0], None if self_obj is _NO_SELF else self_obj):
         return False
     for s, a in zip(sig[1], args, strict=True):
-        if not _same(s, a):
+        if s is not a and (type(s) is not _ArraySig or not s.matches(a)):
             return False
-    return all(_same(s, v) for s, v in zip(sig[2], kwargs.values(), strict=True))
+    for s, v in zip(sig[2], kwargs.values(), strict=True):
+        if s is not v and (type(s) is not _ArraySig or not s.matches(v)):
+            return False
+    return True
 
 
 def _value_key(v: Any) -> object:
@@ -701,15 +705,23 @@ def register_cell_file(cell: int | str, filename: str) -> None:
     _FILENAMES[cell] = filename
 
 
+_RUNNER_CODE: dict[str, types.CodeType] = {}
+
+
 def _compile_runner(filename: str | None, line: int, template: str, namespace: dict | None) -> Any:
+    """A runner whose one line is ``line`` of ``filename``: the template's code, compiled
+    once, moved there (``CodeType.replace``: no compile per site)."""
     if filename is None or namespace is None or line < 1:
         return FALLBACK_RUNNERS[template]
-    source = "\n" * (line - 1) + (
-        f"def __porter_run__(a, b, c): __tracebackhide__ = True; {RUNNERS[template]}"
-    )
-    code = compile(source, filename, "exec", dont_inherit=True)
-    body = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    return types.FunctionType(body, namespace, "__porter_run__")
+    code = _RUNNER_CODE.get(template)
+    if code is None:
+        source = f"def __porter_run__(a, b, c): __tracebackhide__ = True; {RUNNERS[template]}"
+        module = compile(source, "<porter runner>", "exec", dont_inherit=True)
+        code = _RUNNER_CODE[template] = next(
+            c for c in module.co_consts if isinstance(c, types.CodeType)
+        )
+    placed = code.replace(co_filename=filename, co_firstlineno=line)
+    return types.FunctionType(placed, namespace, "__porter_run__")
 
 
 def _strict_error(callee: Callee, verdict: Verdict, line: int) -> NonStandardError:

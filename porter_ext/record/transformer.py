@@ -184,6 +184,8 @@ class CallSiteTransformer(ast.NodeTransformer):
         self.cell = cell
         self.attributes = attributes
         self.sites = 0
+        #: every site tuple of the rewrite (compiled.py relabels them for a re-run)
+        self.site_values: list[tuple] = []
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
         # ast.NodeTransformer's own walk costs ~5 us a node: this one visits only what can
@@ -215,6 +217,7 @@ class CallSiteTransformer(ast.NodeTransformer):
     def _site(self, node: ast.AST, spelled: str | None = None, shape: int = OTHER_SITE):
         self.sites += 1
         site = (self.cell, node.lineno, node.col_offset, spelled, _new_slot(), shape)
+        self.site_values.append(site)
         return _at(ast.Constant(site), node)
 
     def _op_site(
@@ -227,6 +230,7 @@ class CallSiteTransformer(ast.NodeTransformer):
         if all(slot is None for slot in slots):
             slots = ()  # no operand is read twice: the hook settles plain values itself
         site = (self.cell, node.lineno, node.col_offset, name, slots)
+        self.site_values.append(site)
         return _at(ast.Constant(site), node), slots
 
     # -- calls -------------------------------------------------------------------------

@@ -49,3 +49,17 @@ def test_generators_lambdas_and_comprehensions_are_recorded():
     assert run.exception is None
     counts = {c.name: c.count for c in run.calls}
     assert counts == {"numpy.exp": 2, "numpy.sum": 3}
+
+
+def test_a_rerun_of_the_same_source_reuses_the_rewrite_under_its_own_label_and_file():
+    from porter_ext.record.cell import RecordSettings
+
+    source = "def g(v):\n    return np.exp(v)\ny = g(np.ones(2))\nz = 1 / 0\n"
+    for cell in (11, 12):
+        ns = {"np": np}
+        run = run_recorded(source, ns, RecordSettings(cell=cell))
+        assert [(c.name, c.line, c.origin_cell) for c in run.calls if c.name == "numpy.exp"] == [
+            ("numpy.exp", 2, None)
+        ]
+        assert ns["g"].__code__.co_filename == f"<porter-cell-{cell}>"
+        assert run.error.line == 4 and run.error.type == "ZeroDivisionError"
