@@ -38,7 +38,8 @@ LIBRARY_LITERALS = frozenset(
 #: files outside backends/ that may name a library, and why
 ALLOWED = {
     "spec/_replacement_data.py": "spec data: the replacement table",
-    "spec/replacements.py": "spec data: the table's vocabulary",
+    "spec/replacement.py": "spec data: the vocabulary of the table's entries",
+    "spec/replacements.py": "spec: conditions that recognise a device argument by its type",
     "spec/_generate.py": "generates the spec from array-api-strict",
     "compare/tolerance.py": "policy names after torch.testing's and NumPy's conventions",
 }
