@@ -9,6 +9,7 @@ is kept, with its line, for the caller to re-raise: the person sees it as withou
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import linecache
 import os
@@ -155,13 +156,16 @@ def run_recorded(
     split_last = not ends_with_semicolon(source)
     transformers = list(ast_transformers)
     # a rewrite depends on the source and the flags (other transformers: not kept)
-    key = None if transformers else (source, compile_flags, split_last)
+    # ``for i in range(n)`` makes ints only where ``range`` is Python's own
+    range_is_builtin = namespace.get("range", builtins.range) is builtins.range
+    key = None if transformers else (source, compile_flags, split_last, range_is_builtin)
     compiled = cached(key, cell, filename) if key is not None else None
     if compiled is None:
         try:
             compiled = rewrite_and_compile(
-                key, tree, cell, filename, compile_flags, split_last, transformers
-            )
+                key, tree, cell, filename, compile_flags, split_last, transformers,
+                range_is_builtin,
+            )  # fmt: skip
         except SyntaxError:
             raise
         except Exception as exc:  # record nothing rather than break the cell

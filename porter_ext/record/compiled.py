@@ -75,10 +75,11 @@ def rewrite_and_compile(
     flags: int,
     split_last: bool,
     transformers: list,
+    range_is_builtin: bool = False,
 ) -> tuple[types.CodeType, types.CodeType | None]:
     """Rewrite ``tree`` for recording (then apply ``transformers``), compile it, and
     keep it under ``key`` (None: not kept)."""
-    rewriter = CallSiteTransformer(cell)
+    rewriter = CallSiteTransformer(cell, range_is_builtin=range_is_builtin)
     tree = rewriter.visit(tree)
     for transformer in transformers:
         tree = transformer(tree)

@@ -39,6 +39,7 @@ from porter_ext.record.hooks_importlib_bootstrap import (
     SLOTS_NAME,
     TYPE_NAME,
 )
+from porter_ext.record.plain_names import PlainNames, plain_names
 
 #: builtins that look at the calling frame: routing them through a hook would change them
 _FRAME_CALLS = frozenset(
@@ -180,9 +181,13 @@ class CallSiteTransformer(ast.NodeTransformer):
     """Rewrites the calls, operators and indexing of one cell; ``cell`` identifies the
     cell in every site tuple."""
 
-    def __init__(self, cell: int | str, *, attributes: bool = True):
+    def __init__(self, cell: int | str, *, attributes: bool = True, range_is_builtin: bool = False):
         self.cell = cell
         self.attributes = attributes
+        self.range_is_builtin = range_is_builtin
+        #: the names holding Python values where the rewrite is now (plain_names.py)
+        self.plain: frozenset[str] = frozenset()
+        self.names: PlainNames | None = None
         self.sites = 0
         #: every site tuple of the rewrite (compiled.py relabels them for a re-run)
         self.site_values: list[tuple] = []
@@ -233,6 +238,41 @@ class CallSiteTransformer(ast.NodeTransformer):
         self.site_values.append(site)
         return _at(ast.Constant(site), node), slots
 
+    # -- scopes ------------------------------------------------------------------------
+    def visit_Module(self, node: ast.Module) -> ast.Module:
+        self.names = plain_names(node, self.range_is_builtin)
+        body: list = []
+        for index, statement in enumerate(node.body):
+            self.plain = self.names.at(index)
+            new = self.visit(statement)
+            body.extend(new) if type(new) is list else body.append(new)
+        self.plain = frozenset()
+        node.body = body
+        return node
+
+    def visit_For(self, node: ast.For) -> ast.AST:
+        name = self.names.loops.get(id(node)) if self.names is not None else None
+        if name is None:
+            return self.generic_visit(node)
+        node.iter = self.visit(node.iter)
+        saved = self.plain
+        self.plain = saved | {name}  # an int from range(...) inside the loop's body
+        node.body = _flat([self.visit(s) for s in node.body])
+        self.plain = saved
+        node.orelse = _flat([self.visit(s) for s in node.orelse])
+        return node
+
+    def _elsewhere(self, node: ast.AST) -> ast.AST:
+        """A body that runs later or in its own scope: no name is known plain there."""
+        saved, self.plain = self.plain, frozenset()
+        try:
+            return _VISITORS_BY_SCOPE[type(node)](self, node)
+        finally:
+            self.plain = saved
+
+    def _is_plain(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id in self.plain
+
     # -- calls -------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> ast.AST:
         func = node.func
@@ -243,6 +283,8 @@ class CallSiteTransformer(ast.NodeTransformer):
             return node
         simple = _simple_arguments(node)
         self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and self._is_plain(node.func.value):
+            return node  # a method of a list, dict, str... the cell made: plain Python
         if simple and isinstance(node.func, ast.Name | ast.Attribute):
             return self._direct(node)
         node.func = self._callee(node.func, node)
@@ -253,16 +295,7 @@ class CallSiteTransformer(ast.NodeTransformer):
         ``f(a, k=b) if f is S[k] or S[0] else __porter_call__(site, f, a, k=b)``, one
         hook frame for an array call instead of two."""
         func = node.func
-        if isinstance(func, ast.Name):
-            site = self._site(node, func.id, NAME_SITE)
-            test = ast.Compare(_copy(func), [ast.Is()], [_slots(site.value[4])])
-        elif isinstance(func.value, ast.Name):
-            site = self._site(node, func.attr, METHOD_SITE)
-            receiver_type = ast.Call(ast.Name(TYPE_NAME, ast.Load()), [_copy(func.value)], [])
-            test = ast.Compare(receiver_type, [ast.Is()], [_slots(site.value[4])])
-        else:
-            site = self._site(node, func.attr, OTHER_SITE)
-            test = None
+        site, test = self._callee_site(func, node)
         hooked = ast.Call(
             ast.Name(CALL_HOOK, ast.Load()),
             [site, _copy(func), *map(_copy, node.args)],
@@ -270,18 +303,21 @@ class CallSiteTransformer(ast.NodeTransformer):
         )
         return _fix_keep(ast.IfExp(_guard(test), node, hooked), node)
 
-    def _callee(self, func: ast.expr, node: ast.AST) -> ast.expr:
-        """The callee expression guarded by its site's slot (see the module doc)."""
+    def _callee_site(self, func: ast.expr, node: ast.AST) -> tuple[ast.Constant, ast.expr | None]:
+        """A call's site, and the test of its slot: the callee itself for ``f(...)``, the
+        receiver's type for ``o.m(...)``, none for anything else."""
         if isinstance(func, ast.Name):
             site = self._site(node, func.id, NAME_SITE)
-            test = ast.Compare(_copy(func), [ast.Is()], [_slots(site.value[4])])
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            return site, ast.Compare(_copy(func), [ast.Is()], [_slots(site.value[4])])
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             site = self._site(node, func.attr, METHOD_SITE)
             receiver_type = ast.Call(ast.Name(TYPE_NAME, ast.Load()), [_copy(func.value)], [])
-            test = ast.Compare(receiver_type, [ast.Is()], [_slots(site.value[4])])
-        else:
-            site = self._site(node, _spelled(func), OTHER_SITE)
-            test = None
+            return site, ast.Compare(receiver_type, [ast.Is()], [_slots(site.value[4])])
+        return self._site(node, _spelled(func), OTHER_SITE), None
+
+    def _callee(self, func: ast.expr, node: ast.AST) -> ast.expr:
+        """The callee expression guarded by its site's slot (see the module doc)."""
+        site, test = self._callee_site(func, node)
         guarded = ast.IfExp(_guard(test), func, _hook(PRE_HOOK, [site, _copy(func)]))
         return _fix_keep(guarded, func)
 
@@ -295,8 +331,8 @@ class CallSiteTransformer(ast.NodeTransformer):
 
     # -- operators ---------------------------------------------------------------------
     def _operation(self, node: ast.expr, name: str, operands: list[ast.expr]) -> ast.expr:
-        if all(isinstance(o, ast.Constant) for o in operands):
-            return node  # literals only: never an array
+        if all(isinstance(o, ast.Constant) or self._is_plain(o) for o in operands):
+            return node  # literals and Python values only: never an array
         if all(_simple(o) for o in operands):
             site, slots = self._op_site(node, name, operands)
             hooked = _hook(OP_HOOK, [site, ast.Constant(name), *map(_copy, operands)])
@@ -333,7 +369,7 @@ class CallSiteTransformer(ast.NodeTransformer):
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         simple = isinstance(node.value, ast.Name) and _simple_index(node.slice)
         self.generic_visit(node)
-        if not isinstance(node.ctx, ast.Load):
+        if not isinstance(node.ctx, ast.Load) or self._is_plain(node.value):
             return node
         if simple:
             site, slots = self._op_site(node, "__getitem__", [node.value])
@@ -349,7 +385,7 @@ class CallSiteTransformer(ast.NodeTransformer):
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Subscript):
             return node
         target = node.targets[0]
-        if not isinstance(target.value, ast.Name):
+        if not isinstance(target.value, ast.Name) or self._is_plain(target.value):
             return node
         site, slots = self._op_site(target, "__setitem__", [target.value])
         # Python evaluates the value first, then the object, then the index
@@ -389,6 +425,7 @@ class CallSiteTransformer(ast.NodeTransformer):
             not self.attributes
             or node.attr not in RECORDED_ATTRIBUTES
             or not isinstance(node.ctx, ast.Load)
+            or self._is_plain(node.value)
         ):
             return node
         site, slots = self._op_site(node, node.attr, [node.value])
@@ -409,10 +446,28 @@ _VISITORS = {
     ast.Subscript: CallSiteTransformer.visit_Subscript,
     ast.Assign: CallSiteTransformer.visit_Assign,
     ast.AugAssign: CallSiteTransformer.visit_AugAssign,
+    ast.Module: CallSiteTransformer.visit_Module,
+    ast.For: CallSiteTransformer.visit_For,
+    ast.FunctionDef: CallSiteTransformer._elsewhere,
+    ast.AsyncFunctionDef: CallSiteTransformer._elsewhere,
+    ast.ClassDef: CallSiteTransformer._elsewhere,
+    ast.Lambda: CallSiteTransformer._elsewhere,
+    ast.GeneratorExp: CallSiteTransformer._elsewhere,
+}
+_VISITORS_BY_SCOPE = {
     ast.FunctionDef: CallSiteTransformer._decorated,
     ast.AsyncFunctionDef: CallSiteTransformer._decorated,
     ast.ClassDef: CallSiteTransformer._decorated,
+    ast.Lambda: CallSiteTransformer.generic_visit,
+    ast.GeneratorExp: CallSiteTransformer.generic_visit,
 }
+
+
+def _flat(items: list) -> list:
+    out: list = []
+    for item in items:
+        out.extend(item) if type(item) is list else out.append(item)
+    return out
 
 
 def _copy(node: ast.AST) -> ast.AST:
@@ -448,7 +503,7 @@ def _fix_keep(tree: ast.AST, node: ast.AST) -> ast.AST:
     return tree
 
 
-def transform(tree: ast.Module, cell: int | str) -> ast.Module:
+def transform(tree: ast.Module, cell: int | str, *, range_is_builtin: bool = False) -> ast.Module:
     """Rewrite ``tree`` in place for recording (every new node is located where the call
     was, so no pass over the whole tree is needed to fix locations)."""
-    return CallSiteTransformer(cell).visit(tree)
+    return CallSiteTransformer(cell, range_is_builtin=range_is_builtin).visit(tree)

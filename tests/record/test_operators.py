@@ -183,3 +183,30 @@ def test_jax_transformations_are_recorded_and_trace():
     assert one(lines, 2, "jax.jit").kind == "transformation"
     assert one(lines, 4, "jax.jit").kind == "transformation"  # a decorator applies it too
     assert one(lines, 6, "jax.numpy.sin").device_out == "traced"
+
+
+def test_names_the_cell_binds_to_python_values_skip_the_hooks_but_nothing_is_missed():
+    import ast
+
+    from porter_ext.record.transformer import transform
+
+    source = (
+        "y = x[::-1]\n"  # x is still the earlier cell's array here
+        "x = []\n"
+        "seen = {}\n"
+        "for i in range(3):\n"
+        "    x.append(i)\n"
+        "    seen[i] = seen.get(i - 1, 0)\n"
+        "    z = a[i] * i\n"
+        "def f():\n"
+        "    return seen[0]\n"
+    )
+    text = ast.unparse(transform(ast.parse(source), 0, range_is_builtin=True))
+    assert "x.append(i)\n" in text and "seen[i] = seen.get(" in text  # left as written
+    assert "__porter_getitem__((0, 1," in text  # before the cell's own binding of x
+    run, lines = calls_at(source, x=np.arange(3), a=np.ones(3))
+    assert one(lines, 1, "ndarray.__getitem__").count == 1
+    assert one(lines, 7, "ndarray.__getitem__").count == 3
+    assert one(lines, 7, "ndarray.__mul__").count == 3
+    rebound = run_recorded("x = []\nfor i in range(2):\n    x = x + [i]\n", {})
+    assert rebound.exception is None  # x = x + [i] is not a literal: x is checked, plainly
