@@ -164,6 +164,25 @@ def summary_line(summary: dict[str, int]) -> str:
     )
 
 
+#: plan items ``porter run`` prints; the report has them all
+MAX_PLAN_LINES = 10
+
+
+def print_plan(plan: list, file: Any = None) -> None:
+    """The port plan, first, on stderr: what to change first, and what porter fixes."""
+    from porter_ext.fix.plan import plan_line
+
+    file = file or sys.stderr
+    if not plan:
+        print("porter: port plan: nothing to change", file=file)
+        return
+    print(f"porter: port plan ({len(plan)} distinct fix(es)):", file=file)
+    for number, item in enumerate(plan[:MAX_PLAN_LINES], start=1):
+        print(f"  {number}. {plan_line(item)}", file=file)
+    if len(plan) > MAX_PLAN_LINES:
+        print(f"  ... and {len(plan) - MAX_PLAN_LINES} more in the report", file=file)
+
+
 def _destination(
     args: argparse.Namespace, source: Path, formats: tuple[str, ...], default: str, infix: str
 ) -> tuple[Path, str]:
@@ -221,6 +240,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CliError(f"{exc}; the report so far is in {out}") from None
     out = _write(report, path, fmt, args, source)
     summary = report.to_dict()["summary"]
+    print_plan(report.plan)
     print(f"porter: {source.name}: {summary_line(summary)}")
     print(f"porter: report written to {out}")
     matched = [k for k in args.fail_on if any(summary[c] for c in _FAIL_COUNTERS[k])]

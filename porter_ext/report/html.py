@@ -79,6 +79,11 @@ class _CellView:
     plots: list[tuple[str, str]] = field(default_factory=list)
     plots_omitted: int = 0
     plots_reason: str = ""
+    #: no array call, no error, no replay: shown as one line
+    quiet: bool = False
+    rewrite: dict[str, Any] | None = None
+    #: the one line that opens the cell's tables
+    tables: str = ""
 
 
 def _call_note(call: CallRecord) -> str:
@@ -294,7 +299,69 @@ def _cell_view(position: int, cell: CellEntry, budget: _PlotBudget) -> _CellView
         plots=plots,
         plots_omitted=omitted,
         plots_reason=budget.reason,
+        quiet=not (
+            cell.calls
+            or cell.error
+            or cell.replays
+            or cell.device_findings
+            or cell.notes
+            or cell.rewrite
+        ),  # fmt: skip
+        rewrite=_rewrite_view(cell),
+        tables=_tables_line(cell, numerics),
     )
+
+
+def _tables_line(cell: CellEntry, numerics: list[dict[str, Any]]) -> str:
+    """What the cell's tables hold, in one short line (they open on demand; a big
+    report repeats it thousands of times)."""
+    findings = sum(1 for c in cell.calls if c.is_finding)
+    text = f"{len(cell.calls)} calls, {findings} findings"
+    if cell.replays:
+        failed = sum(1 for r in cell.replays if r.status in ("error", "timeout"))
+        bad = sum(1 for row in numerics if row["cls"] == "bad")
+        text += f" · {len(cell.replays)} replays, {failed} failed, {bad} off"
+    return text
+
+
+def _rewrite_view(cell: CellEntry) -> dict[str, Any] | None:
+    rewrite = cell.rewrite
+    if rewrite is None:
+        return None
+    refused = [s for s in rewrite.sites if not s.applied]
+    return {
+        "status": rewrite.status,
+        "verified_on": ", ".join(rewrite.verified_on) or "—",
+        "reason": _clip(rewrite.reason or ""),
+        "diff": [(_clip(ln, MAX_LINE_CHARS), ln[:1]) for ln in rewrite.diff.splitlines()][
+            :MAX_SOURCE_LINES
+        ],
+        "refused": [
+            f"line {s.line}: {s.name}: {_clip(s.reason or 'not applied', 300)}" for s in refused
+        ],
+    }
+
+
+def _plan_view(report: Report) -> list[dict[str, Any]]:
+    """The port plan's items, with links to the cells they name."""
+    anchors = {cell.label: f"cell-{i}" for i, cell in reversed(list(enumerate(report.cells)))}
+    items = []
+    for number, item in enumerate(report.plan, start=1):
+        cells = [(label, anchors.get(label)) for label in item.cells[:MAX_GROUP_CELLS]]
+        items.append(
+            {
+                "number": number,
+                "kind": item.kind.replace("_", " "),
+                "title": _clip(item.title, 400),
+                "detail": _clip(item.detail or "", 400),
+                "verdict": item.verdict,
+                "automatic": item.automatic,
+                "cells": cells,
+                "more": max(0, len(item.cells) - MAX_GROUP_CELLS),
+                "sites": len(item.sites),
+            }
+        )
+    return items
 
 
 def script_json(data: Any) -> str:
@@ -376,6 +443,7 @@ def render_html(report: Report, *, max_plots: int = MAX_PLOTS) -> str:
             js=_asset("report.js"),
             meta_json=Markup(script_json(meta)),
             stats=stats,
+            plan=_plan_view(report),
             groups=groups,
             statuses=STATUSES,
             cells=[_cell_view(i, cell, budget) for i, cell in enumerate(report.cells)],

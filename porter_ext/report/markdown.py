@@ -168,6 +168,21 @@ def _cell_section(cell: CellEntry) -> list[str]:
     return out
 
 
+def _plan_section(report: Report) -> list[str]:
+    """The port plan first: distinct fixes, what blocks the port first."""
+    if not report.plan:
+        return ["## Port plan", "", "Nothing to change.", ""]
+    rows = []
+    for number, item in enumerate(report.plan, start=1):
+        cells = ", ".join(item.cells[:MAX_GROUP_CELLS])
+        if len(item.cells) > MAX_GROUP_CELLS:
+            cells += f" and {len(item.cells) - MAX_GROUP_CELLS} more"
+        verdict = "✅ fixed automatically" if item.automatic else "needs you"
+        rows.append([str(number), md_text(item.kind.replace("_", " ")), md_text(item.title),
+                     md_text(cells), verdict])  # fmt: skip
+    return ["## Port plan", "", table(["#", "kind", "fix", "cells", ""], rows), ""]
+
+
 def render_markdown(report: Report, *, max_cells: int | None = None) -> str:
     """The report as GitHub-flavoured Markdown text.
 
@@ -182,6 +197,7 @@ def render_markdown(report: Report, *, max_cells: int | None = None) -> str:
         f"porter {md_text(report.porter_version)} · array API standard "
         f"{md_text(report.array_api_version)} · Python {md_text(report.environment.python)}",
         "",
+        *_plan_section(report),
         "## Summary",
         "",
         table(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from porter_ext.compare.model import DeviceFinding, ErrorHistogram, OutputComparison
+from porter_ext.fix.plan import PlanItem, build_plan
 from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.report.validation import ReportError, parse_report_json
 
@@ -181,6 +182,52 @@ class ReplayEntry:
         )
 
 
+#: what became of a cell's proposed rewrite (``--fix``, ``porter fix``)
+REWRITE_STATUSES: tuple[str, ...] = ("verified", "partial", "refused")
+
+
+@dataclass(frozen=True)
+class RewriteSiteEntry:
+    """One call of a rewrite: applied (``replacement`` set, ``applied``) or not, and why."""
+
+    line: int
+    col: int
+    name: str
+    original: str
+    replacement: str | None = None
+    applied: bool = False
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RewriteEntry:
+    """A cell's rewrite into the standard and what the replays said of it: ``verified``
+    (every site, on every spec in ``verified_on``), ``partial`` (narrowed to the sites
+    that verify) or ``refused`` (``source`` is then the cell as it was)."""
+
+    source: str
+    status: str
+    verified_on: list[str] = field(default_factory=list)
+    sites: list[RewriteSiteEntry] = field(default_factory=list)
+    reason: str | None = None
+    diff: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = _record_dict(self)
+        data["verified_on"] = list(self.verified_on)
+        data["sites"] = [_record_dict(s) for s in self.sites]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RewriteEntry:
+        values = _known(cls, data)
+        values["verified_on"] = [str(s) for s in data.get("verified_on", [])]
+        values["sites"] = [
+            RewriteSiteEntry(**_known(RewriteSiteEntry, s)) for s in data.get("sites", [])
+        ]
+        return cls(**values)
+
+
 @dataclass(frozen=True)
 class CellEntry:
     """One recorded cell: its source, what the original run called and raised, its replays."""
@@ -195,6 +242,8 @@ class CellEntry:
     #: what porter noted about the cell beyond its findings (e.g. a ``%port clear`` a
     #: headless run ignored); written only when there is one
     notes: list[str] = field(default_factory=list)
+    #: the proposed rewrite into the standard (``--fix``), or None
+    rewrite: RewriteEntry | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -205,6 +254,7 @@ class CellEntry:
             "calls": [call_to_dict(c) for c in self.calls],
             "device_findings": [finding_to_dict(f) for f in self.device_findings],
             "replays": [r.to_dict() for r in self.replays],
+            "rewrite": None if self.rewrite is None else self.rewrite.to_dict(),
         }
         if self.notes:
             data["notes"] = list(self.notes)
@@ -221,6 +271,7 @@ class CellEntry:
             device_findings=[finding_from_dict(f) for f in data.get("device_findings", [])],
             replays=[ReplayEntry.from_dict(r) for r in data.get("replays", [])],
             notes=[str(n) for n in data.get("notes", [])],
+            rewrite=None if not data.get("rewrite") else RewriteEntry.from_dict(data["rewrite"]),
         )
 
     @property
@@ -364,6 +415,8 @@ class Report:
     cells: list[CellEntry]
     summary: Summary
     schema: str = SCHEMA
+    #: the port plan (`porter_ext.fix.plan`): distinct fixes, what blocks the port first
+    plan: list[PlanItem] = field(default_factory=list)
 
     @classmethod
     def build(
@@ -385,6 +438,7 @@ class Report:
             environment=environment,
             cells=cells,
             summary=Summary.of(cells),
+            plan=build_plan(cells),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -394,6 +448,7 @@ class Report:
             "array_api_version": self.array_api_version,
             "source": _record_dict(self.source),
             "environment": self.environment.to_dict(),
+            "plan": [item.to_dict() for item in self.plan],
             "cells": [c.to_dict() for c in self.cells],
             "summary": _record_dict(self.summary),
         }
@@ -414,6 +469,7 @@ class Report:
             environment=Environment.from_dict(data["environment"]),
             cells=[CellEntry.from_dict(c) for c in data["cells"]],
             summary=Summary(**_known(Summary, data["summary"])),
+            plan=[PlanItem.from_dict(item) for item in data.get("plan", [])],
         )
 
     @classmethod

@@ -85,6 +85,11 @@ def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
             if not ref.startswith("#/$defs/") or len(node) != 1:
                 raise _Unsure(ref)
             return _inline(defs[ref.removeprefix("#/$defs/")], defs)
+        if "properties" in node:  # property names are data, even "title" (a plan item's)
+            props = {k: _inline(v, defs) for k, v in node["properties"].items()}
+            node = {**node, "properties": None}
+            inlined = {k: _inline(v, defs) for k, v in node.items() if k not in _ANNOTATIONS}
+            return {**inlined, "properties": props}
         return {k: _inline(v, defs) for k, v in node.items() if k not in _ANNOTATIONS}
     if isinstance(node, list):
         return [_inline(v, defs) for v in node]

@@ -305,3 +305,57 @@ def calls_html(entry: CellEntry) -> str:
         )
     header = ["line", "call", "status", "standard spelling", "devices", "n", "why"]
     return _table(header, rows)
+
+
+# --- the cell's port plan and its rewrite ---------------------------------------------
+
+
+def plan_html(entry: CellEntry) -> str:
+    """The cell's port plan (`porter_ext.fix.plan`) as a numbered list, first thing under
+    the header: what to change, what blocks the port first; "" when nothing is to do."""
+    from porter_ext.fix.plan import build_plan
+
+    items = build_plan([entry])
+    if not items:
+        return ""
+    rows = []
+    for item in items:
+        badge = _badge(item.verdict, "ok" if item.automatic else "bad")
+        kind = _t(item.kind.replace("_", " "))
+        rows.append(f'<li>{badge} <span style="opacity:.7">{kind}</span> {_t(item.title)}</li>')
+    return (
+        '<div class="porter-plan"><b>Port plan</b>'
+        f'<ol style="margin:2px 0 6px 0;padding-left:22px">{"".join(rows)}</ol></div>'
+    )
+
+
+def rewrite_html(entry: CellEntry) -> str:
+    """The proposed rewrite (``--fix``): its verdict, the diff, and the sites left alone."""
+    rewrite = entry.rewrite
+    if rewrite is None:
+        return ""
+    cls = {"verified": "ok", "partial": "na"}.get(rewrite.status, "bad")
+    where = f" on {_t(', '.join(rewrite.verified_on))}" if rewrite.verified_on else ""
+    head = f"<b>Rewrite</b> {_badge(rewrite.status, cls)}{where}"
+    reason = _note(_t(rewrite.reason)) if rewrite.reason else ""
+    lines = []
+    for line in rewrite.diff.splitlines():
+        shade = {"+": "ok", "-": "bad"}.get(line[:1])
+        style = (
+            f"background:rgba({_COLOURS[shade]},.14)"
+            if shade and line[:3] not in ("+++", "---")
+            else ""
+        )
+        lines.append(f'<div style="{style}">{_t(line) or "&nbsp;"}</div>')
+    diff = (
+        '<div style="font-family:monospace;white-space:pre;font-size:12px;overflow-x:auto">'
+        f"{''.join(lines)}</div>"
+        if lines
+        else ""
+    )
+    left = [s for s in rewrite.sites if not s.applied]
+    notes = "".join(f"<li>line {s.line}: {_t(s.name)}: {_t(s.reason)}</li>" for s in left)
+    return (
+        f'<div class="porter-rewrite">{head}{reason}{diff}'
+        f"{f'<ul>{notes}</ul>' if notes else ''}</div>"
+    )

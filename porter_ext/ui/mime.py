@@ -11,7 +11,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from porter_ext.ui.html import calls_html, devices_html, header_html, numerics_html, verdict
+from porter_ext.ui.html import (
+    calls_html,
+    devices_html,
+    header_html,
+    numerics_html,
+    plan_html,
+    rewrite_html,
+    verdict,
+)
 
 if TYPE_CHECKING:
     from porter_ext.report.model import CellEntry
@@ -25,7 +33,13 @@ REPORT_MIME_TYPE = "application/vnd.porter.report+json"
 
 
 def cell_text(entry: CellEntry) -> str:
+    from porter_ext.fix.plan import build_plan, plan_line
+
     lines = [verdict(entry)]
+    lines += [f"  plan: {plan_line(item)}" for item in build_plan([entry])]
+    if entry.rewrite is not None:
+        lines.append(f"  rewrite: {entry.rewrite.status}: {entry.rewrite.reason or ''}".rstrip())
+        lines += [f"    {line}" for line in entry.rewrite.diff.splitlines()]
     for call in entry.calls:
         if not call.is_finding:
             continue
@@ -46,7 +60,8 @@ def cell_text(entry: CellEntry) -> str:
 def cell_html(entry: CellEntry) -> str:
     """The cell's findings as HTML for front ends without widgets: the same fragments the
     widget shows (every piece of user text escaped)."""
-    parts = [header_html(entry), "<h4>Calls</h4>", calls_html(entry)]
+    parts = [header_html(entry), plan_html(entry), rewrite_html(entry), "<h4>Calls</h4>",
+             calls_html(entry)]  # fmt: skip
     if entry.replays or entry.device_findings:
         parts += [
             "<h4>Numerics</h4>",

@@ -24,6 +24,8 @@ from porter_ext.ui.html import (
     numerics_html,
     output_card_html,
     output_grid,
+    plan_html,
+    rewrite_html,
 )
 from porter_ext.ui.mime import cell_bundle
 
@@ -84,7 +86,11 @@ class CellWidget(_Base):
             ],
             titles=TAB_TITLES,
         )
-        self.children = (self.header, self.tabs)
+        # the port plan and the proposed rewrite come first, where there are any
+        self.plan = W.HTML(plan_html(entry))
+        self.rewrite = W.HTML(rewrite_html(entry))
+        shown = (self.header, self.plan, self.rewrite, self.tabs)
+        self.children = tuple(w for w in shown if not isinstance(w, W.HTML) or w.value)
 
     def _calls_tab(self) -> Any:
         calls = self.entry.calls

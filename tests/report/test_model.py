@@ -62,12 +62,12 @@ def test_json_has_the_contract_keys_and_only_standard_numbers() -> None:
     data = json.loads(report.to_json())
     assert data["schema"] == SCHEMA
     assert list(data) == [
-        "schema", "porter_version", "array_api_version", "source", "environment", "cells",
-        "summary",
+        "schema", "porter_version", "array_api_version", "source", "environment", "plan",
+        "cells", "summary",
     ]  # fmt: skip
     cell = data["cells"][0]
     assert set(cell) == {"index", "execution_count", "source", "error", "calls",
-                         "device_findings", "replays"}  # fmt: skip
+                         "device_findings", "replays", "rewrite"}  # fmt: skip
     assert set(cell["calls"][0]) >= {"line", "col", "name", "library", "kind", "status",
                                      "standard_name", "suggestion", "devices_in", "device_out",
                                      "count", "message"}  # fmt: skip
