@@ -35,15 +35,21 @@ def control_spec(input_values: Iterable[Any], calls: Iterable[Any]) -> BackendSp
     return None
 
 
-def reference_spec(inputs: Iterable[Any] | dict) -> BackendSpec | None:
-    """Where the float64 reference runs: the original's backend, NumPy where that one has
-    no float64; None when no input is below float64 (the original is its own reference)."""
+def reference_spec(inputs: dict) -> tuple[BackendSpec, bool] | None:
+    """Where the float64 reference runs, and whether its worker needs x64: the original's
+    backend (JAX in a worker with x64 on), NumPy where that backend has no float64; None
+    when no input is below float64 (the original is its own reference)."""
     from porter_ext.replay.reference import lacks_float64, original_backend
+    from porter_ext.replay.workers import can_enable_x64
 
-    backend = original_backend(inputs if isinstance(inputs, dict) else dict(enumerate(inputs)))
+    backend = original_backend(inputs)
     if backend is None:
         return None
-    return BackendSpec("numpy" if lacks_float64(backend) else backend.name)
+    if not lacks_float64(backend):
+        return BackendSpec(backend.name), False
+    if can_enable_x64(backend.name):
+        return BackendSpec(backend.name), True
+    return BackendSpec("numpy"), False
 
 
 def replay_in_workers(
@@ -55,10 +61,10 @@ def replay_in_workers(
     pool: WorkerPool,
     *,
     control: BackendSpec | None = None,
-    reference: BackendSpec | None = None,
+    reference: tuple[BackendSpec, bool] | None = None,
 ) -> list[ReplayResult]:
     """The replays of the cell on ``specs`` (after the control), and the float64
-    ``reference`` (role "reference", last), run at once."""
+    ``reference`` (role "reference", last; spec and whether it needs x64), run at once."""
     if capture.parcel is None:
         reason = f"not replayed: {capture.unsendable}"
         results = [ReplayResult(str(s), "skipped", reason=reason) for s in specs]
@@ -71,7 +77,7 @@ def replay_in_workers(
     wanted = [(control, "control")] if control is not None and not shared else []
     wanted += [(s, "target") for s in specs]
     if reference is not None:
-        wanted.append((reference, "reference"))
+        wanted.append((reference[0], "reference"))
     local = sum(1 for s, _ in wanted if kernel_place(s) is None)
     jobs = []
     for spec, role in wanted:
@@ -95,7 +101,9 @@ def replay_in_workers(
             slots=capture.slots,
             promote=role == "reference",
         )
-        jobs.append(Job(spec, request, capture.parcel, apart=role == "reference" and not remote))
+        x64 = role == "reference" and reference is not None and reference[1]
+        apart = role == "reference" and not remote
+        jobs.append(Job(spec, request, capture.parcel, x64=x64, apart=apart))
     results = pool.run(jobs, settings.timeout)
     if shared:
         twin = next(r for r in results if r.role == "target" and r.spec == str(control))

@@ -10,6 +10,7 @@ says how messages travel: `LocalWorker` starts a kernel here with ``jupyter_clie
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -67,6 +68,7 @@ class Worker:
         self.ready = False
         #: why the kernel could not even be started (reported by the replay)
         self.launch_error: str | None = None
+        self.cancelled = False
 
     # -- what a subclass provides -------------------------------------------------------
     def launch(self) -> None:
@@ -125,6 +127,10 @@ class Worker:
         self.post("comm_open", {"comm_id": self.comm_id, "target_name": COMM_TARGET, "data": {}})
         self.ready = True
 
+    def cancel(self) -> None:
+        """Stop the replay this worker runs (from another thread): it ends the kernel."""
+        self.cancelled = True
+
     def _execute(self, code: str) -> str:
         content = {"code": code, "silent": True, "store_history": False,
                    "user_expressions": {}, "allow_stdin": False, "stop_on_error": False}  # fmt: skip
@@ -160,8 +166,14 @@ class Worker:
         start = time.monotonic()
         interrupted: float | None = None
         finished: float | None = None
+        self.cancelled = False
         while True:
             now = time.monotonic()
+            if self.cancelled:
+                with contextlib.suppress(Exception):  # a kernel elsewhere: stop its replay
+                    self.interrupt()
+                self.stop()
+                return "cancelled"
             if timeout is not None and interrupted is None and now - start > timeout:
                 self.interrupt()
                 interrupted = now

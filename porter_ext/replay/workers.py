@@ -19,7 +19,7 @@ import secrets
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from porter_ext.backends import BackendInfo, BackendSpec
@@ -106,9 +106,18 @@ class WorkerPool:
             return []
         for job in jobs:  # launching from this thread: the kernels boot in parallel
             _launch(self.worker_for(job.spec, x64=job.x64, apart=job.apart))
-        with ThreadPoolExecutor(max_workers=len(jobs)) as executor:
-            futures = [executor.submit(self._one, job, timeout) for job in jobs]
+        executor = ThreadPoolExecutor(max_workers=len(jobs))
+        futures = [executor.submit(self._one, job, timeout) for job in jobs]
+        try:
+            while not all(f.done() for f in futures):  # waking often: Ctrl-C gets through
+                wait(futures, timeout=0.1)
             return [f.result() for f in futures]
+        except KeyboardInterrupt:  # the person stopped the cell: so do its replays
+            for job in jobs:
+                self.worker_for(job.spec, x64=job.x64, apart=job.apart).cancel()
+            raise
+        finally:
+            executor.shutdown(wait=False)
 
     def _one(self, job: Job, timeout: float | None) -> ReplayResult:
         worker = self.worker_for(job.spec, x64=job.x64, apart=job.apart)
@@ -135,6 +144,8 @@ class WorkerPool:
         if isinstance(answer, ReplayReply):
             result = answer.result
             result.output_meta = answer.meta
+        elif answer == "cancelled":
+            result.status, result.reason = "skipped", "not replayed: the cell was interrupted"
         elif answer == "timeout":
             result.status, result.seconds = "timeout", timeout
             result.reason = f"ran past the time limit of {timeout:g} s"
@@ -150,6 +161,11 @@ class WorkerPool:
             workers, self.workers = list(self.workers.values()), {}
         for worker in workers:
             worker.stop()
+
+
+def can_enable_x64(library: str) -> bool:
+    """Whether a worker for ``library`` can be given float64 where this process has none."""
+    return library in _X64
 
 
 def worker_only_specs(infos: list[BackendInfo]) -> list[BackendInfo]:

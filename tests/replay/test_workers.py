@@ -119,6 +119,22 @@ def test_worker_killed_mid_cell(ip):
     assert replays(ip.user_ns["_port"])["torch"].status == "ok"
 
 
+def test_interrupting_the_cell_stops_its_replays(ip):
+    run(ip, "import numpy as np\na = np.ones(2)")
+    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.monotonic()
+    result = run(
+        ip,
+        "%%port -b torch --no-control --quiet\nwhile 'numpy' not in type(a).__module__:\n    pass\nb = a + 1",
+    )
+    timer.join()
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)
+    assert time.monotonic() - start < 5
+    run(ip, "%%port -b torch --quiet\nc = a * 2")
+    assert replays(ip.user_ns["_port"])["torch"].status == "ok"
+
+
 def test_second_jax_device_comes_from_a_worker(ip):
     import jax
 
@@ -246,3 +262,15 @@ def test_workers_end_with_the_persons_process(how):
         child.kill()
     child.wait(30)
     assert _gone(pid), f"worker {pid} outlived its parent ({how})"
+
+
+def test_float64_reference_of_jax_runs_in_an_x64_worker(ip):
+    from porter_ext.replay.workers import shared_pool
+
+    run(ip, "import jax.numpy as jnp\nx = jnp.arange(4.0)")
+    run(ip, "%%port -b numpy --quiet\ny = jnp.sin(x) * 3")
+    (target,) = replays(ip.user_ns["_port"]).values()
+    assert target.status == "ok"
+    assert target.outputs[0].reference_err is not None  # measured against float64
+    envs = [dict(w.env) for w in shared_pool().workers.values() if w.spec.library == "jax"]
+    assert any(env.get("JAX_ENABLE_X64") == "1" for env in envs)
