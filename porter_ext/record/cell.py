@@ -22,7 +22,8 @@ from typing import Any
 
 from porter_ext.record.compiled import cached, compile_plain, rewrite_and_compile
 from porter_ext.record.model import CallRecord, ErrorInfo
-from porter_ext.record.recorder import Recorder, install_hooks, register_cell_file
+from porter_ext.record.recorder import Recorder, install_hooks
+from porter_ext.record.runners import register_cell_file
 from porter_ext.spec.standard import DEFAULT_VERSION
 
 #: the value of a cell whose last statement is not an expression

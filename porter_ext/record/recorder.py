@@ -22,8 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from porter_ext.backends import HELPERS, LIBRARIES, backend_for
-from porter_ext.backends.registry import BY_TYPE as _type_backend
+from porter_ext.backends import HELPERS, LIBRARIES
 from porter_ext.guard import PorterInternalError, debug
 from porter_ext.record.classify import (
     Verdict,
@@ -35,10 +34,8 @@ from porter_ext.record.classify import (
 from porter_ext.record.hooks_importlib_bootstrap import (
     ARRAY_CALLABLES,
     ARRAY_RECEIVERS,
-    FALLBACK_RUNNERS,
     PLAIN_CALLABLES,
     PLAIN_RECEIVERS,
-    RUNNERS,
     SLOTS,
     STATE,
     UNARY,
@@ -55,6 +52,7 @@ from porter_ext.record.resolve import (
     resolve_function,
     ufunc_method_callee,
 )
+from porter_ext.record.runners import FILENAMES, compile_runner
 from porter_ext.record.strict import (
     AcknowledgedFunction,
     NamespaceView,
@@ -64,13 +62,22 @@ from porter_ext.record.strict import (
     recorded_namespace,
 )
 from porter_ext.record.transformer import METHOD_SITE, NAME_SITE
+from porter_ext.record.values import NO_SELF as _NO_SELF
+from porter_ext.record.values import (
+    backend_of,
+    device_out,
+    devices_in,
+    read_into,
+    same_values,
+    value_key,
+    value_sig,
+)
 from porter_ext.spec.standard import DEFAULT_VERSION, standard
 
 _BUILTIN_METHOD = types.BuiltinMethodType
 _METHOD = types.MethodType
 _MODULE = types.ModuleType
 _MISSING = object()
-_NO_SELF = object()
 _NAMESPACE_CALLS = frozenset({"array_namespace", "__array_namespace__"})
 _STRICT_RAISES = frozenset({"non_standard", "non_standard_usage", "device_specific"})
 _WRAPPERS = (AcknowledgedFunction, StandardFunction, RejectedFunction)
@@ -99,63 +106,6 @@ def clear_caches() -> None:
     for cache in (_shared_verdicts, _methods, _aliases, _attributes, _operators, _host_callees):
         cache.clear()
     resolve.clear_caches()
-
-
-def backend_of(x: Any) -> Any:
-    """The adapter of an array, None for anything else, and None for an object whose
-    type cannot even be hashed (a metaclass whose ``__hash__`` raises): that is the
-    person's type misbehaving, never an array of a library porter knows."""
-    try:
-        backend = _type_backend.get(type(x), _MISSING)
-        return backend_for(x) if backend is _MISSING else backend
-    except Exception:  # noqa: BLE001 (see the docstring: not porter's failure)
-        return None
-
-
-def devices_in(args: tuple, kwargs: dict | None, self_obj: Any = _NO_SELF) -> tuple[str, ...]:
-    """The devices of a call's array arguments (the first 16 items of a list or tuple
-    argument too): the one reading every path of the recorder uses."""
-    out: list[str] = []
-    if self_obj is not _NO_SELF:
-        b = backend_of(self_obj)
-        if b is not None:
-            out.append(b.device_of(self_obj))
-    _read(args, out)
-    if kwargs:
-        _read(kwargs.values(), out)
-    return tuple(out)
-
-
-def _read(values: Any, out: list[str]) -> None:
-    get = _type_backend.get
-    for a in values:
-        t = type(a)
-        try:
-            b = get(t, _MISSING)
-        except Exception:  # noqa: BLE001 (a type whose __hash__ raises: not an array)
-            continue
-        if b is None:
-            if t is list or t is tuple:
-                for item in a[:16]:
-                    bi = backend_of(item)
-                    if bi is not None:
-                        out.append(bi.device_of(item))
-            continue
-        if b is _MISSING:
-            b = backend_of(a)
-            if b is None:
-                continue
-        out.append(b.device_of(a))
-
-
-def device_out(out: Any) -> str | None:
-    b = backend_of(out)
-    if b is not None:
-        return b.device_of(out)
-    if type(out) is not list and isinstance(out, tuple) and out:
-        b = backend_of(out[0])
-        return b.device_of(out[0]) if b is not None else None
-    return None
 
 
 class Recorder:
@@ -340,13 +290,13 @@ class Recorder:
     def devices(self, values: Any) -> list[str]:
         """The devices of the arrays among ``values`` (the hook's fast path asks)."""
         out: list[str] = []
-        _read(values, out)
+        read_into(values, out)
         return out
 
     def same_values(self, sig: tuple, self_obj: Any, args: tuple, kwargs: dict) -> bool:
         """Whether a value-dependent verdict made from ``sig`` holds for these values."""
         try:
-            return _same_values(sig, self_obj, args, kwargs)
+            return same_values(sig, self_obj, args, kwargs)
         except Exception as exc:  # porter's fault: the slow path decides
             self._internal(exc)
             return False
@@ -381,7 +331,7 @@ class Recorder:
                 # type), argument types and keywords (and values, for a value-dependent
                 # verdict) as this call: only devices are read
                 types_ = tuple(type(a) for a in args)
-                values = None if shared is True else _value_sig(self_obj, args, kwargs)
+                values = None if shared is True else value_sig(self_obj, args, kwargs)
                 if callee.kind == "method":
                     entry = (type(self_obj), f.__name__)
                 elif type(f) is not StandardFunction:
@@ -441,8 +391,8 @@ class Recorder:
         key = (site[:3], template)
         run = self._runners.get(key)
         if run is None:
-            run = self._runners[key] = _compile_runner(
-                _FILENAMES.get(site[0]), site[1], template, self.namespace
+            run = self._runners[key] = compile_runner(
+                FILENAMES.get(site[0]), site[1], template, self.namespace
             )
         return run
 
@@ -541,9 +491,9 @@ class Recorder:
                 key = (
                     site,
                     callee,
-                    _value_key(self_obj),
-                    tuple(_value_key(a) for a in args),
-                    tuple((k, _value_key(v)) for k, v in kwargs.items()),
+                    value_key(self_obj),
+                    tuple(value_key(a) for a in args),
+                    tuple((k, value_key(v)) for k, v in kwargs.items()),
                 )
                 hash(key)
             except Exception:  # noqa: BLE001 (an argument the person made unhashable)
@@ -624,104 +574,6 @@ class Recorder:
             )
         out.sort(key=lambda r: (r.line, r.col))
         return out
-
-
-_LITERALS = (int, float, bool, str, complex, type(None))
-
-
-class _ArraySig:
-    """An array argument as a value-dependent verdict sees it: type, dtype, rank."""
-
-    __slots__ = ("type", "dtype", "ndim")
-
-    def __init__(self, x: Any) -> None:
-        self.type, self.dtype, self.ndim = (
-            type(x),
-            getattr(x, "dtype", None),
-            getattr(x, "ndim", None),
-        )
-
-    def matches(self, x: Any) -> bool:
-        return (
-            type(x) is self.type
-            and getattr(x, "dtype", None) is self.dtype
-            and getattr(x, "ndim", None) == self.ndim
-        )
-
-
-def _sig(v: Any) -> Any:
-    return _ArraySig(v) if backend_of(v) is not None else v
-
-
-def _value_sig(self_obj: Any, args: tuple, kwargs: dict) -> tuple:
-    """What a value-dependent verdict was made from, for the fast path to compare: other
-    values by identity (a loop passes the same constants), arrays by type, dtype, rank.
-    Held by the recorder for the cell only."""
-    return (_sig(self_obj), tuple(_sig(a) for a in args), tuple(_sig(v) for v in kwargs.values()))
-
-
-def _same(sig: Any, v: Any) -> bool:
-    return sig.matches(v) if type(sig) is _ArraySig else sig is v
-
-
-def _same_values(sig: tuple, self_obj: Any, args: tuple, kwargs: dict) -> bool:
-    if not _same(sig[0], None if self_obj is _NO_SELF else self_obj):
-        return False
-    for s, a in zip(sig[1], args, strict=True):
-        if s is not a and (type(s) is not _ArraySig or not s.matches(a)):
-            return False
-    for s, v in zip(sig[2], kwargs.values(), strict=True):
-        if s is not v and (type(s) is not _ArraySig or not s.matches(v)):
-            return False
-    return True
-
-
-def _value_key(v: Any) -> object:
-    """What a value-dependent verdict may depend on: a literal's value, an array's rank
-    and dtype, a dtype or type object itself, otherwise the type."""
-    t = type(v)
-    if t in _LITERALS:
-        return (t, v)
-    if t is tuple and len(v) <= 8 and all(type(e) is int for e in v):
-        return (t, v)
-    backend = backend_of(v)
-    if backend is not None:
-        from porter_ext.backends import dtype_name
-
-        return (t, getattr(v, "ndim", None), dtype_name(v))
-    if t is list or t is tuple:
-        return (t, len(v), tuple(type(e) for e in v[:4]))
-    if isinstance(v, type) or t.__name__.startswith("dtype") or "dtype" in t.__name__:
-        return (t, str(v))
-    return t
-
-
-#: cell → the file name its code was compiled with (a few short strings per session)
-_FILENAMES: dict[int | str, str] = {}
-
-
-def register_cell_file(cell: int | str, filename: str) -> None:
-    """Remember the file name of a cell's code, for runners placed on its lines."""
-    _FILENAMES[cell] = filename
-
-
-_RUNNER_CODE: dict[str, types.CodeType] = {}
-
-
-def _compile_runner(filename: str | None, line: int, template: str, namespace: dict | None) -> Any:
-    """A runner whose one line is ``line`` of ``filename``: the template's code, compiled
-    once, moved there (``CodeType.replace``: no compile per site)."""
-    if filename is None or namespace is None or line < 1:
-        return FALLBACK_RUNNERS[template]
-    code = _RUNNER_CODE.get(template)
-    if code is None:
-        source = f"def __porter_run__(a, b, c): __tracebackhide__ = True; {RUNNERS[template]}"
-        module = compile(source, "<porter runner>", "exec", dont_inherit=True)
-        code = _RUNNER_CODE[template] = next(
-            c for c in module.co_consts if isinstance(c, types.CodeType)
-        )
-    placed = code.replace(co_filename=filename, co_firstlineno=line)
-    return types.FunctionType(placed, namespace, "__porter_run__")
 
 
 def _strict_error(callee: Callee, verdict: Verdict, line: int) -> NonStandardError:

@@ -1,0 +1,143 @@
+"""What the recorder reads of the values a call gets: their library, their devices, and
+what a value-dependent verdict was made from.
+
+Every path of the recorder (the hooks' fast paths, the careful slow path) reads devices
+through `devices_in`, so one call site never splits into two records by how it was read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from porter_ext.backends import backend_for, dtype_name
+from porter_ext.backends.registry import BY_TYPE as _type_backend
+
+_MISSING = object()
+#: "no self object" (a function call), distinct from None
+NO_SELF = object()
+_NO_SELF = NO_SELF
+
+
+def backend_of(x: Any) -> Any:
+    """The adapter of an array, None for anything else, and None for an object whose
+    type cannot even be hashed (a metaclass whose ``__hash__`` raises): that is the
+    person's type misbehaving, never an array of a library porter knows."""
+    try:
+        backend = _type_backend.get(type(x), _MISSING)
+        return backend_for(x) if backend is _MISSING else backend
+    except Exception:  # noqa: BLE001 (see the docstring: not porter's failure)
+        return None
+
+
+def devices_in(args: tuple, kwargs: dict | None, self_obj: Any = _NO_SELF) -> tuple[str, ...]:
+    """The devices of a call's array arguments (the first 16 items of a list or tuple
+    argument too): the one reading every path of the recorder uses."""
+    out: list[str] = []
+    if self_obj is not _NO_SELF:
+        b = backend_of(self_obj)
+        if b is not None:
+            out.append(b.device_of(self_obj))
+    read_into(args, out)
+    if kwargs:
+        read_into(kwargs.values(), out)
+    return tuple(out)
+
+
+def read_into(values: Any, out: list[str]) -> None:
+    get = _type_backend.get
+    for a in values:
+        t = type(a)
+        try:
+            b = get(t, _MISSING)
+        except Exception:  # noqa: BLE001 (a type whose __hash__ raises: not an array)
+            continue
+        if b is None:
+            if t is list or t is tuple:
+                for item in a[:16]:
+                    bi = backend_of(item)
+                    if bi is not None:
+                        out.append(bi.device_of(item))
+            continue
+        if b is _MISSING:
+            b = backend_of(a)
+            if b is None:
+                continue
+        out.append(b.device_of(a))
+
+
+def device_out(out: Any) -> str | None:
+    b = backend_of(out)
+    if b is not None:
+        return b.device_of(out)
+    if type(out) is not list and isinstance(out, tuple) and out:
+        b = backend_of(out[0])
+        return b.device_of(out[0]) if b is not None else None
+    return None
+
+
+_LITERALS = (int, float, bool, str, complex, type(None))
+
+
+class _ArraySig:
+    """An array argument as a value-dependent verdict sees it: type, dtype, rank."""
+
+    __slots__ = ("type", "dtype", "ndim")
+
+    def __init__(self, x: Any) -> None:
+        self.type, self.dtype, self.ndim = (
+            type(x),
+            getattr(x, "dtype", None),
+            getattr(x, "ndim", None),
+        )
+
+    def matches(self, x: Any) -> bool:
+        return (
+            type(x) is self.type
+            and getattr(x, "dtype", None) is self.dtype
+            and getattr(x, "ndim", None) == self.ndim
+        )
+
+
+def _sig(v: Any) -> Any:
+    return _ArraySig(v) if backend_of(v) is not None else v
+
+
+def value_sig(self_obj: Any, args: tuple, kwargs: dict) -> tuple:
+    """What a value-dependent verdict was made from, for the fast path to compare: other
+    values by identity (a loop passes the same constants), arrays by type, dtype, rank.
+    Held by the recorder for the cell only."""
+    return (_sig(self_obj), tuple(_sig(a) for a in args), tuple(_sig(v) for v in kwargs.values()))
+
+
+def _same(sig: Any, v: Any) -> bool:
+    return sig.matches(v) if type(sig) is _ArraySig else sig is v
+
+
+def same_values(sig: tuple, self_obj: Any, args: tuple, kwargs: dict) -> bool:
+    if not _same(sig[0], None if self_obj is _NO_SELF else self_obj):
+        return False
+    for s, a in zip(sig[1], args, strict=True):
+        if s is not a and (type(s) is not _ArraySig or not s.matches(a)):
+            return False
+    for s, v in zip(sig[2], kwargs.values(), strict=True):
+        if s is not v and (type(s) is not _ArraySig or not s.matches(v)):
+            return False
+    return True
+
+
+def value_key(v: Any) -> object:
+    """What a value-dependent verdict may depend on: a literal's value, an array's rank
+    and dtype, a dtype or type object itself, otherwise the type."""
+    t = type(v)
+    if t in _LITERALS:
+        return (t, v)
+    if t is tuple and len(v) <= 8 and all(type(e) is int for e in v):
+        return (t, v)
+    backend = backend_of(v)
+    if backend is not None:
+        return (t, getattr(v, "ndim", None), dtype_name(v))
+    if t is list or t is tuple:
+        return (t, len(v), tuple(type(e) for e in v[:4]))
+    if isinstance(v, type) or t.__name__.startswith("dtype") or "dtype" in t.__name__:
+        return (t, str(v))
+    return t
