@@ -142,8 +142,11 @@ def test_ipython_lines_stay_in_the_worker(ip, line):  # adv_10, nb_01, nb_01b, n
 def test_timeit_in_process_leaves_nothing(ip):  # adv_10 with --in-process
     setup = "import numpy as np\na = np.arange(3.0)"
     run(ip, "")
-    same_as_plain(ip, setup, "%timeit -n1 -r1 a.sum()\nz = 1", "-b strict --in-process --quiet",
-                  "(type(a).__module__, np.__name__)")  # fmt: skip
+    port = same_as_plain(ip, setup, "%timeit -n1 -r1 a.sum()\nz = 1",
+                         "-b strict --in-process --quiet", "(type(a).__module__, np.__name__)")  # fmt: skip
+    assert replays(port)["strict"].worker == "in-process"
+    (warning,) = [w for w in port.warnings if "--in-process" in w]
+    assert "cannot keep what they do" in warning and "\n" not in warning
 
 
 def test_cell_magic_first_line(ip):  # adv_26
