@@ -9,10 +9,13 @@ is kept, with its line, for the caller to re-raise: the person sees it as withou
 from __future__ import annotations
 
 import ast
+import asyncio
 import builtins
+import inspect
 import io
 import linecache
 import os
+import sys
 import time
 import tokenize
 import traceback
@@ -119,6 +122,31 @@ def _without_porter_frames(exc: BaseException, filename: str) -> None:
     exc.__traceback__ = kept[0]
 
 
+def run_coroutine(coro: Any) -> Any:
+    """Run a cell's top-level ``await`` code to its end, as IPython does: on IPython's
+    own event loop where no loop runs in this thread (a terminal, a test's shell). Where
+    one does (a Jupyter kernel's), the coroutine is stepped here, which suffices while
+    what it awaits finishes without the loop; what needs the loop raises, naming why."""
+    __tracebackhide__ = True  # noqa: F841
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        helpers = sys.modules.get("IPython.core.async_helpers")
+        if helpers is None:
+            return asyncio.run(coro)
+        return helpers.get_asyncio_loop().run_until_complete(coro)
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise RuntimeError(
+        "this %%port cell awaits something that needs the kernel's running event loop, "
+        "which a recorded cell cannot hand back to; run it without %%port (porter records "
+        "top-level await that completes without the loop)"
+    )
+
+
 def parse_cell(source: str, filename: str) -> ast.Module:
     """Parse a cell (raises SyntaxError as Python would)."""
     return ast.parse(source, filename, "exec")
@@ -148,7 +176,9 @@ def run_recorded(
     """Run ``source`` (plain Python: IPython syntax already transformed) in ``namespace``
     while recording its array calls. A SyntaxError propagates before anything runs."""
     settings = settings or RecordSettings()
-    cell, compile_flags = settings.cell, settings.compile_flags
+    cell = settings.cell
+    # top-level ``await`` compiles to a coroutine, run below as IPython runs such a cell
+    compile_flags = settings.compile_flags | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     filename = filename or cell_filename(cell, source)
     if tree is None:
         tree = parse_cell(source, filename)
@@ -185,9 +215,14 @@ def run_recorded(
     start = time.perf_counter()
     try:
         with rec.activate():
-            exec(code, namespace)
+            if code.co_flags & inspect.CO_COROUTINE:
+                run_coroutine(eval(code, namespace))
+            else:
+                exec(code, namespace)
             if last_code is not None:
                 run.value = eval(last_code, namespace)
+                if last_code.co_flags & inspect.CO_COROUTINE:
+                    run.value = run_coroutine(run.value)
     except BaseException as exc:  # the person's exception: kept, re-raised by the caller
         _without_porter_frames(exc, filename)
         run.exception = exc

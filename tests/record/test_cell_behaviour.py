@@ -182,3 +182,26 @@ def test_clear_caches_is_public_and_recording_goes_on_after_it(ip):
     porter_ext.clear_caches()
     run(ip, "%%port --quiet --no-replay\ny = np.sum(np.ones(3))")
     assert {c.name for c in ip.user_ns["_port"].entry.calls} == {"numpy.sum", "numpy.ones"}
+
+
+def test_top_level_await_runs_in_a_port_cell(ip):
+    run(ip, "import asyncio\nasync def g():\n    return 5")
+    result = run(ip, "%%port --quiet --no-replay\nv = await g()\nawait asyncio.sleep(0)\nw = v + 1")
+    assert result.error_in_exec is None
+    assert (ip.user_ns["v"], ip.user_ns["w"]) == (5, 6)
+
+
+def test_top_level_await_inside_a_running_loop_finishes_what_needs_no_loop():
+    import asyncio
+
+    from porter_ext.record.cell import run_coroutine
+
+    async def done():
+        return 7
+
+    async def kernel():  # as in a Jupyter kernel: a loop runs in this thread
+        assert run_coroutine(done()) == 7
+        with pytest.raises(RuntimeError, match="running event loop"):
+            run_coroutine(asyncio.sleep(0.01))
+
+    asyncio.run(kernel())
