@@ -63,6 +63,7 @@ def _port_options(magic: Any, line: str) -> PortOptions:
         timeout=_checked(check.seconds, args.timeout, "--timeout"),
         in_process=args.in_process,
         no_control=args.no_control,
+        fix=args.fix,
     )
 
 
@@ -101,6 +102,11 @@ class PortMagics(Magics):
     )
     @argument(
         "--quiet", action="store_true", help="record and keep the result in _port, show nothing"
+    )
+    @argument(
+        "--fix",
+        action="store_true",
+        help="propose a rewrite into the standard, verified by replays (the diff; _port.rewrite)",
     )
     @cell_magic
     def port(self, line: str, cell: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -80,9 +81,15 @@ def _key(line: int, col: int, end_line: int, end_col: int) -> tuple[int, int, in
 class _Rewriter(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, sites: dict[tuple[int, int, int, int], Site], module: cst.Module) -> None:
+    def __init__(
+        self,
+        sites: dict[tuple[int, int, int, int], Site],
+        module: cst.Module,
+        only: Collection[tuple[int, int, str]] | None = None,
+    ) -> None:
         super().__init__()
         self.sites = sites
+        self.only = None if only is None else set(only)
         self.module = module
         self.results: list[RewriteSite] = []
         self.statement_calls: set[cst.Call] = set()
@@ -118,6 +125,10 @@ class _Rewriter(cst.CSTTransformer):
         if site is None:
             return updated
         text = self._code(updated)
+        if self.only is not None and (site.line, site.col, site.name) not in self.only:
+            why = "left out: the rewrite did not verify with it"
+            self.results.append(RewriteSite(site.line, site.col, site.name, text, None, why))
+            return updated
         if site.entry is None:
             why = "the table has no rewrite for this call"
             if site.undecided:
@@ -252,18 +263,21 @@ def rewrite_source(
     imports: dict[str, str] | None = None,
     arrays: dict[str, str] | None = None,
     version: str = DEFAULT_VERSION,
+    only: Collection[tuple[int, int, str]] | None = None,
 ) -> CellRewrite:
     """The cell's source with every rewrite the source decides applied (see module doc).
 
     ``imports`` adds names imported elsewhere (earlier cells: local name → module),
-    ``arrays`` names a run showed to be arrays (name → library), for parameters."""
+    ``arrays`` names a run showed to be arrays (name → library), for parameters;
+    ``only`` narrows the rewrite to those sites (``(line, col, name)``, as in the result),
+    the others left as written: how a rewrite that does not verify as a whole is narrowed."""
     tree = ast.parse(source)
     names = collect_imports(tree, dict(imports or {}))
     sites = Analyzer(names, standard(version), arrays).run(tree)
     by_key = {_key(s.line, s.col, s.end_line, s.end_col): s for s in sites}
     module = cst.parse_module(source)
     wrapper = MetadataWrapper(module)
-    rewriter = _Rewriter(by_key, wrapper.module)
+    rewriter = _Rewriter(by_key, wrapper.module, only)
     rewritten = wrapper.visit(rewriter)
     rewritten = _with_preamble(rewritten, rewriter, tree)
     results = sorted(rewriter.results, key=lambda r: (r.line, r.col))

@@ -27,6 +27,8 @@ class PortOptions:
     in_process: bool = False
     #: skip the control replay on the original backend (no determinism check)
     no_control: bool = False
+    #: propose a rewrite into the standard, verified by replays (``--fix``)
+    fix: bool = False
 
 
 @dataclass

@@ -34,6 +34,24 @@ class PortResult:
 
         return devices_frame(self.entry)
 
+    @property
+    def rewrite(self) -> str | None:
+        """The rewritten source of the cell (``--fix``) when replays verified it, in whole
+        or narrowed to the sites that verify; None otherwise (see ``entry.rewrite``)."""
+        rewrite = self.entry.rewrite
+        return None if rewrite is None or rewrite.status == "refused" else rewrite.source
+
+    def apply(self, line: str = "%%port") -> bool:
+        """Replace the cell's source with the rewrite, below ``line``, in a live front end
+        (IPython's ``set_next_input(..., replace=True)``); False when there is none."""
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if self.rewrite is None or shell is None:
+            return False
+        shell.set_next_input(f"{line}\n{self.rewrite}", replace=True)
+        return True
+
     def to_dict(self) -> dict[str, Any]:
         return self.entry.to_dict()
 

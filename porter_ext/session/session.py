@@ -28,6 +28,7 @@ from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.transformer import transform
 from porter_ext.report.model import CellEntry, Report
+from porter_ext.session import fixing
 from porter_ext.session.options import PortOptions, SessionConfig
 from porter_ext.session.result import PortResult, environment
 
@@ -92,6 +93,7 @@ class Session:
             else list(options.backends if options.backends is not None else self.config.backends)
         )
         plan = self._plan(code, namespace, specs, options)
+        fix = fixing.start(self, source, code, namespace, specs, options, cell) if options.fix else None
         record = RecordSettings(
             cell=cell, strict=options.strict, version=self.config.version, compile_flags=flags
         )
@@ -106,6 +108,7 @@ class Session:
             calls=run.calls,
         )
         entry = self._replay(entry, plan, code, namespace, run, record, options, warnings)
+        entry = fixing.finish(self, fix, entry, namespace, run, record, options, warnings)
         result = self.add(entry, warnings)
         return result, run
 

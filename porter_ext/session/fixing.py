@@ -1,0 +1,374 @@
+"""``%%port --fix``: the cell's rewrite into the standard, accepted only once replays prove it.
+
+The codemod (`porter_ext.fix.rewrite`) proposes; this module verifies, through the
+session's normal replay path (`porter_ext.session.pipeline`): the rewritten cell is
+replayed from the same pre-run inputs as the original, on the original backend and on
+every requested backend, and compared with the original run by the compare stage. A
+rewrite is accepted when no replay that ran gives a different result, it runs on the
+original backend, and it has fewer findings than the original. One that is not is
+narrowed: the sites on the line a replay failed at are left out, then each site is tried
+alone and the ones that verify are kept together. What is left out says why.
+
+The inputs are captured before the original run (a second capture beside the replays'
+own), so the verification rounds replay from the state the original started from.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from porter_ext.report.model import (
+    DIFFERS,
+    NON_STANDARD_STATUSES,
+    CellEntry,
+    ReplayEntry,
+    RewriteEntry,
+    RewriteSiteEntry,
+)
+
+__all__ = ["FixRun", "MAX_SINGLE_TRIES", "prepare"]
+
+#: sites tried one by one when a rewrite must be narrowed (each try is one replay round)
+MAX_SINGLE_TRIES = 6
+
+_Key = tuple[int, int, str]
+
+
+@dataclass
+class _Round:
+    """One verification replay of a candidate rewrite."""
+
+    keys: frozenset
+    source: str
+    entries: list[ReplayEntry]
+    accepted: bool
+    verified_on: list[str]
+    why: str | None = None
+    #: the line a replay failed at, and the spec it failed on
+    failed_line: int | None = None
+
+
+@dataclass
+class FixRun:
+    """What ``--fix`` needs between the cell's capture (before the run) and its
+    verification (after the run and the ordinary replays)."""
+
+    source: str
+    plan: Any  # pipeline.ReplayPlan of the original code (its capture kept for the rounds)
+    requested: list
+    shell: Any = None
+    #: apply the verified definitions in the namespace (``porter fix``: later cells are
+    #: verified with the earlier cells' rewrites in effect)
+    in_effect: bool = False
+    #: the cell's number for the recorder (calls of the rewritten definitions)
+    cell: int | str = "fix"
+    rounds: list[_Round] = field(default_factory=list)
+
+    # -- the candidate -----------------------------------------------------------------
+    def _code(self, source: str) -> str:
+        if self.shell is None:
+            return source
+        from porter_ext.record.cell import keep_line_numbers
+
+        return keep_line_numbers(source, self.shell.transform_cell(source))
+
+    def _propose(self, namespace: Mapping[str, Any], only: Any = None) -> Any:
+        from porter_ext.fix.rewrite import rewrite_source
+
+        return rewrite_source(self.source, imports=_imports(namespace),
+                              arrays=_arrays(namespace), only=only)  # fmt: skip
+
+    def verify(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any,
+               policy: Any) -> CellEntry:  # fmt: skip
+        """The entry with its ``rewrite``; releases the capture."""
+        try:
+            rewrite = self._verify(entry, namespace, run, settings, policy)
+        finally:
+            if self.plan is not None and self.plan.capture is not None:
+                self.plan.capture.release()
+        if rewrite is not None and rewrite.status != "refused" and self.in_effect:
+            _put_in_effect(self._code(rewrite.source), namespace, self.cell)
+        return dataclasses.replace(entry, rewrite=rewrite)
+
+    def _verify(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any,
+                policy: Any) -> RewriteEntry | None:  # fmt: skip
+        try:
+            ast.parse(self.source)
+        except SyntaxError:
+            return _refused(self.source, [], "the cell has IPython syntax (a magic or a "
+                            "shell command): porter rewrites plain Python only")  # fmt: skip
+        full = self._propose(namespace)
+        if not full.sites:
+            return None  # nothing porter could rewrite, nothing to say
+        if not full.applied:
+            return _refused(self.source, full.sites, "no call here has a rewrite")
+        if run.exception is not None:
+            return _refused(self.source, full.sites, "the original run raised "
+                            f"{type(run.exception).__name__}: there is nothing to verify against")  # fmt: skip
+        specs = self._specs(run)
+        if not specs:
+            return _refused(self.source, full.sites, "the cell touched no array library: "
+                            "no backend to verify the rewrite on")  # fmt: skip
+        if self.plan is None or (self.plan.capture is None and not self.plan.in_process):
+            return _refused(self.source, full.sites, "its inputs could not be captured")
+        baseline = _finding_count(entry.calls)
+        every = frozenset(_key(s) for s in full.applied)
+        best = self._round(full, every, specs, namespace, run, settings, policy, baseline)
+        if not best.accepted:
+            best = self._narrow(full, best, specs, namespace, run, settings, policy, baseline)
+        if best is None or not best.accepted:
+            why = self.rounds[0].why if self.rounds else "it did not verify"
+            return _refused(self.source, full.sites, f"refused: {why}")
+        final = self._propose(namespace, best.keys)
+        return _entry(final, best, specs, self.rounds)
+
+    def _specs(self, run: Any) -> list:
+        from porter_ext.replay.dispatch import control_spec
+
+        original = control_spec(self.plan.inputs.values(), run.calls) if self.plan else None
+        specs = [original] if original is not None else []
+        for spec in self.requested:
+            if str(spec) not in {str(s) for s in specs}:
+                specs.append(spec)
+        return specs
+
+    # -- the rounds --------------------------------------------------------------------
+    def _round(self, candidate: Any, keys: frozenset, specs: list, namespace: Mapping[str, Any],
+               run: Any, settings: Any, policy: Any, baseline: int) -> _Round:  # fmt: skip
+        from porter_ext.replay.analysis import analyse
+        from porter_ext.session.pipeline import replay_entries
+
+        code = self._code(candidate.source)
+        plan = dataclasses.replace(self.plan, io=analyse(code), specs=list(specs), control=False,
+                                   capture=_kept(self.plan.capture))  # fmt: skip
+        entries, _ = replay_entries(plan, code, namespace, run, settings, policy)
+        targets = [e for e in entries if e.role == "target"]
+        original = str(specs[0])
+        verified = [e.backend for e in targets if _agrees(e)]
+        result = _Round(keys, candidate.source, targets, True, verified)
+        changed = [e for e in targets if e.status == "ok" and not _agrees(e)]
+        first = next((e for e in targets if e.backend == original), None)
+        if changed:
+            result.accepted = False
+            result.why = f"it changes the result on {', '.join(e.backend for e in changed)} ({_what_differs(changed[0])})"  # fmt: skip
+        elif first is None or first.backend not in verified:
+            result.accepted = False
+            error = first.error if first is not None else None
+            result.failed_line = error.line if error is not None else None
+            detail = f"{error.type} at line {error.line}: {error.message}" if error else (
+                first.status if first is not None else "no replay")  # fmt: skip
+            result.why = f"it does not run on {original}, the original backend ({detail})"
+        elif first.calls is not None and _finding_count(first.calls) >= baseline:
+            result.accepted = False
+            result.why = "it does not have fewer findings than the original"
+        self.rounds.append(result)
+        return result
+
+    def _narrow(self, full: Any, failed: _Round, specs: list, namespace: Mapping[str, Any],
+                run: Any, settings: Any, policy: Any, baseline: int) -> _Round | None:  # fmt: skip
+        """The largest set of sites that verifies, found in a few rounds (see module doc)."""
+        keys = set(failed.keys)
+        if failed.failed_line is not None:
+            keys = {k for k in keys if k[0] != failed.failed_line}
+            if keys and keys != set(failed.keys):
+                again = self._try(keys, specs, namespace, run, settings, policy, baseline)
+                if again.accepted:
+                    return again
+        good = set()
+        for key in sorted(keys)[:MAX_SINGLE_TRIES]:
+            if self._try({key}, specs, namespace, run, settings, policy, baseline).accepted:
+                good.add(key)
+        if not good:
+            return None
+        together = self._try(good, specs, namespace, run, settings, policy, baseline)
+        if together.accepted or len(good) == 1:
+            return together
+        return None
+
+    def _try(self, keys: set, specs: list, namespace: Mapping[str, Any], run: Any,
+             settings: Any, policy: Any, baseline: int) -> _Round:  # fmt: skip
+        candidate = self._propose(namespace, keys)
+        applied = frozenset(_key(s) for s in candidate.applied)
+        return self._round(candidate, applied, specs, namespace, run, settings, policy, baseline)
+
+
+# --- helpers --------------------------------------------------------------------------
+
+
+def _key(site: Any) -> _Key:
+    return (site.line, site.col, site.name)
+
+
+def _agrees(replay: ReplayEntry) -> bool:
+    """The compare stage's verdict: it ran, and every compared output agrees."""
+    return replay.status == "ok" and all(
+        out.within_tolerance is not False and out.difference not in DIFFERS
+        for out in replay.outputs
+    )
+
+
+def _what_differs(replay: ReplayEntry) -> str:
+    for out in replay.outputs:
+        if out.within_tolerance is False or out.difference in DIFFERS:
+            kind = out.difference or "numeric"
+            return f"{out.name}: {kind}, max abs err {out.max_abs_err}"
+    return "an output differs"
+
+
+def _finding_count(calls: Any) -> int:
+    """Distinct non-standard sites (a loop's repeats are one finding)."""
+    return sum(1 for c in calls if c.status in NON_STANDARD_STATUSES)
+
+
+def _kept(capture: Any) -> Any:
+    """The capture for one round: the pipeline releases what it replays from, and the
+    next round needs the same pre-run inputs (released once, in `FixRun.verify`)."""
+    if capture is None:
+        return None
+    from porter_ext.replay.capture import Capture
+
+    class _Kept(Capture):
+        def release(self) -> None:
+            pass
+
+    return _Kept(capture.parcel, capture.states, capture.unsendable, capture.slots)
+
+
+def _imports(namespace: Mapping[str, Any]) -> dict[str, str]:
+    """Names earlier cells imported: modules, and functions of modules."""
+    import types
+
+    names = {}
+    for name, value in list(namespace.items()):
+        if name.startswith("_"):
+            continue
+        if isinstance(value, types.ModuleType):
+            names[name] = value.__name__
+        elif callable(value) and getattr(value, "__module__", None) not in (None, "__main__"):
+            qual = getattr(value, "__qualname__", None)
+            if isinstance(qual, str) and "." not in qual and "<" not in qual:
+                names[name] = f"{value.__module__}.{qual}"
+    return names
+
+
+def _arrays(namespace: Mapping[str, Any]) -> dict[str, str]:
+    """The names the run showed to hold arrays, with their libraries (the registry's)."""
+    from porter_ext.backends import backend_for
+
+    found = {}
+    for name, value in list(namespace.items()):
+        if name.startswith("_"):
+            continue
+        backend = backend_for(value)
+        if backend is not None:
+            found[name] = backend.name
+    return found
+
+
+def _site_entries(sites: Any, kept: frozenset | None, reasons: Mapping[_Key, str]) -> list:
+    out = []
+    for site in sites:
+        applied = site.replacement is not None and (kept is None or _key(site) in kept)
+        reason = site.reason if site.replacement is None else None
+        if site.replacement is None and _key(site) in reasons:
+            reason = reasons[_key(site)]
+        out.append(RewriteSiteEntry(site.line, site.col, site.name, site.original,
+                                    site.replacement, applied, reason))  # fmt: skip
+    return out
+
+
+def _refused(source: str, sites: Any, reason: str) -> RewriteEntry:
+    return RewriteEntry(source=source, status="refused", verified_on=[],
+                        sites=_site_entries(sites, frozenset(), {}), reason=reason)  # fmt: skip
+
+
+def _entry(final: Any, best: _Round, specs: list, rounds: list[_Round]) -> RewriteEntry:
+    """The accepted rewrite: verified (every site, every spec) or partial (say what not)."""
+    first = rounds[0]
+    reasons = {}
+    for site in final.sites:
+        if site.replacement is None and site.reason and site.reason.startswith("left out"):
+            alone = next((r for r in rounds if r.keys == frozenset({_key(site)})), None)
+            why = (alone or first).why or "it did not verify"
+            reasons[_key(site)] = f"left out: with it, {why}"
+    sites = _site_entries(final.sites, None, reasons)
+    missing = [str(s) for s in specs if str(s) not in best.verified_on]
+    problems = []
+    if any(not s.applied for s in sites):
+        problems.append(f"{sum(not s.applied for s in sites)} site(s) left as written")
+    for spec in missing:
+        replay = next((e for e in best.entries if e.backend == spec), None)
+        error = replay.error if replay is not None else None
+        detail = f"{error.type} at line {error.line}: {error.message}" if error else (
+            replay.reason or replay.status if replay is not None else "not replayed")  # fmt: skip
+        problems.append(f"not verified on {spec}: {detail}")
+    status = "partial" if problems else "verified"
+    reason = "; ".join(problems) if problems else None
+    return RewriteEntry(source=final.source, status=status, verified_on=list(best.verified_on),
+                        sites=sites, reason=reason, diff=final.diff())  # fmt: skip
+
+
+def _put_in_effect(code: str, namespace: Any, cell: int | str) -> None:
+    """Run the rewritten cell's definitions and imports (never its other statements, which
+    already ran as the original and agree) so later cells use the portable functions."""
+    from porter_ext.record.transformer import transform
+
+    tree = ast.parse(code)
+    keep = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    tree.body = [node for node in tree.body if isinstance(node, keep)]
+    if tree.body:  # recorded like any cell's code, so later cells see its calls
+        tree = ast.fix_missing_locations(transform(tree, cell))
+        exec(compile(tree, f"<porter fix of cell {cell}>", "exec"), namespace)  # noqa: S102
+
+
+def prepare(source: str, code: str, namespace: Mapping[str, Any], specs: list, *, pool: Any,
+            shell: Any = None, in_process: bool = False, in_effect: bool = False) -> FixRun:  # fmt: skip
+    """Before the original run: capture the cell's inputs for the verification rounds."""
+    from porter_ext.backends import BackendSpec
+    from porter_ext.session.pipeline import plan
+
+    # a spec so that the pipeline captures (the real ones are known after the run)
+    warm = list(specs) or [BackendSpec("numpy")]
+    replay_plan = plan(code, namespace, warm, pool=pool, control=False, in_process=in_process)
+    return FixRun(source, replay_plan, list(specs), shell=shell, in_effect=in_effect)
+
+
+# --- the session's two calls ------------------------------------------------------------
+
+
+def start(session: Any, source: str, code: str, namespace: Mapping[str, Any], specs: list,
+          options: Any, cell: int | str) -> FixRun | None:  # fmt: skip
+    """``--fix``, before the original run; None (with porter's warning) when it fails."""
+    from porter_ext.guard import internal_error
+
+    try:
+        fix = prepare(source, code, namespace, specs, pool=None if options.in_process
+                      else session.pool, shell=session.shell, in_process=options.in_process,
+                      in_effect=session.headless)  # fmt: skip
+    except SyntaxError:  # the run reports it
+        return None
+    except Exception as exc:
+        internal_error("preparing the rewrite of this cell (--fix)", exc)
+        return None
+    fix.cell = cell
+    return fix
+
+
+def finish(session: Any, fix: FixRun | None, entry: CellEntry, namespace: Mapping[str, Any],
+           run: Any, record: Any, options: Any, warnings: list[str]) -> CellEntry:  # fmt: skip
+    """``--fix``, after the replays: the entry with its verified (or refused) rewrite."""
+    if fix is None:
+        return entry
+    from porter_ext.guard import internal_error
+    from porter_ext.replay.run import ReplaySettings
+
+    try:
+        settings = ReplaySettings(record=record, timeout=options.timeout)
+        return fix.verify(entry, namespace, run, settings, session.policy(options))
+    except Exception as exc:
+        internal_error("verifying the rewrite of this cell (--fix)", exc, warnings)
+        return entry

@@ -1,0 +1,106 @@
+"""``%%port --fix``: the codemod's rewrite, accepted only once replays prove it."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from porter_ext.session import get_session
+
+pytest.importorskip("torch")
+
+FOO = """\
+def foo(x):
+    r = (x * x).sum(1).tanh()
+    r = torch.max(r, -r)
+    return (x.max() > 0) * r
+
+original = foo(x)
+original
+"""
+
+
+@pytest.fixture
+def shell():
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "porter_ext")
+    get_session(shell).cells.clear()
+    shell.run_cell(
+        "import torch\nfrom array_api_compat import array_namespace\n"
+        "x = torch.linspace(-1, 1, 12).reshape(3, 4)\n"
+    )
+    yield shell
+    for name in ("x", "y", "z", "foo", "original", "_port"):
+        shell.user_ns.pop(name, None)
+
+
+def _fix(shell, body: str, flags: str = "--in-process -b numpy,jax"):
+    result = shell.run_cell(f"%%port --fix {flags}\n{body}")
+    assert result.error_in_exec is None and result.error_before_exec is None
+    return shell.user_ns["_port"]
+
+
+def test_fix_rewrites_foo_and_verifies_it_on_the_original_and_every_requested_backend(shell):
+    port = _fix(shell, FOO)
+    rewrite = port.entry.rewrite
+    assert rewrite.status == "verified", rewrite.reason
+    assert rewrite.verified_on == ["torch", "numpy", "jax"]
+    assert "xp = array_namespace(x)" in port.rewrite
+    assert "r = xp.tanh(xp.sum(x * x, axis=1))" in port.rewrite
+    assert "r = xp.maximum(r, -r)" in port.rewrite
+    assert [s.name for s in rewrite.sites if s.applied] == [
+        "Tensor.sum", "Tensor.tanh", "torch.max", "Tensor.max",
+    ]  # fmt: skip
+    # the output shows the diff, in every front end
+    bundle = port._repr_mimebundle_()
+    assert "+    r = xp.maximum(r, -r)" in bundle["text/plain"]
+    assert "porter-rewrite" in bundle["text/html"] and "verified" in bundle["text/html"]
+    assert bundle["application/vnd.porter.cell+json"]["rewrite"]["status"] == "verified"
+    # the original run is the person's: the cell itself was not replaced
+    assert shell.user_ns["foo"].__code__.co_names.count("torch")
+
+
+def test_a_rewrite_that_changes_results_is_refused_with_the_reason(shell):
+    # in place, ``y`` (the same tensor) sees the +1; the rewrite rebinds x and y does not
+    port = _fix(shell, "y = x\nx.add_(1)\nz = y * 2\n", "--in-process")
+    rewrite = port.entry.rewrite
+    assert rewrite.status == "refused"
+    assert rewrite.reason.startswith("refused: it changes the result on torch")
+    assert port.rewrite is None and rewrite.source == "y = x\nx.add_(1)\nz = y * 2\n"
+    assert [s.applied for s in rewrite.sites] == [False]
+
+
+def test_a_rewrite_is_narrowed_to_the_sites_that_verify(shell):
+    port = _fix(shell, "y = x\nx.add_(1)\nz = y.sum(1)\n", "--in-process -b numpy")
+    rewrite = port.entry.rewrite
+    assert rewrite.status == "partial", rewrite.reason
+    assert "z = xp.sum(y, axis=1)" in rewrite.source and "x.add_(1)" in rewrite.source
+    left = next(s for s in rewrite.sites if s.name == "Tensor.add_")
+    assert not left.applied and "changes the result on torch" in left.reason
+    assert rewrite.reason.startswith("1 site(s) left as written")
+
+
+def test_nothing_to_rewrite_and_ipython_syntax(shell):
+    port = _fix(shell, "y = x + 1\n", "--in-process")
+    assert port.entry.rewrite is None and port.rewrite is None
+    port = _fix(shell, "%time y = x.sum(1)\n", "--in-process")
+    assert port.entry.rewrite.status == "refused"
+    assert "IPython syntax" in port.entry.rewrite.reason
+
+
+def test_fix_in_the_usage_and_without_it_no_rewrite(shell):
+    port = _fix(shell, "y = x.sum(1)\n", "--in-process --no-replay")
+    assert port.entry.rewrite.status == "verified"  # on the original backend only
+    assert port.entry.rewrite.verified_on == ["torch"]
+    shell.run_cell("%%port --in-process --no-replay\ny = x.sum(1)\n")
+    assert shell.user_ns["_port"].entry.rewrite is None
+
+
+@pytest.mark.slow
+def test_fix_in_worker_kernels_on_numpy_torch_jax_and_strict(shell):
+    port = _fix(shell, FOO, "-b numpy,jax,strict")
+    rewrite = port.entry.rewrite
+    assert rewrite.verified_on == ["torch", "numpy", "jax"]
+    # a bool times a float: array-api-strict does not promote it (needs you)
+    assert rewrite.status == "partial"
+    assert "not verified on strict: TypeError" in rewrite.reason
