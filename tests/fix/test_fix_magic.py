@@ -6,18 +6,9 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from porter_ext.session import get_session
+from tests.fix.test_rewrite import FOO
 
 pytest.importorskip("torch")
-
-FOO = """\
-def foo(x):
-    r = (x * x).sum(1).tanh()
-    r = torch.max(r, -r)
-    return (x.max() > 0) * r
-
-original = foo(x)
-original
-"""
 
 
 @pytest.fixture
