@@ -282,6 +282,12 @@ class Backend(ABC):
         """What this library turns ``dtype`` into when it cannot hold it, or None."""
         return None
 
+    def worker_environment(self, device: str | None, *, x64: bool = False) -> dict[str, str]:
+        """Variables a fresh process needs, set before this library is imported, to have
+        ``device`` (and float64 when ``x64``) where this process may not: what a replay
+        worker for such a spec starts with."""
+        return {}
+
     @contextlib.contextmanager
     def replay_context(self, where: str | None) -> Iterator[ReplayScope]:
         """Entered around a replay's run on this backend (``where``: the spec's WHERE);

@@ -7,6 +7,7 @@ device: they are reported as ``traced``.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from .base import TRACED, Backend, ConversionError, DeviceUnavailable, Namespace, dtype_name, loaded
@@ -179,6 +180,17 @@ class JaxBackend(Backend):
         raise DeviceUnavailable(
             f"jax has no device {device!r} (devices: {', '.join(self.devices())}){hint}"
         )
+
+    def worker_environment(self, device: str | None, *, x64: bool = False) -> dict[str, str]:
+        env = {}
+        platform, _, index = (device or "").lower().partition(":")
+        if platform == "cpu" and index.isdigit():
+            flag = "--xla_force_host_platform_device_count"
+            kept = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith(flag)]
+            env["XLA_FLAGS"] = " ".join([*kept, f"{flag}={int(index) + 1}"])
+        if x64:
+            env["JAX_ENABLE_X64"] = "1"
+        return env
 
     def narrows(self, dtype: str) -> str | None:
         """What JAX will turn ``dtype`` into, when it changes it (x64 disabled)."""

@@ -114,7 +114,7 @@ class Worker:
         self.open(deadline)
         self._wait_reply(self.post("kernel_info_request", {}), deadline, "answer")
         code = (
-            "import porter_ext.replay.worker_side as __porter_worker__\n"
+            "import porter_ext.session.worker_program as __porter_worker__\n"
             f"__porter_worker__.start({self.scratch!r}, {import_path()!r}, {[self.spec.library]!r})"
         )
         reply = self._wait_reply(self._execute(code), deadline, "set itself up")

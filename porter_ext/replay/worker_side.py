@@ -5,11 +5,9 @@ A request arrives as a comm message (``porter.replay``) whose buffers hold the p
 kernel then executes ``__porter_worker__.run(id)``, so that an interrupt stops the replay
 as it stops any cell. The replay restores the inputs (arrays zero-copy from shared memory
 where it can), moves them to the backend, restores the person's pre-run random states,
-runs the cell with the same recorder as the original run inside the sandbox, and answers
-with a `ReplayResult` (outputs as host copies with their devices and dtypes).
-
-This module is the worker's program: like the session in the person's process it uses
-the stages after replay (device findings) lazily.
+runs the cell with the same recorder as the original run inside the sandbox, and hands
+the result and the outputs to the worker's program (`session.worker_program`), which
+adds what the later stages make of them and answers.
 """
 
 from __future__ import annotations
@@ -110,21 +108,23 @@ def _received(message: dict) -> None:
     _worker.pending[data["id"]] = list(message.get("buffers") or [])
 
 
-def run(request_id: str) -> None:
-    """Run the replay whose request arrived under ``request_id`` and answer it."""
+def take(request_id: str) -> tuple[ReplayRequest, list]:
+    """The request that arrived under ``request_id``, and its buffers (the inputs)."""
     buffers = _worker.pending.pop(request_id)
-    request: ReplayRequest = pickle.loads(buffers[0])
-    reply, answer = replay(request, buffers[1:])
+    return pickle.loads(buffers[0]), buffers[1:]
+
+
+def answer(reply: ReplayReply, outputs: transport.Parcel) -> None:
+    """Send ``reply`` and the outputs' parcel back through the comm."""
     payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
     _worker.comm.send(
-        {"id": request.id, "outputs": reply.outputs},
-        buffers=[payload, answer.payload, *answer.buffers],
+        {"id": reply.id, "outputs": reply.outputs},
+        buffers=[payload, outputs.payload, *outputs.buffers],
     )
-    answer.hand_over()
-    _tidy()
+    outputs.hand_over()
 
 
-def _tidy() -> None:
+def tidy() -> None:
     """Forget what the replay left in the worker's own namespace (``%timeit`` merges)."""
     from porter_ext.replay import sandbox
 
@@ -136,14 +136,15 @@ def _tidy() -> None:
     shared_blocks.close_unused()
 
 
-def replay(request: ReplayRequest, buffers: list) -> tuple[ReplayReply, transport.Parcel]:
-    """The replay of ``request`` here; never raises for the cell's own failures."""
+def replay(request: ReplayRequest, buffers: list) -> tuple[Any, dict[str, Any], Any]:
+    """The replay of ``request`` here: its result, its outputs (this worker's own values)
+    and the backend it ran on (None when it did not run). Never raises for the cell's own
+    failures."""
     from porter_ext.backends import BackendUnavailable, ConversionError, get_backend, parse_spec
     from porter_ext.record.model import ErrorInfo
     from porter_ext.replay.run import ReplayResult
 
     result = ReplayResult(request.label, "ok", role=request.role, worker=request.worker)
-    empty = transport.Parcel(pickle.dumps({}))
     if request.cwd and os.path.isdir(request.cwd):
         os.chdir(request.cwd)
     try:
@@ -152,30 +153,30 @@ def replay(request: ReplayRequest, buffers: list) -> tuple[ReplayReply, transpor
         backend.resolve_device(spec.device)
         result.default_device = backend.default_device()
     except BackendUnavailable as error:
-        return _skipped(request, result, error.reason), empty
+        return _skipped(result, error.reason), {}, None
     start = time.perf_counter()
     parcel = transport.Parcel(buffers[0], spans=[tuple(s) for s in request.inputs["spans"]],
                               shm_name=request.inputs["shm"], buffers=list(buffers[1:]))  # fmt: skip
     try:
         ns = _namespace(request, parcel, backend, spec.device, result)
     except ConversionError as error:
-        return _skipped(request, result, f"cannot move an input to {spec}: {error}"), empty
+        return _skipped(result, f"cannot move an input to {spec}: {error}"), {}, None
     except Exception as error:  # porter's own failure: this backend only
         result.status = "error"
         result.error = ErrorInfo(
             type(error).__name__, f"porter could not prepare the replay: {error}"
         )
-        return ReplayReply(request.id, result, empty.header()), empty
+        return result, {}, None
     result.prepare_seconds = time.perf_counter() - start
     try:
-        return _run(request, ns, backend, result)
+        return (*_run(request, ns, backend, result), backend)
     finally:
         ns.clear()
 
 
-def _skipped(request: ReplayRequest, result: Any, reason: str) -> ReplayReply:
+def _skipped(result: Any, reason: str) -> Any:
     result.status, result.reason = "skipped", reason
-    return ReplayReply(request.id, result, {"spans": [], "shm": None})
+    return result
 
 
 def _namespace(request: ReplayRequest, parcel: transport.Parcel, backend: Any, device: Any,
@@ -208,9 +209,7 @@ def _namespace(request: ReplayRequest, parcel: transport.Parcel, backend: Any, d
     return ns
 
 
-def _run(
-    request: ReplayRequest, ns: dict, backend: Any, result: Any
-) -> tuple[ReplayReply, transport.Parcel]:
+def _run(request: ReplayRequest, ns: dict, backend: Any, result: Any) -> tuple[Any, dict]:
     from porter_ext.backends import parse_spec
     from porter_ext.record.cell import cell_filename, run_recorded
     from porter_ext.record.model import ErrorInfo
@@ -245,79 +244,4 @@ def _run(
         result.notes.append(f"the replay did not run !{command}: shell commands are side effects")
     if sandbox.figures:
         result.notes.append(f"{sandbox.figures} figure(s) of the replay discarded")
-    if result.status == "ok":
-        _judge_exercised(result, backend, outputs)
-    if result.status in ("ok", "error", "not_exercised"):
-        result.findings = _findings(result, outputs)
-    answer, meta = _pack_outputs(outputs, request.local, result)
-    return ReplayReply(request.id, result, answer.header(), meta), answer
-
-
-def _leaves(outputs: dict[str, Any]) -> dict[str, Any]:
-    from porter_ext.compare.outputs import leaves
-
-    found: dict[str, Any] = {}
-    for name, value in outputs.items():
-        leaves(value, name, found)
-    return found
-
-
-def _judge_exercised(result: Any, backend: Any, outputs: dict[str, Any]) -> None:
-    """`not_exercised` when the replay's calls and outputs never touched the target library
-    but did touch another one (the cell called that library directly)."""
-    from porter_ext.backends import LIBRARIES, backend_for
-
-    libraries = {c.library for c in result.calls if c.library in LIBRARIES}
-    for leaf in _leaves(outputs).values():
-        owner = backend_for(leaf)
-        if owner is not None:
-            libraries.add(owner.name)
-    if libraries and backend.name not in libraries:
-        result.status = "not_exercised"
-        result.reason = (
-            f"the replay never touched {backend.name}: its calls and outputs were "
-            f"{', '.join(sorted(libraries))} (the cell calls that library directly, not "
-            "the namespace of its inputs)"
-        )
-
-
-def _findings(result: Any, outputs: dict[str, Any]) -> list:
-    from porter_ext.compare.devices import device_findings
-
-    return device_findings(result.calls, backend=result.spec, input_devices=result.input_devices,
-                           default_device=result.default_device, outputs=outputs)  # fmt: skip
-
-
-def _is_code(value: Any) -> bool:
-    import types
-
-    from porter_ext.replay.inputs import is_array_namespace
-
-    kinds = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
-    return isinstance(value, kinds) or is_array_namespace(value)
-
-
-def _pack_outputs(
-    outputs: dict[str, Any], local: bool, result: Any
-) -> tuple[transport.Parcel, dict]:
-    from porter_ext.backends import backend_for, device_of
-    from porter_ext.backends.base import dtype_name
-
-    # code (modules, namespaces, functions, classes) is not an output worth comparing
-    outputs = {k: v for k, v in outputs.items() if not _is_code(v)}
-    while True:
-        try:
-            answer = transport.pack(outputs, local=local, results=True)
-            break
-        except transport.Unsendable as error:
-            result.unsent[error.name] = error.reason
-            outputs = (
-                {k: v for k, v in outputs.items() if k != error.name}
-                if error.name in outputs
-                else {}
-            )
-    meta = {}
-    for path, leaf in _leaves(outputs).items():
-        if backend_for(leaf) is not None:
-            meta[path] = (device_of(leaf), dtype_name(leaf))
-    return answer, meta
+    return result, outputs

@@ -22,16 +22,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from porter_ext.backends import BackendInfo, BackendSpec
+from porter_ext.backends import LIBRARIES, BackendInfo, BackendSpec, get_backend
 from porter_ext.record.model import ErrorInfo
 from porter_ext.replay import transport
 from porter_ext.replay.run import ReplayResult
 from porter_ext.replay.worker_kernel import Died, LocalWorker, Worker, WorkerUnavailable
 from porter_ext.replay.worker_side import ReplayReply, ReplayRequest
 
-#: spec data: the variable that gives a library N host devices, and its x64 switch
-_HOST_DEVICE_COUNT = {"jax": ("XLA_FLAGS", "--xla_force_host_platform_device_count")}
-_X64 = {"jax": "JAX_ENABLE_X64"}
 #: libraries that only ever run on the host: their workers see no GPU
 _HOST_ONLY = frozenset({"numpy", "strict"})
 
@@ -47,17 +44,11 @@ def kernel_place(spec: BackendSpec) -> str | None:
 
 def worker_environment(spec: BackendSpec, *, x64: bool = False) -> dict[str, str]:
     """The variables a worker for ``spec`` needs beyond the person's own."""
-    env = {"MPLBACKEND": "Agg"}
-    library, device = spec.library, spec.device or ""
-    if library in _HOST_DEVICE_COUNT and device.startswith("cpu:"):
-        index = device.partition(":")[2]
-        if index.isdigit():
-            var, flag = _HOST_DEVICE_COUNT[library]
-            kept = [f for f in os.environ.get(var, "").split() if not f.startswith(flag)]
-            env[var] = " ".join([*kept, f"{flag}={int(index) + 1}"])
-    if library in _X64 and x64:
-        env[_X64[library]] = "1"
-    if library in _HOST_ONLY or device.startswith("cpu"):
+    env = {
+        "MPLBACKEND": "Agg",
+        **get_backend(spec.library).worker_environment(spec.device, x64=x64),
+    }
+    if spec.library in _HOST_ONLY or (spec.device or "").startswith("cpu"):
         env["CUDA_VISIBLE_DEVICES"] = ""
     return env
 
@@ -165,22 +156,21 @@ class WorkerPool:
 
 def can_enable_x64(library: str) -> bool:
     """Whether a worker for ``library`` can be given float64 where this process has none."""
-    return library in _X64
+    return bool(get_backend(library).worker_environment(None, x64=True))
 
 
 def worker_only_specs(infos: list[BackendInfo]) -> list[BackendInfo]:
     """Specs this process cannot serve that a worker provides (``jax:cpu:1`` when this
     process's JAX has one host device); ``reason`` says how."""
-    from porter_ext.backends import get_backend
-
     have = {info.spec for info in infos if info.available}
     found = []
-    for library, (var, flag) in _HOST_DEVICE_COUNT.items():
-        backend = get_backend(library)
-        spec = f"{library}:cpu:1"
-        if spec not in have and backend.available()[0]:
-            how = f"from a worker with {var}={flag}=2"
-            found.append(BackendInfo(spec, library, backend.version(), True, ["cpu:1"], how))
+    for name in LIBRARIES:
+        backend = get_backend(name)
+        spec = f"{name}:cpu:1"
+        env = backend.worker_environment("cpu:1")
+        if env and spec not in have and backend.available()[0]:
+            how = "from a worker with " + " ".join(f"{k}={v}" for k, v in env.items())
+            found.append(BackendInfo(spec, name, backend.version(), True, ["cpu:1"], how))
     return found
 
 
