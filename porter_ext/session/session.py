@@ -265,6 +265,9 @@ class Session:
             error = error_info(exc, name)
         calls = rec.records()
         if not calls and error is None:
+            capture = getattr(self._on_plan, "capture", None)
+            if capture is not None:  # not replayed: its captured inputs are freed
+                capture.release()
             return
         entry = CellEntry(
             index=self.cell_index,

@@ -274,3 +274,21 @@ def test_float64_reference_of_jax_runs_in_an_x64_worker(ip):
     assert target.outputs[0].reference_err is not None  # measured against float64
     envs = [dict(w.env) for w in shared_pool().workers.values() if w.spec.library == "jax"]
     assert any(env.get("JAX_ENABLE_X64") == "1" for env in envs)
+
+
+def test_port_on_frees_the_inputs_of_cells_it_does_not_replay(ip):
+    def blocks() -> int:
+        return sum(1 for name in os.listdir("/dev/shm") if name.startswith("porter_"))
+
+    run(ip, "import numpy as np\nx = np.ones(1000)")
+    run(ip, "%port backends numpy")
+    run(ip, "%port on")
+    try:
+        run(ip, "n = len(x)")  # warm: a block may be kept for reuse
+        before = blocks()
+        for _ in range(5):
+            run(ip, "n = len(x)")  # no array call: recorded as nothing, not replayed
+        assert blocks() <= before
+    finally:
+        run(ip, "%port off")
+        run(ip, "%port backends none")
