@@ -97,6 +97,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--force", action="store_true", help="replace an -o file porter did not write")
 
+    fix = sub.add_parser(
+        "fix", help="rewrite a notebook into the standard where replays verify it"
+    )
+    fix.add_argument("notebook", metavar="NOTEBOOK")
+    fix.add_argument("-o", "--output", required=True, metavar="PORTED", help="the ported notebook")
+    fix.add_argument(
+        "-b",
+        "--backends",
+        type=_arg(check.backend_specs, "-b/--backends"),
+        default=[],
+        metavar="SPECS",
+        help="verify every rewrite on these specs too (besides the original backend)",
+    )
+    fix.add_argument(
+        "--report", default=None, metavar="PATH", help="what was applied, refused and why"
+    )
+    fix.add_argument(
+        "--timeout",
+        type=_arg(check.seconds, "--timeout"),
+        default=600.0,
+        metavar="S",
+        help="seconds each cell's original run, and each of its replays, may take (default 600)",
+    )
+    fix.add_argument("--force", action="store_true", help="replace files porter did not write")
+
     report = sub.add_parser("report", help="convert a JSON report to HTML or Markdown")
     report.add_argument("report", metavar="REPORT")
     report.add_argument("-o", "--output", default=None, help="default: REPORT with .html or .md")
@@ -250,6 +275,48 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fix(args: argparse.Namespace) -> int:
+    """Exit 0 when the ported notebook (and the report) were written, 2 when not."""
+    import nbformat
+
+    from porter_ext.headless import RunError, run_notebook
+    from porter_ext.report.write import same_file, write_text_atomic
+    from porter_ext.session.notebook_fix import fix_sources, is_ported_notebook, ported_notebook
+
+    source = check.input_file(args.notebook, "NOTEBOOK")
+    out = check.output_path(args.output, "-o", source=source)
+    if out.is_file() and not args.force and not is_ported_notebook(out):
+        raise CliError(f"{out} exists and is not a notebook porter ported; pass --force")
+    report_path, fmt = None, "json"
+    if args.report is not None:
+        choice = check.report_output(args.report, None, option="--report", source=source)
+        report_path, fmt = choice.path, choice.format
+        if same_file(report_path, out) or report_path.resolve() == out.resolve():
+            raise CliError("--report and -o name the same file")
+    nb = _read_notebook(source)
+    backends = [str(s) for s in args.backends]
+    try:
+        report = run_notebook(source, fix_sources(nb, args.timeout), timeout=args.timeout,
+                              backends=backends, progress=sys.stderr.isatty())  # fmt: skip
+    except RunError as exc:
+        raise CliError(f"{exc}; nothing was written") from None
+    ported, outcome = ported_notebook(nb, report, source.name)
+    if report_path is not None:
+        _write(report, report_path, fmt, args, source)
+    try:
+        write_text_atomic(out, nbformat.writes(ported))
+    except OSError as exc:
+        raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
+    print_plan(report.plan)
+    for line in outcome.lines():
+        print(f"porter: {line}")
+    print(f"porter: {len(outcome.applied)} cell(s) rewritten, {len(outcome.refused)} refused; "
+          f"ported notebook written to {out}")  # fmt: skip
+    if report_path is not None:
+        print(f"porter: report written to {report_path}")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from porter_ext.report import ReportError, load_report
 
@@ -318,6 +385,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "lint": cmd_lint,
     "run": cmd_run,
+    "fix": cmd_fix,
     "report": cmd_report,
     "backends": cmd_backends,
     "install-kernels": cmd_install_kernels,

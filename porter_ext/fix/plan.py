@@ -151,9 +151,10 @@ def _verified(cell: Any) -> Any:
     return rewrite
 
 
-def _rewritten_lines(cell: Any) -> set[int]:
+def _rewritten(cell: Any) -> set[tuple[int, str]]:
+    """(line, name) of every call a verified rewrite replaced."""
     rewrite = _verified(cell)
-    return set() if rewrite is None else {s.line for s in rewrite.sites if s.applied}
+    return set() if rewrite is None else {(s.line, s.name) for s in rewrite.sites if s.applied}
 
 
 def _replay_failures(cells: Sequence[Any], groups: _Groups) -> None:
@@ -182,7 +183,7 @@ def _replay_failures(cells: Sequence[Any], groups: _Groups) -> None:
 
 def _calls(cells: Sequence[Any], labels: dict[Any, str], calls: _Groups, device: _Groups) -> None:
     for position, cell in enumerate(cells):
-        lines = _rewritten_lines(cell)
+        done = _rewritten(cell)
         for call in cell.calls:
             if call.status in _NON_STANDARD:
                 groups = calls
@@ -202,14 +203,14 @@ def _calls(cells: Sequence[Any], labels: dict[Any, str], calls: _Groups, device:
                 title = (
                     f"{call.name}: {_one_line(call.message, 120) or 'a usage outside the standard'}"
                 )
-            covered = origin is None and call.line in lines
+            covered = origin is None and (call.line, call.name) in done
             groups.add((call.name, call.suggestion, call.status), title, _one_line(call.message) or None,
                        site, position, covered)  # fmt: skip
 
 
 def _device_findings(cells: Sequence[Any], groups: _Groups) -> None:
     for position, cell in enumerate(cells):
-        lines = _rewritten_lines(cell)
+        lines = {line for line, _ in _rewritten(cell)}
         for finding in cell.device_findings:
             if finding.kind == "host_sync":
                 continue  # a call the calls table already names (status host_sync)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import difflib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -86,9 +86,11 @@ class _Rewriter(cst.CSTTransformer):
         sites: dict[tuple[int, int, int, int], Site],
         module: cst.Module,
         only: Collection[tuple[int, int, str]] | None = None,
+        operators: Mapping[tuple[int, int, str], tuple[str, str]] | None = None,
     ) -> None:
         super().__init__()
         self.sites = sites
+        self.operators = dict(operators or {})
         self.only = None if only is None else set(only)
         self.module = module
         self.results: list[RewriteSite] = []
@@ -147,6 +149,44 @@ class _Rewriter(cst.CSTTransformer):
             return _StatementMarker(replacement, updated)
         return cst.parse_expression(replacement)
 
+    def leave_BinaryOperation(
+        self, original: cst.BinaryOperation, updated: cst.BinaryOperation
+    ) -> cst.BaseExpression:
+        """An operator a run showed to mix bool with a number (``(x > 0) * r``): the bool
+        operand converted explicitly (``xp.astype(x > 0, xp.float32) * r``)."""
+        where = self.get_metadata(PositionProvider, original)
+        op = _OPERATOR_NAMES.get(type(updated.operator).__name__)
+        hit = next(
+            ((name, kinds) for (line, col, name), kinds in self.operators.items()
+             if (line, col) == (where.start.line, where.start.column)
+             and name.rpartition(".")[2].replace("__r", "__") == op),
+            None,
+        )  # fmt: skip
+        if hit is None:
+            return updated
+        name, (left, right) = hit
+        if "bool" not in (left, right) or left == right:
+            return updated
+        text = self._code(updated)
+        if self.only is not None and (where.start.line, where.start.column, name) not in self.only:
+            why = "left out: the rewrite did not verify with it"
+            self.results.append(RewriteSite(where.start.line, where.start.column, name, text,
+                                            None, why))  # fmt: skip
+            return updated
+        side, other = ("left", right) if left == "bool" else ("right", left)
+        operand = getattr(updated, side)
+        wrapped = cst.parse_expression(f"xp.astype({self._operand(operand)}, xp.{other})")
+        new = updated.with_changes(**{side: wrapped})
+        replacement = self._code(new)
+        self.results.append(RewriteSite(where.start.line, where.start.column, name, text,
+                                        replacement))  # fmt: skip
+        scope = self.scopes[-1]
+        scope["uses"] = True
+        partner = getattr(updated, "right" if side == "left" else "left")
+        if isinstance(partner, cst.Name) and partner.value not in scope["arrays"]:
+            scope["arrays"].append(partner.value)
+        return new
+
     def _source_call(self, site: Site, node: cst.Call, statement: bool) -> SourceCall:
         args = tuple(self._operand(a.value) for a in node.args if a.keyword is None)
         kwargs = {a.keyword.value: self._operand(a.value) for a in node.args if a.keyword}
@@ -186,6 +226,13 @@ class _Rewriter(cst.CSTTransformer):
         return updated.with_changes(
             body=updated.body.with_changes(body=[*body[:at], line, *body[at:]])
         )
+
+
+#: libcst's operator classes by the dunder a recorded operator call names
+_OPERATOR_NAMES = {
+    "Add": "__add__", "Subtract": "__sub__", "Multiply": "__mul__", "Divide": "__truediv__",
+    "FloorDivide": "__floordiv__", "Modulo": "__mod__", "Power": "__pow__",
+}  # fmt: skip
 
 
 class _StatementMarker(cst.Name):
@@ -264,20 +311,23 @@ def rewrite_source(
     arrays: dict[str, str] | None = None,
     version: str = DEFAULT_VERSION,
     only: Collection[tuple[int, int, str]] | None = None,
+    operators: Mapping[tuple[int, int, str], tuple[str, str]] | None = None,
 ) -> CellRewrite:
     """The cell's source with every rewrite the source decides applied (see module doc).
 
     ``imports`` adds names imported elsewhere (earlier cells: local name → module),
     ``arrays`` names a run showed to be arrays (name → library), for parameters;
     ``only`` narrows the rewrite to those sites (``(line, col, name)``, as in the result),
-    the others left as written: how a rewrite that does not verify as a whole is narrowed."""
+    the others left as written: how a rewrite that does not verify as a whole is narrowed;
+    ``operators`` are the operators a run showed to mix dtype kinds (``(line, col, name)``
+    → the operands' dtypes, ``("bool", "float32")``): their bool operand is converted."""
     tree = ast.parse(source)
     names = collect_imports(tree, dict(imports or {}))
     sites = Analyzer(names, standard(version), arrays).run(tree)
     by_key = {_key(s.line, s.col, s.end_line, s.end_col): s for s in sites}
     module = cst.parse_module(source)
     wrapper = MetadataWrapper(module)
-    rewriter = _Rewriter(by_key, wrapper.module, only)
+    rewriter = _Rewriter(by_key, wrapper.module, only, operators)
     rewritten = wrapper.visit(rewriter)
     rewritten = _with_preamble(rewritten, rewriter, tree)
     results = sorted(rewriter.results, key=lambda r: (r.line, r.col))

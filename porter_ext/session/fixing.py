@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,6 +67,8 @@ class FixRun:
     in_effect: bool = False
     #: the cell's number for the recorder (calls of the rewritten definitions)
     cell: int | str = "fix"
+    #: operators the run showed to mix bool with numbers (see `rewrite_source`)
+    operators: dict = field(default_factory=dict)
     rounds: list[_Round] = field(default_factory=list)
 
     # -- the candidate -----------------------------------------------------------------
@@ -77,10 +80,14 @@ class FixRun:
         return keep_line_numbers(source, self.shell.transform_cell(source))
 
     def _propose(self, namespace: Mapping[str, Any], only: Any = None) -> Any:
-        from porter_ext.fix.rewrite import rewrite_source
+        from porter_ext.fix.rewrite import CellRewrite, rewrite_source
 
-        return rewrite_source(self.source, imports=_imports(namespace),
-                              arrays=_arrays(namespace), only=only)  # fmt: skip
+        masked, lines = _mask_magics(self.source)
+        result = rewrite_source(masked, imports=_imports(namespace), arrays=_arrays(namespace),
+                                only=only, operators=self.operators)  # fmt: skip
+        if not lines:
+            return result
+        return CellRewrite(self.source, _unmask(result.source, lines), result.sites)
 
     def verify(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any,
                policy: Any) -> CellEntry:  # fmt: skip
@@ -97,10 +104,11 @@ class FixRun:
     def _verify(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any,
                 policy: Any) -> RewriteEntry | None:  # fmt: skip
         try:
-            ast.parse(self.source)
+            ast.parse(_mask_magics(self.source)[0])
         except SyntaxError:
             return _refused(self.source, [], "the cell has IPython syntax (a magic or a "
                             "shell command): porter rewrites plain Python only")  # fmt: skip
+        self.operators = _mixed_operators(entry.calls)
         full = self._propose(namespace)
         if not full.sites:
             return None  # nothing porter could rewrite, nothing to say
@@ -197,6 +205,43 @@ class FixRun:
 
 
 # --- helpers --------------------------------------------------------------------------
+
+_MAGIC_MARK = "pass  # porter: IPython line {}"
+
+
+def _mask_magics(source: str) -> tuple[str, dict[str, str]]:
+    """The cell with each one-line magic and shell command (``%load_ext x``, ``!ls``)
+    replaced by a ``pass`` placeholder at its indentation, and the lines to put back."""
+    out, lines = [], {}
+    for number, line in enumerate(source.split("\n")):
+        body = line.lstrip()
+        if body.startswith(("%", "!")) and not body.startswith("%%"):
+            mark = _MAGIC_MARK.format(number)
+            lines[mark] = body
+            line = line[: len(line) - len(body)] + mark
+        out.append(line)
+    return "\n".join(out), lines
+
+
+def _unmask(source: str, lines: Mapping[str, str]) -> str:
+    out = []
+    for line in source.split("\n"):
+        body = line.lstrip()
+        out.append(line[: len(line) - len(body)] + lines[body] if body in lines else line)
+    return "\n".join(out)
+
+
+_MIXES = re.compile(r"\S+ mixes (\w+) and (\w+):")
+
+
+def _mixed_operators(calls: Any) -> dict:
+    """The operators of the original run that mixed kinds of dtype, with their dtypes."""
+    found = {}
+    for call in calls:
+        match = _MIXES.match(call.message or "")
+        if call.kind == "operator" and call.origin_cell is None and match:
+            found[(call.line, call.col, call.name)] = (match[1], match[2])
+    return found
 
 
 def _key(site: Any) -> _Key:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
+from porter_ext.fix.plan import build_plan
 from porter_ext.session import get_session
 from tests.fix.test_rewrite import FOO
 
@@ -39,8 +40,10 @@ def test_fix_rewrites_foo_and_verifies_it_on_the_original_and_every_requested_ba
     assert "xp = array_namespace(x)" in port.rewrite
     assert "r = xp.tanh(xp.sum(x * x, axis=1))" in port.rewrite
     assert "r = xp.maximum(r, -r)" in port.rewrite
+    # the bool times float the run saw is converted explicitly, as the standard needs
+    assert "return xp.astype(xp.max(x) > 0, xp.float32) * r" in port.rewrite
     assert [s.name for s in rewrite.sites if s.applied] == [
-        "Tensor.sum", "Tensor.tanh", "torch.max", "Tensor.max",
+        "Tensor.sum", "Tensor.tanh", "torch.max", "Tensor.__mul__", "Tensor.max",
     ]  # fmt: skip
     # the output shows the diff, in every front end
     bundle = port._repr_mimebundle_()
@@ -74,7 +77,13 @@ def test_a_rewrite_is_narrowed_to_the_sites_that_verify(shell):
 def test_nothing_to_rewrite_and_ipython_syntax(shell):
     port = _fix(shell, "y = x + 1\n", "--in-process")
     assert port.entry.rewrite is None and port.rewrite is None
-    port = _fix(shell, "%time y = x.sum(1)\n", "--in-process")
+    # a line magic stays as written, the lines around it are rewritten and verified
+    port = _fix(shell, "%time y = x.sum(1)\nz = x.sum(0)\n", "--in-process")
+    assert port.entry.rewrite.status == "verified", port.entry.rewrite.reason
+    assert port.rewrite.endswith(
+        "%time y = x.sum(1)\nxp = array_namespace(x)\nz = xp.sum(x, axis=0)\n"
+    )
+    port = _fix(shell, "%%time\ny = x.sum(1)\n", "--in-process")
     assert port.entry.rewrite.status == "refused"
     assert "IPython syntax" in port.entry.rewrite.reason
 
@@ -91,7 +100,11 @@ def test_fix_in_the_usage_and_without_it_no_rewrite(shell):
 def test_fix_in_worker_kernels_on_numpy_torch_jax_and_strict(shell):
     port = _fix(shell, FOO, "-b numpy,jax,strict")
     rewrite = port.entry.rewrite
-    assert rewrite.verified_on == ["torch", "numpy", "jax"]
-    # a bool times a float: array-api-strict does not promote it (needs you)
-    assert rewrite.status == "partial"
-    assert "not verified on strict: TypeError" in rewrite.reason
+    assert rewrite.status == "verified", rewrite.reason
+    assert rewrite.verified_on == ["torch", "numpy", "jax", "strict"]
+    # the original fails on every other backend; the rewrite runs on all of them
+    assert {r.backend: r.status for r in port.entry.replays if r.role == "target"} == {
+        "numpy": "error", "jax": "error", "strict": "error",
+    }  # fmt: skip
+    plan = [item for item in build_plan([port.entry]) if item.kind == "non_standard"]
+    assert plan and all(item.automatic for item in plan)

@@ -121,3 +121,19 @@ def test_an_existing_namespace_is_used_not_duplicated():
     result = rewrite_source(source, arrays={"x": "numpy"})
     assert result.source.count("array_namespace") == 2
     assert "return xp.mean(x, axis=0)" in result.source
+
+
+def test_an_operator_the_run_saw_mixing_bool_and_float_gets_an_explicit_astype():
+    source = "y = (x > 0) * r + r * (x < 1)\n"
+    operators = {(1, 4, "Tensor.__mul__"): ("bool", "float32"),
+                 (1, 18, "Tensor.__rmul__"): ("float32", "bool")}  # fmt: skip
+    result = rewrite_source(source, imports={}, arrays={"x": "torch"}, operators=operators)
+    assert result.source.endswith(
+        "y = xp.astype(x > 0, xp.float32) * r + r * xp.astype(x < 1, xp.float32)\n"
+    )
+    assert "xp = array_namespace(r)" in result.source
+    assert [s.name for s in result.applied] == ["Tensor.__mul__", "Tensor.__rmul__"]
+    # narrowed away, or not seen by a run: left as written
+    kept = rewrite_source(source, operators=operators, only=set())
+    assert kept.source == source and [s.reason[:8] for s in kept.sites] == ["left out"] * 2
+    assert rewrite_source(source).source == source

@@ -1,0 +1,105 @@
+"""``porter fix``: a whole notebook's cells under ``%%port --fix``, and the ported notebook.
+
+The notebook runs headless (as under ``porter run``) with every code cell a ``%%port
+--fix`` cell. In that run a verified rewrite's definitions are put in effect in the
+kernel (`porter_ext.session.fixing`), so each later cell is verified against the earlier
+cells as ported. The ported notebook is the original with each code cell whose rewrite
+verified (in whole, or narrowed to the sites that verify) replaced by the rewrite; every
+other cell, output-free, as it was.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["FixOutcome", "fix_sources", "ported_notebook"]
+
+#: the notebook metadata key of a notebook porter ported (what it may overwrite)
+PORTED_KEY = "porter"
+APPLIED = ("verified", "partial")
+
+
+@dataclass
+class FixOutcome:
+    """What became of each code cell: applied (with its status) or not, and why."""
+
+    applied: list[tuple[int, str, str]] = field(default_factory=list)  # index, status, note
+    refused: list[tuple[int, str]] = field(default_factory=list)  # index, reason
+    unchanged: int = 0
+
+    def lines(self) -> list[str]:
+        out = [
+            f"cell {i}: {status}{f' ({note})' if note else ''}" for i, status, note in self.applied
+        ]
+        out += [f"cell {i}: not rewritten: {reason}" for i, reason in self.refused]
+        return out
+
+
+def _with_fix(source: str, timeout: float | None) -> str:
+    """A code cell as it runs under ``porter fix``: a ``%%port`` cell keeps its options
+    and gains ``--fix``; any other becomes ``%%port --quiet --fix``."""
+    text = source.lstrip()
+    if text.startswith("%%port"):
+        first, _, body = text.partition("\n")
+        if "--fix" not in first.split():
+            first += " --fix"
+        return f"{first}\n{body}"
+    limit = f" --timeout {timeout:g}" if timeout is not None else ""
+    return f"%%port --quiet --fix{limit}\n{source}"
+
+
+def fix_sources(nb: Any, timeout: float | None = None) -> Any:
+    """A copy of ``nb`` whose code cells run under ``%%port --fix``."""
+    work = copy.deepcopy(nb)
+    for cell in work.cells:
+        if cell.cell_type == "code" and cell.source.strip():
+            cell.source = _with_fix(cell.source, timeout)
+    return work
+
+
+def ported_notebook(nb: Any, report: Any, origin: str) -> tuple[Any, FixOutcome]:
+    """The original notebook with the rewrites that verified applied, and what happened."""
+    ported = copy.deepcopy(nb)
+    rewrites = {
+        cell.index: cell.rewrite
+        for cell in report.cells
+        if cell.index is not None and cell.rewrite is not None
+    }
+    outcome = FixOutcome()
+    for index, cell in enumerate(ported.cells):
+        if cell.cell_type != "code":
+            continue
+        cell.outputs, cell.execution_count = [], None
+        rewrite = rewrites.get(index)
+        if rewrite is None:
+            outcome.unchanged += 1
+            continue
+        if rewrite.status not in APPLIED:
+            outcome.refused.append((index, rewrite.reason or rewrite.status))
+            continue
+        text = cell.source.lstrip()
+        if text.startswith("%%port"):
+            cell.source = text.partition("\n")[0] + "\n" + rewrite.source
+        else:
+            cell.source = rewrite.source
+        cell.source = cell.source.rstrip("\n")
+        applied = sum(1 for s in rewrite.sites if s.applied)
+        note = f"{applied} site(s), verified on {', '.join(rewrite.verified_on)}"
+        if rewrite.reason:
+            note += f"; {rewrite.reason}"
+        outcome.applied.append((index, rewrite.status, note))
+    ported.metadata[PORTED_KEY] = {"ported_from": origin}
+    return ported, outcome
+
+
+def is_ported_notebook(path: Any) -> bool:
+    """Whether ``path`` is a notebook ``porter fix`` wrote (so it may be replaced)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return PORTED_KEY in json.load(handle).get("metadata", {})
+    except (OSError, ValueError, AttributeError):
+        return False
