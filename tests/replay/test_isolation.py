@@ -209,3 +209,29 @@ def test_plots_of_replays_are_discarded(ip):  # nb_14
     assert any(
         "figure(s) of the replay discarded" in (r.reason or "") for r in replays(port).values()
     )
+
+
+def test_arrays_in_slots_and_attributes_move_to_the_backend(ip):
+    setup = ("import numpy as np\nfrom dataclasses import dataclass\nclass S:\n    __slots__ = ('w',)\n"
+             "@dataclass(frozen=True)\nclass F:\n    v: object\ns = S()\ns.w = np.ones(2)\n"
+             "f = F({'deep': [np.zeros(2)]})")  # fmt: skip
+    cell = "lib = type(s.w).__module__.split('.')[0]\ninner = type(f.v['deep'][0]).__module__.split('.')[0]\ny = s.w * 2"
+    port = same_as_plain(
+        ip, setup, cell, "-b numpy,torch --quiet", "(s.w.tolist(), type(f.v['deep'][0]).__name__)"
+    )
+    rows = {
+        r: {o.name: o.within_tolerance for o in replay.outputs}
+        for r, replay in replays(port).items()
+    }
+    assert rows["numpy"] == {"lib": True, "inner": True, "y": True}
+    # on torch the arrays held in __slots__ and in a frozen dataclass's dict became tensors
+    assert rows["torch"] == {"lib": False, "inner": False, "y": True}
+
+
+def test_torch_generators_travel_as_their_state(ip):
+    setup = "import torch\ng = torch.Generator().manual_seed(3)"
+    port = same_as_plain(ip, setup, "u = torch.rand(2, generator=g)", "-b torch --quiet",
+                         "torch.rand(3, generator=g).tolist()")  # fmt: skip
+    torch_replay = replays(port)["torch"]
+    assert torch_replay.status == "ok", (torch_replay.error, torch_replay.reason)
+    assert {o.name: o.within_tolerance for o in torch_replay.outputs} == {"u": True}
