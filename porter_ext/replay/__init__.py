@@ -1,8 +1,11 @@
 """Replaying a recorded cell on other backends and devices.
 
-`analyse` finds what a cell reads, writes and may modify in place; `build_namespace`
-converts its inputs to a target backend without touching the person's namespace;
-`replay_cell` / `replay_all` run it there, recorded like the original run.
+`analyse` finds what a cell reads, writes and may modify in place. Replays run in worker
+kernels (`workers`, `dispatch`): `capture` serialises the inputs before the original run
+(`transport`: shared memory for arrays, cloudpickle for the rest), and in the worker
+(`worker_side`, `placement`, `sandbox`, `rng`) they move to the backend and the cell runs
+recorded like the original. In-process (``--in-process``): `build_namespace` converts the
+inputs without touching the person's namespace and `replay_cell` / `replay_all` run it.
 """
 
 from porter_ext.replay.analysis import CellIO, analyse
