@@ -55,6 +55,25 @@ def _arg(check_one: Callable[..., Any], *args: Any) -> Callable[[str], Any]:
     return convert
 
 
+def _replay_arguments(parser: argparse.ArgumentParser, backends_help: str) -> None:
+    """-b/--backends and --timeout, as ``porter run`` and ``porter fix`` share them."""
+    parser.add_argument(
+        "-b",
+        "--backends",
+        type=_arg(check.backend_specs, "-b/--backends"),
+        default=[],
+        metavar="SPECS",
+        help=backends_help,
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_arg(check.seconds, "--timeout"),
+        default=600.0,
+        metavar="S",
+        help="seconds each cell's original run, and each of its replays, may take (default 600)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="porter", description="porter: port array code to the Python array API standard"
@@ -65,13 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         "run", help="execute a notebook with every cell recorded; write the report"
     )
     run.add_argument("notebook", metavar="NOTEBOOK")
-    run.add_argument(
-        "-b",
-        "--backends",
-        type=_arg(check.backend_specs, "-b/--backends"),
-        default=[],
-        metavar="SPECS",
-        help="replay every cell on these specs: LIB[:DEVICE],... (numpy, torch, jax, cupy, strict)",
+    _replay_arguments(
+        run, "replay every cell on these specs: LIB[:DEVICE],... (numpy, torch, jax, cupy, strict)"
     )
     run.add_argument(
         "-o", "--output", default=None, help="report path (default: NOTEBOOK.porter.FORMAT)"
@@ -82,13 +96,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="html, md or json (default: from the suffix of -o, else json)",
     )
     run.add_argument(
-        "--timeout",
-        type=_arg(check.seconds, "--timeout"),
-        default=600.0,
-        metavar="S",
-        help="seconds each cell's original run, and each of its replays, may take (default 600)",
-    )
-    run.add_argument(
         "--fail-on",
         type=_arg(check.fail_kinds, "--fail-on"),
         default=[],
@@ -97,29 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--force", action="store_true", help="replace an -o file porter did not write")
 
-    fix = sub.add_parser(
-        "fix", help="rewrite a notebook into the standard where replays verify it"
-    )
+    fix = sub.add_parser("fix", help="rewrite a notebook into the standard where replays verify it")
     fix.add_argument("notebook", metavar="NOTEBOOK")
     fix.add_argument("-o", "--output", required=True, metavar="PORTED", help="the ported notebook")
     fix.add_argument(
-        "-b",
-        "--backends",
-        type=_arg(check.backend_specs, "-b/--backends"),
-        default=[],
-        metavar="SPECS",
-        help="verify every rewrite on these specs too (besides the original backend)",
-    )
-    fix.add_argument(
         "--report", default=None, metavar="PATH", help="what was applied, refused and why"
     )
-    fix.add_argument(
-        "--timeout",
-        type=_arg(check.seconds, "--timeout"),
-        default=600.0,
-        metavar="S",
-        help="seconds each cell's original run, and each of its replays, may take (default 600)",
-    )
+    _replay_arguments(fix, "verify every rewrite on these specs too (the original backend always)")
     fix.add_argument("--force", action="store_true", help="replace files porter did not write")
 
     report = sub.add_parser("report", help="convert a JSON report to HTML or Markdown")
