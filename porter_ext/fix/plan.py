@@ -204,7 +204,9 @@ def _calls(cells: Sequence[Any], labels: dict[Any, str], calls: _Groups, device:
                     f"{call.name}: {_one_line(call.message, 120) or 'a usage outside the standard'}"
                 )
             covered = origin is None and (call.line, call.name) in done
-            groups.add((call.name, call.suggestion, call.status), title, _one_line(call.message) or None,
+            # one replacement, whatever the arguments it was spelled with at each site
+            fix_key = call.standard_name or call.suggestion
+            groups.add((call.name, fix_key, call.status), title, _one_line(call.message) or None,
                        site, position, covered)  # fmt: skip
 
 

@@ -26,6 +26,11 @@ def open_report(page, page_log: PageLog, path: Path, *, timeout: float = 30_000)
     return time.perf_counter() - start
 
 
+def open_tables(page, cell: str = "#cell-0") -> None:
+    """Open a cell's tables, folded under one summary line, as a reader does."""
+    page.locator(f"{cell} > details > summary").click()
+
+
 @pytest.fixture(scope="module")
 def hostile_report(tmp_path_factory) -> Path:
     return write_report(demo_report(EVIL), tmp_path_factory.mktemp("report") / "report.html")
@@ -38,6 +43,7 @@ def test_hostile_text_is_shown_as_text_and_never_runs(page, page_log, hostile_re
     assert page_log.errors == []
     assert page.locator('img[src="x"]').count() == 0
     assert page.locator("script").count() == 2  # the report's own: metadata and sorting
+    open_tables(page)
     text = page.locator("body").inner_text()
     for literal in (SCRIPT, IMG, "a|b", TICKS):
         assert literal in text, literal
@@ -55,6 +61,7 @@ def test_every_section_is_there(page, page_log, hostile_report):
     for selector in ("#summary", "#environment", "#cells", "#findings"):
         assert page.locator(selector).is_visible(), selector
     first = page.locator("#cell-0")
+    open_tables(page)
     for selector in ("table.calls", "table.numerics", "table.devices"):
         assert first.locator(selector).count() == 1, selector
     headings = first.locator("h4").all_inner_texts()
@@ -68,6 +75,7 @@ def test_every_section_is_there(page, page_log, hostile_report):
 
 def test_no_request_leaves_the_file(page, page_log, hostile_report):
     open_report(page, page_log, hostile_report)
+    open_tables(page)
     page.locator("#cell-0 table.numerics th").first.click()
     assert page_log.blocked == []
     assert page_log.requests, "the page itself should have been requested"
@@ -76,6 +84,7 @@ def test_no_request_leaves_the_file(page, page_log, hostile_report):
 
 def test_clicking_a_header_sorts_the_table(page, page_log, hostile_report):
     open_report(page, page_log, hostile_report)
+    open_tables(page)
     table = page.locator("#cell-0 table.numerics")
     header = table.locator("th", has_text="Max abs err")
     column = 5  # 1-based: output, backend, shape, dtype, max abs err
@@ -112,6 +121,7 @@ def test_a_500_cell_report_opens_in_seconds(page, page_log, tmp_path):
     written = time.perf_counter() - start
     loaded = open_report(page, page_log, path, timeout=30_000)
     assert page.locator("#cell-499").count() == 1
+    open_tables(page)
     page.locator("#cell-0 table.calls th").first.click()  # the script is live
     size = path.stat().st_size / 1e6
     print(f"\n500-cell report: {size:.1f} MB written in {written:.2f} s, loaded in {loaded:.2f} s")
@@ -123,3 +133,28 @@ def test_readme_screenshot_of_a_clean_report(page, page_log, tmp_path):
     height = min(page.evaluate("document.body.scrollHeight"), 2000)
     image = page.screenshot(full_page=True, clip={"x": 0, "y": 0, "width": 1280, "height": height})
     save_screenshot(image, "report-clean.png", docs_name="report.png")
+
+
+def test_the_port_plan_comes_first_and_its_links_open_the_cells_tables(page, page_log, tmp_path):
+    path = write_report(demo_report(extra_cells=3), tmp_path / "plan.html")
+    open_report(page, page_log, path)
+    plan = page.locator("#plan")
+    assert plan.is_visible()
+    top = page.evaluate(
+        "['plan', 'summary', 'cells'].map(id => document.getElementById(id)"
+        ".getBoundingClientRect().top)"
+    )
+    assert top == sorted(top)
+    items = plan.locator("ol.plan > li")
+    assert items.count() >= 1
+    assert (
+        "needs you" in items.first.inner_text() or "fixed automatically" in items.first.inner_text()
+    )
+    tables = page.locator("#cell-0 > details")
+    assert tables.evaluate("d => d.open") is False  # folded until asked for
+    assert not page.locator("#cell-0 table.calls").is_visible()
+    plan.locator('a[href="#cell-0"]').first.click()
+    assert tables.evaluate("d => d.open") is True
+    assert page.locator("#cell-0 table.calls").is_visible()
+    page.evaluate("window.scrollTo(0, 0)")
+    save_screenshot(page.screenshot(), "report-plan.png")

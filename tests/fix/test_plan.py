@@ -91,6 +91,13 @@ def test_calls_are_grouped_by_replacement_and_ranked_by_cells_not_by_call_counts
     assert [item.title.split(":")[0] for item in build_plan([lone, *two])] == [
         "Tensor.T", "Tensor.view",
     ]  # fmt: skip
+    # one replacement spelled with each site's own arguments is still one fix
+    sums = [CellEntry(i, i, f"s = a{i}.sum()\n", calls=[CallRecord(
+        1, 4, "ndarray.sum", "numpy", "method", "non_standard", "sum", f"xp.sum(a{i})")])
+        for i in range(3)]  # fmt: skip
+    (item,) = build_plan(sums)
+    assert item.cells == ["cell 0", "cell 1", "cell 2"]
+    assert item.title == "ndarray.sum → xp.sum(a0)"
     device = [item for item in plan if item.kind == "device"]
     assert {item.title for item in device} == {
         "Tensor.cuda → xp.asarray(w, device=dev)",

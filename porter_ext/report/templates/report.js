@@ -1,5 +1,5 @@
-// porter report: sort tables by clicking their headers; filter calls by status.
-// The report reads fine without this script; it only adds the two conveniences.
+// porter report: sort tables by clicking their headers; filter calls by status; open a
+// cell's tables when a link leads to it. The report reads fine without this script.
 (function () {
   "use strict";
   function key(cell) {
@@ -35,11 +35,23 @@
       if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); }
     });
   });
+  // a link to a cell (the port plan's) opens that cell's tables
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var cell = id && document.getElementById(id);
+    var tables = cell && cell.querySelector(":scope > details");
+    if (tables) tables.open = true;
+  }
+  window.addEventListener("hashchange", openTarget);
+  openTarget();
   var filter = document.getElementById("status-filter");
   if (filter) {
     filter.closest("p.filter").hidden = false;
     filter.addEventListener("change", function () {
       var want = filter.value;
+      if (want !== "all") {  // the rows asked for show: open the cells' folded tables
+        document.querySelectorAll(".cell > details").forEach(function (d) { d.open = true; });
+      }
       document.querySelectorAll("tr[data-s]").forEach(function (tr) {
         var s = tr.getAttribute("data-s");
         tr.hidden = !(want === "all" || (want === "findings" ? s !== "standard" : s === want));
