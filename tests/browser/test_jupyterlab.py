@@ -194,6 +194,12 @@ def test_the_port_cell_shows_the_widget(page, page_log, lab):
     assert "porter: 2 findings in 2 array calls" in output.inner_text()
     tabs = output.locator(".lm-TabBar-tabLabel").all_inner_texts()
     assert tabs == ["Calls", "Numerics", "Devices", "Side by side"]
+    # the cell's port plan opens the widget, above the tabs
+    plan = output.locator(".porter-plan")
+    assert plan.is_visible() and "Tensor.sum → xp.sum(x, axis=1)" in plan.inner_text()
+    tab_bar = output.locator(".lm-TabBar").first
+    assert plan.bounding_box()["y"] < tab_bar.bounding_box()["y"]
+    save_screenshot(widget.screenshot(), "widget-plan.png")
 
     # click the Tensor.sum row: its suggestion and its source line appear
     select = output.locator("select").first
