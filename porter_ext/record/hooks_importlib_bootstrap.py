@@ -26,6 +26,7 @@ import types
 from typing import Any
 
 from porter_ext.backends.registry import BY_TYPE
+from porter_ext.record.values import same_values as _same_values
 
 PRE_HOOK = "__porter_pre__"
 CALL_HOOK = "__porter_call__"
@@ -113,6 +114,7 @@ def _hooks() -> dict[str, types.FunctionType]:
     type_ = type
     id_ = id
     getattr_ = getattr
+    same_values = _same_values
     builtin_values = _BUILTIN_VALUES
 
     def counted(token, out):
@@ -176,7 +178,7 @@ def _hooks() -> dict[str, types.FunctionType]:
                     and (tuple(kwargs) == fast[3] if kwargs else not fast[3])
                     and (
                         fast[4] is None
-                        or rec.same_values(
+                        or same_values(
                             fast[4], None if receiver is missing else receiver, args, kwargs
                         )
                     )
@@ -198,9 +200,18 @@ def _hooks() -> dict[str, types.FunctionType]:
                     run = fast[6]
             except base:  # noqa: BLE001 (an odd argument: the careful path decides)
                 token = None
+        if token is None and fast is None:
+            # plain Python: known by its receiver's type or itself, else found now
+            t = type_(f)
+            if t is builtin_method or t is python_method:
+                receiver = type_(f.__self__)
+                if receivers.get(id_(receiver)) is receiver:
+                    return f(*args, **kwargs)
+            elif callables.get(id_(f)) is f:
+                return f(*args, **kwargs)
+            if rec.plain(site, f):
+                return f(*args, **kwargs)  # (its slot, if it has one, now filled)
         if token is None:
-            if fast is None and rec.plain(site, f):
-                return f(*args, **kwargs)  # plain Python (its slot now filled)
             token = rec.before(site, f, args, kwargs)  # strict mode raises here
             if token is None:
                 return f(*args, **kwargs)

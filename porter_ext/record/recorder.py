@@ -68,7 +68,6 @@ from porter_ext.record.values import (
     device_out,
     devices_in,
     read_into,
-    same_values,
     value_key,
     value_sig,
 )
@@ -292,14 +291,6 @@ class Recorder:
         out: list[str] = []
         read_into(values, out)
         return out
-
-    def same_values(self, sig: tuple, self_obj: Any, args: tuple, kwargs: dict) -> bool:
-        """Whether a value-dependent verdict made from ``sig`` holds for these values."""
-        try:
-            return same_values(sig, self_obj, args, kwargs)
-        except Exception as exc:  # porter's fault: the slow path decides
-            self._internal(exc)
-            return False
 
     def before(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> tuple | None:
         """Resolve, classify and remember a call; None for a call that is not recorded.

@@ -109,12 +109,11 @@ def value_sig(self_obj: Any, args: tuple, kwargs: dict) -> tuple:
     return (_sig(self_obj), tuple(_sig(a) for a in args), tuple(_sig(v) for v in kwargs.values()))
 
 
-def _same(sig: Any, v: Any) -> bool:
-    return sig.matches(v) if type(sig) is _ArraySig else sig is v
-
-
 def same_values(sig: tuple, self_obj: Any, args: tuple, kwargs: dict) -> bool:
-    if not _same(sig[0], None if self_obj is _NO_SELF else self_obj):
+    """Whether the values of a call are those a value-dependent verdict was made from
+    (the hook's fast path asks; ``self_obj`` is None for a function)."""
+    first = sig[0]
+    if first is not self_obj and (type(first) is not _ArraySig or not first.matches(self_obj)):
         return False
     for s, a in zip(sig[1], args, strict=True):
         if s is not a and (type(s) is not _ArraySig or not s.matches(a)):
