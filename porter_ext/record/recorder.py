@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from porter_ext.backends import HELPERS, LIBRARIES
 from porter_ext.guard import PorterInternalError, debug
 from porter_ext.record.classify import (
     Verdict,
@@ -41,27 +40,22 @@ from porter_ext.record.hooks_importlib_bootstrap import (
     UNARY,
     bind,
 )
+from porter_ext.record.kinds import _MAYBE, WRAPPERS, CallableKinds
+from porter_ext.record.kinds import methods as _methods
 from porter_ext.record.model import CallRecord
 from porter_ext.record.operators import REFLECTED, classify_index, classify_operation, operand_kind
 from porter_ext.record.resolve import (
-    HOST_BUILTINS,
     Callee,
     attribute_callee,
-    library_method_callee,
-    method_callee,
-    resolve_function,
-    ufunc_method_callee,
 )
 from porter_ext.record.runners import FILENAMES, compile_runner
 from porter_ext.record.strict import (
-    AcknowledgedFunction,
     NamespaceView,
     NonStandardError,
     RejectedFunction,
     StandardFunction,
     recorded_namespace,
 )
-from porter_ext.record.transformer import METHOD_SITE, NAME_SITE
 from porter_ext.record.values import NO_SELF as _NO_SELF
 from porter_ext.record.values import (
     backend_of,
@@ -73,24 +67,15 @@ from porter_ext.record.values import (
 )
 from porter_ext.spec.standard import DEFAULT_VERSION, standard
 
-_BUILTIN_METHOD = types.BuiltinMethodType
-_METHOD = types.MethodType
 _MODULE = types.ModuleType
 _MISSING = object()
 _NAMESPACE_CALLS = frozenset({"array_namespace", "__array_namespace__"})
 _STRICT_RAISES = frozenset({"non_standard", "non_standard_usage", "device_specific"})
-_WRAPPERS = (AcknowledgedFunction, StandardFunction, RejectedFunction)
 _CACHE_LIMIT = 20_000
-_ARRAY_LIBRARIES = frozenset(LIBRARIES)
-#: callees the standard judges: array libraries' and array-api-compat's helpers
-_CHECKED = _ARRAY_LIBRARIES | {HELPERS}
-_PLAIN, _ARRAY, _MAYBE = 0, 1, 2
 
 #: (standard version, callee, nargs, keyword names) → Verdict, for verdicts that depend
 #: only on the callee and the shape of the call (callees are library facts)
 _shared_verdicts: dict[tuple, Verdict] = {}
-#: (array type, method name) → Callee (array types belong to libraries)
-_methods: dict[tuple[type, str], Callee | None] = {}
 _aliases: dict[tuple[Callee, str], Callee] = {}
 _attributes: dict[tuple[type, str], Callee | None] = {}
 _operators: dict[tuple[str, str, str], Callee] = {}
@@ -107,7 +92,7 @@ def clear_caches() -> None:
     resolve.clear_caches()
 
 
-class Recorder:
+class Recorder(CallableKinds):
     """Records the array calls of one cell run. Use `activate` around the run."""
 
     def __init__(
@@ -191,101 +176,6 @@ class Recorder:
             SLOTS[slot] = value
             self._filled.append(slot)
 
-    # -- what a callable is ------------------------------------------------------------
-    def _kind(self, f: Any) -> tuple:
-        """(kind, callee, self object, forced status) of a callable, cached per cell."""
-        t = type(f)
-        if t is _BUILTIN_METHOD or t is _METHOD:
-            s = f.__self__
-            if s is not None and not isinstance(s, _MODULE):
-                st = type(s)
-                key = (st, f.__name__)
-                try:
-                    hit = self._method_kinds.get(key)
-                except Exception:  # noqa: BLE001 (the person's type cannot be hashed)
-                    hit, key = None, None
-                if hit is None:
-                    hit = self._method_kind(s, f)
-                    if key is not None:
-                        self._method_kinds[key] = hit
-                # hit[2]: whether the receiver is the call's array (not kept in the cache)
-                return (hit[0], hit[1], s if hit[2] else None, hit[3])
-        elif t in _WRAPPERS:
-            kind, callee, s, _ = self._kind(f.__wrapped__)
-            forced = "acknowledged" if t is AcknowledgedFunction else None
-            return (_ARRAY if callee is not None else kind, callee, s, forced)
-        hit = self._callables.get(id(f))
-        if hit is not None and hit[0] is f:
-            return hit[1]
-        if f is float or f is int or f is bool or f is complex:
-            kind = (
-                _MAYBE,
-                Callee("builtins", "function", HOST_BUILTINS[f], HOST_BUILTINS[f]),
-                None,
-                "host_sync",
-            )
-        else:
-            callee = resolve_function(f)
-            if callee is None:
-                kind = (_PLAIN, None, None, None)
-            elif callee.library in _CHECKED or callee.kind == "transformation":
-                kind = (_ARRAY, callee, None, None)
-            else:
-                kind = (_MAYBE, callee, None, None)
-        if len(self._callables) > _CACHE_LIMIT:
-            self._callables.clear()
-        self._callables[id(f)] = (f, kind)
-        return kind
-
-    def _method_kind(self, s: Any, f: Any) -> tuple:
-        backend = backend_of(s)
-        if backend is not None:
-            key = (type(s), f.__name__)
-            callee = _methods.get(key, _MISSING)
-            if callee is _MISSING:
-                callee = _methods[key] = method_callee(s, f)
-            return (
-                (_ARRAY, callee, True, None) if callee is not None else (_PLAIN, None, None, None)
-            )
-        owner = resolve_function(s) if callable(s) and not isinstance(s, type) else None
-        if owner is not None and owner.library in _ARRAY_LIBRARIES:
-            return (_ARRAY, ufunc_method_callee(owner, f), None, None)
-        callee = library_method_callee(s, f)
-        if callee is not None:
-            return (_MAYBE, callee, None, None)
-        return (_PLAIN, None, None, None)
-
-    def plain(self, site: tuple, f: Any) -> bool:
-        """Whether ``f`` at ``site`` is plain Python (then remembered in the site's slot,
-        so that its next calls skip the hook)."""
-        try:
-            kind, callee, self_obj, forced = self._kind(f)
-            if kind == _ARRAY and forced is None:
-                if self_obj is not None:  # a method of an array: by the array's type
-                    ARRAY_RECEIVERS[id(type(self_obj))] = type(self_obj)
-                elif type(f) is not _METHOD and type(f) is not _BUILTIN_METHOD:
-                    ARRAY_CALLABLES[id(f)] = f
-            if kind != _PLAIN:
-                return False
-            shape = site[5]
-            if type(f) is _METHOD or type(f) is _BUILTIN_METHOD:
-                s = f.__self__
-                # a receiver whose every method is plain Python: not a module (whose
-                # functions differ), nor a callable (np.add.reduce is a ufunc's method)
-                if s is not None and not isinstance(s, _MODULE | type) and not callable(s):
-                    self.plain_receivers[id(type(s))] = type(s)
-                    if shape == METHOD_SITE:
-                        self._fill(site[4], type(s))
-                    return True
-            else:
-                self.plain_callables[id(f)] = f
-            if shape == NAME_SITE:
-                self._fill(site[4], f)
-        except Exception as exc:  # porter's fault: the call goes on unrecorded
-            self._internal(exc)
-        return True
-
-    # -- array calls -------------------------------------------------------------------
     def devices(self, values: Any) -> list[str]:
         """The devices of the arrays among ``values`` (the hook's fast path asks)."""
         out: list[str] = []
@@ -312,7 +202,7 @@ class Recorder:
                 and spelled is not None
                 and not callee.name.endswith(spelled)
             ):
-                callee = _alias(callee, spelled, f.__wrapped__ if type(f) in _WRAPPERS else f)
+                callee = _alias(callee, spelled, f.__wrapped__ if type(f) in WRAPPERS else f)
             verdict, shared = self._verdict(site, callee, args, kwargs, self_obj, forced)
             bucket = self._bucket(site, callee, verdict, tuple(kwargs))
             token = (bucket, devices_in(args, kwargs, _NO_SELF if self_obj is None else self_obj),

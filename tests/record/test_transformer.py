@@ -63,3 +63,29 @@ def test_a_rerun_of_the_same_source_reuses_the_rewrite_under_its_own_label_and_f
         ]
         assert ns["g"].__code__.co_filename == f"<porter-cell-{cell}>"
         assert run.error.line == 4 and run.error.type == "ZeroDivisionError"
+
+
+def test_python_semantics_are_kept():
+    source = (
+        "it = iter([1, 2, 3])\n"
+        "first = abs(next(it))\n"
+        "class A:\n    def f(self):\n        return __class__.__name__\n"
+        "class B(A):\n    def f(self):\n        return super().f() + '!'\n"
+        "def gen(n):\n    for i in range(n):\n        yield np.float64(i) * 2\n"
+        "g = list(gen(3))\n"
+        "match g:\n    case [0.0, x, *rest]:\n        m = x\n"
+        "x = np.arange(3)\n"
+        "x[1] = 5\n"
+        "y = x[-1:]\n"
+        "s = 0\n"
+        "s += x[1]\n"
+        "t = [1, 2]\n"
+        "t += [3]\n"
+    )
+    ns = {"np": np}
+    run = run_recorded(source, ns)
+    assert run.exception is None, run.exception
+    assert ns["first"] == 1 and next(ns["it"]) == 2  # next(it) ran once
+    assert ns["B"]().f() == "A!" and ns["m"] == 2.0
+    assert ns["x"].tolist() == [0, 5, 2] and ns["y"].tolist() == [2]
+    assert ns["s"] == 5 and ns["t"] == [1, 2, 3]
