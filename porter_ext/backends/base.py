@@ -160,6 +160,9 @@ class Backend(ABC):
     transformations: frozenset[str] = frozenset()
     #: whether its arrays take slices with a negative step (``x[::-1]``)
     negative_step_slices: bool = True
+    #: the device of every array of this library when it has only one (NumPy's ``cpu``):
+    #: the recorder's hot path reads it instead of calling `device_of`
+    fixed_device: str | None = None
 
     def lib(self) -> ModuleType:
         """The imported library; BackendUnavailable with the reason when it is not there."""

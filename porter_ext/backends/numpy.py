@@ -21,6 +21,7 @@ class NumpyBackend(Backend):
     roots = ("numpy",)
     qualname_prefix = "numpy"
     array_type_name = "ndarray"
+    fixed_device = "cpu"
     namespaces = (
         Namespace("numpy"),
         Namespace("numpy.linalg", "linalg."),

@@ -125,7 +125,7 @@ def _hooks() -> dict[str, types.FunctionType]:
             return False
         if backend is None or backend is missing:
             return False
-        key = (token[1], backend.device_of(out))
+        key = (token[1], backend.fixed_device or backend.device_of(out))
         bucket = token[0]
         bucket[key] = bucket.get(key, 0) + 1
         return True
@@ -185,7 +185,9 @@ def _hooks() -> dict[str, types.FunctionType]:
                 ):
                     din = []
                     if receiver is not missing:
-                        din.append(by_type(fast[0]).device_of(receiver))
+                        din.append(
+                            by_type(fast[0]).fixed_device or by_type(fast[0]).device_of(receiver)
+                        )
                     for values in (args, kwargs.values()) if kwargs else (args,):
                         for a in values:
                             backend = by_type(type_(a), missing)
@@ -195,7 +197,7 @@ def _hooks() -> dict[str, types.FunctionType]:
                             elif backend is missing:
                                 din.extend(rec.devices((a,)))
                             else:
-                                din.append(backend.device_of(a))
+                                din.append(backend.fixed_device or backend.device_of(a))
                     token = (fast[5], tuple(din), None, site)
                     run = fast[6]
             except base:  # noqa: BLE001 (an odd argument: the careful path decides)
@@ -227,7 +229,7 @@ def _hooks() -> dict[str, types.FunctionType]:
             except base:  # noqa: BLE001 (an odd output: the recorder reads it carefully)
                 backend = None
             if backend is not None and backend is not missing:
-                key = (token[1], backend.device_of(out))
+                key = (token[1], backend.fixed_device or backend.device_of(out))
                 bucket = token[0]
                 bucket[key] = bucket.get(key, 0) + 1
                 return out
@@ -267,10 +269,10 @@ def _hooks() -> dict[str, types.FunctionType]:
                     din = []
                     backend = by_type(key[0])
                     if backend is not None:
-                        din.append(backend.device_of(a))
+                        din.append(backend.fixed_device or backend.device_of(a))
                     backend = by_type(key[1], None) if b is not unary else None
                     if backend is not None:
-                        din.append(backend.device_of(b))
+                        din.append(backend.fixed_device or backend.device_of(b))
                     token = (fast[1], tuple(din), None, site)
                     run = fast[2]
             except base:  # noqa: BLE001 (an odd operand: the careful path decides)
