@@ -193,7 +193,7 @@ def _hooks() -> dict[str, types.FunctionType]:
                             backend = by_type(type_(a), missing)
                             if backend is None:
                                 if type_(a) is list or type_(a) is tuple:
-                                    din.extend(rec.devices(a[:16]))
+                                    din.extend(rec.devices((a,)))
                             elif backend is missing:
                                 din.extend(rec.devices((a,)))
                             else:

@@ -272,3 +272,14 @@ def test_method_calls_in_a_loop_merge_with_their_receivers_device():
     [call] = [c for c in run.calls if c.name == "Tensor.exp"]
     assert call.count == 5
     assert call.devices_in == ["cpu"] and call.device_out == "cpu"
+
+
+def test_one_site_reads_devices_the_same_way_on_every_path():
+    # the first call takes the careful path, the next ones the hook's fast path: one record
+    nested = [[torch.ones(2)]]
+    run = record("for _ in range(3):\n    y = torch.cat(L, 0)\n", L=[torch.ones(2)], torch=torch)
+    [call] = [c for c in run.calls if c.name == "torch.cat"]
+    assert call.count == 3 and call.devices_in == ["cpu"]
+    run = record("for _ in range(3):\n    y = np.add(L, L)\n", L=nested, np=np)
+    [call] = [c for c in run.calls if c.name == "numpy.add"]
+    assert call.count == 3 and call.devices_in == []  # items of items are not read
