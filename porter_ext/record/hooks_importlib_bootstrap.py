@@ -34,12 +34,13 @@ OP_HOOK = "__porter_op__"
 GETITEM_HOOK = "__porter_getitem__"
 SETITEM_HOOK = "__porter_setitem__"
 IOP_HOOK = "__porter_iop__"
+AUGITEM_HOOK = "__porter_augitem__"
 ATTR_HOOK = "__porter_attr__"
 SLOTS_NAME = "__porter_slots__"
 TYPE_NAME = "__porter_type__"
 SLICE_NAME = "__porter_slice__"
 HOOK_NAMES = (
-    PRE_HOOK, CALL_HOOK, OP_HOOK, GETITEM_HOOK, SETITEM_HOOK, IOP_HOOK, ATTR_HOOK, SLOTS_NAME,
+    PRE_HOOK, CALL_HOOK, OP_HOOK, AUGITEM_HOOK, GETITEM_HOOK, SETITEM_HOOK, IOP_HOOK, ATTR_HOOK, SLOTS_NAME,
     TYPE_NAME, SLICE_NAME,
 )  # fmt: skip
 
@@ -293,6 +294,22 @@ def _hooks() -> dict[str, types.FunctionType]:
         __tracebackhide__ = True  # noqa: F841
         return op(site, name, a, b)
 
+    def augitem(site, name, x, key, value, op=None, getitem=None, setitem=None):
+        """``x[key] op= value``: the read, the in-place operator and the write, each
+        recorded as itself (``op``, ``getitem``, ``setitem``: this namespace's hooks)."""
+        __tracebackhide__ = True  # noqa: F841
+        rec = state.active
+        if rec is not None and rec.thread == ident():
+            if rec.operation(site, "__getitem__", x, key) is None:  # plain: slot filled
+                x[key] = ops[name](x[key], value)
+                return
+            cell, line, col = site[0], site[1], site[2]
+            item = getitem((cell, line, col, "__getitem__", ()), x, key)
+            item = op((cell, line, col, name, ()), name, item, value)
+            setitem((cell, line, col, "__setitem__", ()), item, x, key)
+            return
+        x[key] = ops[name](x[key], value)
+
     def getitem(site, x, key):
         __tracebackhide__ = True  # noqa: F841
         try:  # operands read once (no slots to fill): settled here
@@ -365,6 +382,7 @@ def _hooks() -> dict[str, types.FunctionType]:
         OP_HOOK: op,
         IOP_HOOK: iop,
         GETITEM_HOOK: getitem,
+        AUGITEM_HOOK: augitem,
         SETITEM_HOOK: setitem,
         ATTR_HOOK: attr,
     }
@@ -400,17 +418,20 @@ def bind(namespace: dict) -> None:
     if namespace.get(SLOTS_NAME) is SLOTS and PRE_HOOK in namespace:
         return
     bound: dict[str, types.FunctionType] = {}
-    for name in (CALL_HOOK, OP_HOOK, GETITEM_HOOK, SETITEM_HOOK, ATTR_HOOK, PRE_HOOK, IOP_HOOK):
+    order = (CALL_HOOK, OP_HOOK, GETITEM_HOOK, SETITEM_HOOK, ATTR_HOOK, PRE_HOOK, IOP_HOOK)
+    for name in (*order, AUGITEM_HOOK):
         proto = _PROTOTYPES[name]
         defaults = proto.__defaults__
         if name == PRE_HOOK:  # the wrapper it hands out is this namespace's call hook
             defaults = (bound[CALL_HOOK],)
         elif name == IOP_HOOK:
             defaults = (bound[OP_HOOK],)
+        elif name == AUGITEM_HOOK:
+            defaults = (bound[OP_HOOK], bound[GETITEM_HOOK], bound[SETITEM_HOOK])
         bound[name] = types.FunctionType(
             proto.__code__, namespace, proto.__name__, defaults, proto.__closure__
         )
-    for name in (PRE_HOOK, CALL_HOOK, OP_HOOK, IOP_HOOK, GETITEM_HOOK, SETITEM_HOOK, ATTR_HOOK):
+    for name in (*order, AUGITEM_HOOK):
         namespace[name] = bound[name]
     namespace[SLOTS_NAME] = SLOTS
     namespace[TYPE_NAME] = type

@@ -28,6 +28,7 @@ import ast
 
 from porter_ext.record.hooks_importlib_bootstrap import (
     ATTR_HOOK,
+    AUGITEM_HOOK,
     CALL_HOOK,
     GETITEM_HOOK,
     IOP_HOOK,
@@ -400,12 +401,26 @@ class CallSiteTransformer(ast.NodeTransformer):
         return new
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        target = node.target
+        item = (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and not self._is_plain(target.value)
+            and _simple_index(target.slice)
+        )
         self.generic_visit(node)
         name = _BINOPS.get(type(node.op))
-        target = node.target
         if name is None:
             return node
         iname = "__i" + name[2:]
+        if item:
+            # x[i] += v: its read, in-place operator and write, recorded by one hook (which
+            # evaluates v before reading x[i], where Python reads x[i] first)
+            site, slots = self._op_site(node, iname, [target.value])
+            args = [site, ast.Constant(iname), _copy(target.value), _as_value(_copy(target.slice))]
+            hooked = ast.Expr(_hook(AUGITEM_HOOK, [*args, _copy(node.value)]))
+            new = ast.If(_guard(_plain_types([target.value], slots)), [node], [hooked])
+            return _fix_keep(new, node)
         if isinstance(target, ast.Name):
             load = ast.Name(target.id, ast.Load())
             checked = [load, node.value] if isinstance(node.value, ast.Name) else [load]

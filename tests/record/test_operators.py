@@ -210,3 +210,19 @@ def test_names_the_cell_binds_to_python_values_skip_the_hooks_but_nothing_is_mis
     assert one(lines, 7, "ndarray.__mul__").count == 3
     rebound = run_recorded("x = []\nfor i in range(2):\n    x = x + [i]\n", {})
     assert rebound.exception is None  # x = x + [i] is not a literal: x is checked, plainly
+
+
+def test_in_place_item_updates_record_their_read_operator_and_write():
+    run, lines = calls_at(
+        "x = np.zeros(4)\nx[[0, 0]] += 1\nfor i in range(3):\n    x[i] += i\nd = {'a': 1}\nd['a'] += 1\n"
+    )
+    plain = np.zeros(4)
+    plain[[0, 0]] += 1
+    for i in range(3):
+        plain[i] += i
+    np.testing.assert_array_equal(run.value, plain)  # the same semantics as Python's
+    names = [(c.line, c.name, c.status) for c in run.calls]
+    assert (2, "ndarray.__setitem__", "non_standard_usage") in names
+    assert (2, "ndarray.__iadd__", "standard") in names
+    assert one(lines, 4, "ndarray.__getitem__").count == 3
+    assert 6 not in lines  # a dict's item: plain Python
