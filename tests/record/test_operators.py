@@ -214,7 +214,7 @@ def test_names_the_cell_binds_to_python_values_skip_the_hooks_but_nothing_is_mis
 
 def test_in_place_item_updates_record_their_read_operator_and_write():
     run, lines = calls_at(
-        "x = np.zeros(4)\nx[[0, 0]] += 1\nfor i in range(3):\n    x[i] += i\nd = {'a': 1}\nd['a'] += 1\n"
+        "x = np.zeros(4)\nx[[0, 0]] += 1\nfor i in range(3):\n    x[i] += i\nd = {'a': 1}\nd['a'] += 1\nx\n"
     )
     plain = np.zeros(4)
     plain[[0, 0]] += 1
