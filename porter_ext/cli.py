@@ -275,7 +275,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     from porter_ext.session.notebook_fix import fix_sources, is_ported_notebook, ported_notebook
 
     source = check.input_file(args.notebook, "NOTEBOOK")
-    out = check.output_path(args.output, "-o", source=source)
+    out = check.notebook_output(args.output, "-o", source=source)
     if out.is_file() and not args.force and not is_ported_notebook(out):
         raise CliError(f"{out} exists and is not a notebook porter ported; pass --force")
     report_path, fmt = None, "json"

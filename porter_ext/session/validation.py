@@ -32,6 +32,7 @@ __all__ = [
     "fail_kinds",
     "input_file",
     "input_path",
+    "notebook_output",
     "output_path",
     "report_output",
     "seconds",
@@ -203,6 +204,17 @@ def output_path(text: Any, option: str = "-o", *, source: Any = None) -> Path:
         raise OptionError(f"{option} {path}: not a regular file")
     if source is not None and same_file(path, source):
         raise OptionError(f"{option} {path} is the input itself; choose another output path")
+    return path
+
+
+def notebook_output(text: Any, option: str = "-o", *, source: Any = None) -> Path:
+    """Where a notebook porter writes goes: an `output_path` whose name ends in .ipynb,
+    so that nothing opens it as something else."""
+    path = output_path(text, option, source=source)
+    if path.suffix.lower() != ".ipynb":
+        raise OptionError(
+            f"{option} {path}: a notebook is written as .ipynb, not {path.suffix or 'no suffix'!r}"
+        )
     return path
 
 
