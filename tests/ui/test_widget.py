@@ -92,7 +92,9 @@ def entry() -> CellEntry:
 
 def test_children_and_tab_titles(entry):
     w = CellWidget(entry)
-    assert w.children == (w.header, w.tabs)
+    # the port plan between the header and the tabs (no rewrite: nothing shown for it)
+    assert w.children == (w.header, w.plan, w.tabs)
+    assert "Port plan" in w.plan.value and w.rewrite.value == ""
     assert tuple(w.tabs.titles) == TAB_TITLES == ("Calls", "Numerics", "Devices", "Side by side")
     assert len(w.tabs.children) == 4
     assert "porter: 3 findings in 5 array calls" in w.header.value
