@@ -39,6 +39,7 @@ from tests.ui.entries import (  # noqa: E402
 #: what porter's own markup uses; anything else in an HTML value came from person text
 ALLOWED_TAGS = {"b", "br", "code", "p", "pre", "small", "span", "table", "tbody", "td"}
 ALLOWED_TAGS |= {"th", "thead", "tr", "div", "h4"}  # div, h4: the text/html fallback
+ALLOWED_TAGS |= {"ol", "ul", "li"}  # the port plan; the sites a rewrite left out
 
 
 class _Tags(HTMLParser):
