@@ -110,3 +110,12 @@ def test_fix_in_worker_kernels_on_numpy_torch_jax_and_strict(shell):
     }  # fmt: skip
     plan = [item for item in build_plan([port.entry]) if item.kind == "non_standard"]
     assert plan and all(item.automatic for item in plan)
+
+
+def test_apply_offers_the_rewrite_as_the_cells_next_input(shell):
+    port = _fix(shell, "y = x.sum(1)\n", "--in-process --no-replay")
+    shell.rl_next_input = None
+    assert port.apply("%%port -b numpy") is True
+    assert shell.rl_next_input == f"%%port -b numpy\n{port.rewrite}"
+    refused = _fix(shell, "y = x\nx.add_(1)\nz = y * 2\n", "--in-process")
+    assert refused.apply() is False
