@@ -49,7 +49,7 @@ def test_fix_applies_the_verified_rewrite_and_reports_what_it_refused(fixed):
     assert (
         "porter: cell 3: verified (5 site(s), verified on torch, numpy, jax, strict)" in done.stdout
     )
-    assert "porter: cell 1: not rewritten: refused: it does not run on torch" in done.stdout
+    assert "porter: cell 1: not rewritten: it does not run on torch" in done.stdout
     assert nb.metadata["porter"] == {"ported_from": EXAMPLE.name}
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
     # the plan opens the summary on stderr, the fixes it made marked automatic

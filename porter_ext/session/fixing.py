@@ -117,6 +117,9 @@ class FixRun:
         if run.exception is not None:
             return _refused(self.source, full.sites, "the original run raised "
                             f"{type(run.exception).__name__}: there is nothing to verify against")  # fmt: skip
+        if not entry.calls:
+            return _refused(self.source, full.sites, "nothing it defines ran in this cell, so "
+                            "no replay can verify it: call it in the cell")  # fmt: skip
         specs = self._specs(run)
         if not specs:
             return _refused(self.source, full.sites, "the cell touched no array library: "
@@ -130,7 +133,7 @@ class FixRun:
             best = self._narrow(full, best, specs, namespace, run, settings, policy, baseline)
         if best is None or not best.accepted:
             why = self.rounds[0].why if self.rounds else "it did not verify"
-            return _refused(self.source, full.sites, f"refused: {why}")
+            return _refused(self.source, full.sites, why)
         final = self._propose(namespace, best.keys)
         return _entry(final, best, specs, self.rounds)
 

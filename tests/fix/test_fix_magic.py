@@ -61,7 +61,7 @@ def test_a_rewrite_that_changes_results_is_refused_with_the_reason(shell):
     port = _fix(shell, "y = x\nx.add_(1)\nz = y * 2\n", "--in-process")
     rewrite = port.entry.rewrite
     assert rewrite.status == "refused"
-    assert rewrite.reason.startswith("refused: it changes the result on torch")
+    assert rewrite.reason.startswith("it changes the result on torch")
     assert port.rewrite is None and rewrite.source == "y = x\nx.add_(1)\nz = y * 2\n"
     assert [s.applied for s in rewrite.sites] == [False]
 
@@ -119,3 +119,9 @@ def test_apply_offers_the_rewrite_as_the_cells_next_input(shell):
     assert shell.rl_next_input == f"%%port -b numpy\n{port.rewrite}"
     refused = _fix(shell, "y = x\nx.add_(1)\nz = y * 2\n", "--in-process")
     assert refused.apply() is False
+
+
+def test_a_definition_that_nothing_calls_is_refused_with_the_reason(shell):
+    port = _fix(shell, "def f(x):\n    return x.sum(1)\n", "--in-process -b numpy")
+    assert port.entry.rewrite.status == "refused"
+    assert port.entry.rewrite.reason.startswith("nothing it defines ran in this cell")
