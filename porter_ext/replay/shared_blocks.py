@@ -5,13 +5,15 @@ a block kept from an earlier cell has its pages already, so capturing inputs int
 plain memory copy, and a worker that keeps the block mapped reads it without faults. The
 sender keeps a few free blocks (bounded in bytes) and unlinks the rest; a worker keeps
 its most recent mappings. Blocks are unlinked by the process that made them, at the
-latest when it exits.
+latest when it exits; a block's name carries the process that is to unlink it, so that
+blocks of a process that was killed are swept by the next one.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import secrets
 import threading
 from multiprocessing import resource_tracker, shared_memory
@@ -20,6 +22,7 @@ from multiprocessing import resource_tracker, shared_memory
 KEPT_BYTES = 1 << 30
 #: mappings a receiver keeps open
 KEPT_MAPPINGS = 4
+_SHM = "/dev/shm"
 
 _lock = threading.Lock()
 _free: list[shared_memory.SharedMemory] = []
@@ -35,25 +38,58 @@ def _untracked(block: shared_memory.SharedMemory) -> shared_memory.SharedMemory:
     return block
 
 
+def _name(owner: int) -> str:
+    """A block's name says which process is to unlink it (see `_sweep`)."""
+    return f"porter_{owner}_{secrets.token_hex(6)}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+_swept = False
+
+
+def _sweep() -> None:
+    """Unlink the blocks of porter processes that ended without doing it (killed)."""
+    global _swept
+    if _swept or not os.path.isdir(_SHM):
+        return
+    _swept = True
+    for name in os.listdir(_SHM):
+        parts = name.split("_")
+        ours = len(parts) == 3 and parts[0] == "porter" and parts[1].isdigit()
+        if ours and not _alive(int(parts[1])):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(_SHM, name))
+
+
 def take(size: int) -> shared_memory.SharedMemory:
     """A block of at least ``size`` bytes: a kept one that fits, else a new one."""
     size = max(size, 1)
+    _sweep()
     with _lock:
         fits = [b for b in _free if size <= b.size <= 2 * size + (1 << 20)]
         if fits:
             block = min(fits, key=lambda b: b.size)
             _free.remove(block)
             return block
-    name = f"porter_{secrets.token_hex(6)}"
-    block = _untracked(shared_memory.SharedMemory(name=name, create=True, size=size))
+    block = _untracked(shared_memory.SharedMemory(name=_name(os.getpid()), create=True, size=size))
     with _lock:
         _mine[block.name] = block
     return block
 
 
 def fresh(size: int) -> shared_memory.SharedMemory:
-    """A new block whose receiver unlinks it once read (a replay's outputs)."""
-    name = f"porter_{secrets.token_hex(6)}"
+    """A new block whose receiver, this process's parent, unlinks it once read (a
+    replay's outputs)."""
+    name = _name(os.getppid())
     return _untracked(shared_memory.SharedMemory(name=name, create=True, size=max(size, 1)))
 
 

@@ -292,3 +292,21 @@ def test_port_on_frees_the_inputs_of_cells_it_does_not_replay(ip):
     finally:
         run(ip, "%port off")
         run(ip, "%port backends none")
+
+
+def test_blocks_of_a_killed_process_are_swept():
+    import subprocess
+    import sys
+    from multiprocessing import shared_memory
+
+    from porter_ext.replay import shared_blocks
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    left = shared_memory.SharedMemory(name=f"porter_{dead}_abcdef012345", create=True, size=64)
+    left.close()
+    shared_blocks._swept = False  # as in a fresh process
+    block = shared_blocks.take(64)
+    shared_blocks.give_back(block)
+    assert not os.path.exists(f"/dev/shm/porter_{dead}_abcdef012345")
+    assert os.path.exists(f"/dev/shm/{block.name}")  # a live process's block stays
