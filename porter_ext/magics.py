@@ -13,10 +13,12 @@ from IPython.display import display
 from porter_ext.session import PortOptions, drop_session, get_session
 from porter_ext.session import validation as check
 from porter_ext.session.validation import OptionError
+from porter_ext.spec.standard import VERSIONS
 
 LINE_USAGE = """\
 %port on | off | status | clear
 %port backends SPECS          (comma-separated LIB[:DEVICE]; "none" to stop replaying)
+%port version V               (the array API standard version checked against)
 %port report [-o PATH] [--format html|md|json] [--force]"""
 
 
@@ -64,6 +66,7 @@ def _port_options(magic: Any, line: str) -> PortOptions:
         in_process=args.in_process,
         no_control=args.no_control,
         fix=args.fix,
+        version=_checked(check.choice, args.version, "--version", VERSIONS),
     )
 
 
@@ -102,6 +105,11 @@ class PortMagics(Magics):
     )
     @argument(
         "--quiet", action="store_true", help="record and keep the result in _port, show nothing"
+    )
+    @argument(
+        "--version",
+        default=None,
+        help=f"the array API standard version to check against ({', '.join(VERSIONS)})",
     )
     @argument(
         "--fix",
@@ -178,6 +186,11 @@ class PortMagics(Magics):
             )
             shown = ", ".join(str(s) for s in session.config.backends) or "none"
             print(f"porter: replaying recorded cells on: {shown}")
+        elif command == "version":
+            if len(rest) != 1:
+                raise UsageError(f"%port version takes one version\nusage:\n{LINE_USAGE}")
+            session.config.version = _checked(check.choice, rest[0], "version", VERSIONS)
+            print(f"porter: checking against the array API standard {session.config.version}")
         elif command == "report":
             args = _report_parser().parse_args(rest)
             return self._report(args.output, args.format, args.force)

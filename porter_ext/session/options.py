@@ -23,6 +23,8 @@ class PortOptions:
     policy: str | None = None
     #: seconds each replay may run
     timeout: float | None = None
+    #: the standard version this cell is checked against; None: the session's
+    version: str | None = None
     #: replay in the person's own process (faster, unprotected) instead of in workers
     in_process: bool = False
     #: skip the control replay on the original backend (no determinism check)

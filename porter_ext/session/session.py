@@ -93,9 +93,16 @@ class Session:
             else list(options.backends if options.backends is not None else self.config.backends)
         )
         plan = self._plan(code, namespace, specs, options)
-        fix = fixing.start(self, source, code, namespace, specs, options, cell) if options.fix else None
+        fix = (
+            fixing.start(self, source, code, namespace, specs, options, cell)
+            if options.fix
+            else None
+        )
         record = RecordSettings(
-            cell=cell, strict=options.strict, version=self.config.version, compile_flags=flags
+            cell=cell,
+            strict=options.strict,
+            version=options.version or self.config.version,
+            compile_flags=flags,
         )
         run = run_recorded(code, namespace, record, filename=filename, tree=tree,
                            ast_transformers=others)  # fmt: skip
