@@ -196,7 +196,9 @@ def test_replays_on_several_backends_run_at_once(ip):
     )
     elapsed = time.monotonic() - start
     assert all(r.status == "ok" for r in replays(ip.user_ns["_port"]).values())
-    assert elapsed < 2.6  # the original's 1 s and the slowest replay's, not four seconds
+    # in turn it would take four seconds (the original's and three replays'); at once about
+    # two, with room for a loaded machine
+    assert elapsed < 3.5, elapsed
 
 
 def test_missing_connection_file_is_skipped(ip, tmp_path):
