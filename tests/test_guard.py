@@ -14,9 +14,11 @@ def test_the_suite_runs_with_the_debug_flag():
 
 def test_under_debug_an_internal_error_is_raised(monkeypatch):
     monkeypatch.setenv("PORTER_DEBUG", "1")
-    with pytest.raises(PorterInternalError, match="reading a device failed inside porter"):
-        with guarded("reading a device"):
-            raise KeyError("cuda")
+    with (
+        pytest.raises(PorterInternalError, match="reading a device failed inside porter"),
+        guarded("reading a device"),
+    ):
+        raise KeyError("cuda")
 
 
 def test_without_debug_it_becomes_a_warning_and_work_goes_on(monkeypatch):

@@ -127,7 +127,7 @@ def test_stages_import_only_earlier_stages():
 
 def test_no_library_is_named_outside_its_backend_module():
     offenders = []
-    for module, path in _modules().items():
+    for path in _modules().values():
         rel = path.relative_to(PACKAGE).as_posix()
         if rel.startswith("backends/") or rel in ALLOWED:
             continue
@@ -151,7 +151,7 @@ def test_no_library_is_named_outside_its_backend_module():
 def test_backends_declare_what_the_other_stages_ask():
     from porter_ext.backends import LIBRARIES, all_backends, get_backend
 
-    assert LIBRARIES == tuple(b.name for b in all_backends())
+    assert tuple(b.name for b in all_backends()) == LIBRARIES
     for backend in all_backends():
         assert get_backend(backend.name) is backend
         assert backend.qualname_prefix and backend.array_type_name and backend.namespaces

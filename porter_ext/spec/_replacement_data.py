@@ -58,8 +58,17 @@ def _add(
     for letter in libs:
         _entries.append(
             Replacement(
-                _LIBS[letter], kind, name, status, standard_name, suggestion, when, note,
-                rewrite, reason, example,
+                _LIBS[letter],
+                kind,
+                name,
+                status,
+                standard_name,
+                suggestion,
+                when,
+                note,
+                rewrite,
+                reason,
+                example,
             )  # fmt: skip
         )
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from porter_ext.compare.model import DeviceFinding, OutputComparison
+from porter_ext.compare.summary import summarize
 from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.report import (
     BackendEntry,
@@ -23,7 +24,6 @@ from porter_ext.report import (
     ReplayEntry,
     Report,
 )
-from porter_ext.compare.summary import summarize
 
 SOURCE = """\
 import torch

@@ -13,8 +13,8 @@ from dataclasses import replace
 import numpy as np
 
 from porter_ext.compare.model import DeviceFinding, OutputComparison
-from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.compare.summary import summarize
+from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.report.model import (
     BackendEntry,
     CellEntry,

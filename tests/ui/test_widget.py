@@ -288,14 +288,20 @@ def test_show_in_a_kernel_displays_one_output_with_widget_and_fallbacks(shell, e
     assert view["model_id"] == built[0].model_id and built[0].entry is entry
 
 
-def test_a_widget_that_fails_to_build_falls_back(entry, monkeypatch):
+def test_a_widget_that_fails_to_build_falls_back(entry, monkeypatch, capsys):
+    from porter_ext.guard import PorterInternalError
+
     monkeypatch.setattr(widget_module, "has_widget_front_end", lambda: True)
 
     def broken(_entry):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(widget_module, "CellWidget", broken)
+    with pytest.raises(PorterInternalError, match="boom"):  # the suite sees porter's bug
+        mimebundle(entry)
+    monkeypatch.setenv("PORTER_DEBUG", "0")  # a person sees the plain view and one line
     assert mimebundle(entry) == cell_bundle(entry)
+    assert "building the widget" in capsys.readouterr().err
 
 
 def test_nbconvert_renders_the_html_fallback_of_a_saved_widget_output(entry, monkeypatch):
