@@ -127,6 +127,11 @@ class PortMagics(Magics):
         except SyntaxError as exc:
             self._record_syntax_error(cell, exc)
             self.shell.showsyntaxerror()
+            # the cell failed, as it does without porter: the running cell's result says
+            # so (the kernel then replies with an error, and `porter run` sees one)
+            running = getattr(self.shell.displayhook, "exec_result", None)
+            if running is not None:
+                running.error_in_exec = exc
             return None
         self.session.display_value(run)
         if not options.quiet:

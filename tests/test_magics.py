@@ -83,10 +83,14 @@ def test_malformed_arguments_print_usage_and_do_not_run(ip, capsys):
 
 
 def test_a_syntax_error_is_ipythons_and_nothing_is_recorded(ip, capsys):
-    run(ip, "%%port\nimport numpy as np\nx = (\n")
+    result = run(ip, "%%port\nimport numpy as np\nx = (\n")
     assert "_port" not in ip.user_ns
     captured = capsys.readouterr()
     assert "SyntaxError" in captured.out + captured.err
+    assert "porter_ext" not in captured.out + captured.err  # shown as IPython shows it
+    # the cell failed, as it does without porter (a kernel replies with an error)
+    assert not result.success and isinstance(result.error_in_exec, SyntaxError)
+    assert run(ip, "y = 1").success
 
 
 def test_a_raising_cell_reports_calls_and_reraises(ip):
