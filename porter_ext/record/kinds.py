@@ -9,6 +9,7 @@ type, or itself, by identity) and in its site's slot.
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from typing import Any
 
 from porter_ext.backends import HELPERS, LIBRARIES
@@ -50,11 +51,9 @@ class CallableKinds:
     plain_receivers: dict[int, type]
     plain_callables: dict[int, Any]
 
-    def _internal(self, exc: BaseException) -> None:  # pragma: no cover (Recorder's)
-        raise NotImplementedError
-
-    def _fill(self, slot: int | None, value: Any) -> None:  # pragma: no cover (Recorder's)
-        raise NotImplementedError
+    #: provided by `Recorder`: report porter's own failure, fill a call's record slot
+    _internal: Callable[[BaseException], None]
+    _fill: Callable[[int | None, Any], None]
 
     # -- what a callable is ------------------------------------------------------------
     def _kind(self, f: Any) -> tuple:

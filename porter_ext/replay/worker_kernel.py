@@ -18,6 +18,7 @@ import secrets
 import sys
 import threading
 import time
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def import_path() -> list[str]:
     return [os.getcwd(), *[p for p in sys.path if p]]
 
 
-class Worker:
+class Worker(ABC):
     """The protocol with one worker kernel; subclasses move the messages."""
 
     place = "worker"
@@ -71,27 +72,28 @@ class Worker:
         self.cancelled = False
 
     # -- what a subclass provides -------------------------------------------------------
-    def launch(self) -> None:
+    def launch(self) -> None:  # noqa: B027 (a running kernel has nothing to start)
         """Start the kernel without waiting for it (nothing for a running one)."""
 
+    @abstractmethod
     def open(self, deadline: float) -> None:
         """Make the channels to the kernel."""
-        raise NotImplementedError
 
+    @abstractmethod
     def post(self, msg_type: str, content: dict, buffers: list | None = None) -> str:
         """Send a shell message; its msg_id."""
-        raise NotImplementedError
 
+    @abstractmethod
     def next_message(self, timeout: float) -> dict | None:
         """The next iopub or shell message within ``timeout`` seconds, or None."""
-        raise NotImplementedError
 
     def exit_status(self) -> int | None:
         """The kernel process's exit status once it has ended; None while it runs."""
         return None
 
+    @abstractmethod
     def interrupt(self) -> None:
-        raise NotImplementedError
+        """Interrupt the replay that runs now."""
 
     def stop(self) -> None:
         """Let go of the kernel (ending it when porter started it)."""
