@@ -4,20 +4,14 @@ for the session; the newest published version (2025.12) by default."""
 from __future__ import annotations
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 CELL = "import numpy as np\na = np.arange(4)\nm = np.isin(a, a[:2])\n"
 
 
 @pytest.fixture
-def ip():
-    shell = InteractiveShell.instance()
-    shell.reset(new_session=False)
-    shell.run_line_magic("load_ext", "porter_ext")
-    yield shell
-    shell.run_line_magic("port", "version 2025.12")
-    shell.run_line_magic("unload_ext", "porter_ext")
-    shell.reset(new_session=False)
+def ip(port_shell):
+    yield port_shell
+    port_shell.run_line_magic("port", "version 2025.12")
 
 
 def _isin_status(ip, line: str) -> str:

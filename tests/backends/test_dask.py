@@ -86,24 +86,12 @@ def test_a_replay_runs_on_a_distributed_scheduler_named_in_the_spec():
         assert transitions() > before  # the scheduler really ran the graph's tasks
 
 
-@pytest.fixture
-def ip_shell():
-    from IPython.core.interactiveshell import InteractiveShell
-
-    shell = InteractiveShell.instance()
-    shell.reset(new_session=False)
-    shell.run_line_magic("load_ext", "porter_ext")
-    yield shell
-    shell.run_line_magic("unload_ext", "porter_ext")
-    shell.reset(new_session=False)
-
-
-def test_port_magic_replays_on_dask(ip_shell):
-    ip_shell.run_cell(
+def test_port_magic_replays_on_dask(port_shell):
+    port_shell.run_cell(
         "import numpy as np\nimport array_api_compat.numpy as xp\nx = np.ones((4, 4))"
     )
-    ip_shell.run_cell("%%port -b dask\ny = xp.sum(x * 3.0, axis=1)\n")
-    port = ip_shell.user_ns["_port"]
+    port_shell.run_cell("%%port -b dask\ny = xp.sum(x * 3.0, axis=1)\n")
+    port = port_shell.user_ns["_port"]
     [replay] = [r for r in port.entry.replays if r.backend == "dask"]
     assert replay.status == "ok", (replay.error, replay.reason)
     assert all(o.within_tolerance for o in replay.outputs)
