@@ -87,6 +87,8 @@ class _Rewriter(cst.CSTTransformer):
         module: cst.Module,
         only: Collection[tuple[int, int, str]] | None = None,
         operators: Mapping[tuple[int, int, str], tuple[str, str]] | None = None,
+        arrays: Mapping[str, str] | None = None,
+        names: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.sites = sites
@@ -98,6 +100,18 @@ class _Rewriter(cst.CSTTransformer):
         #: function nesting: (node, names needing xp) per def; the cell is the outermost
         self.scopes: list[dict] = [{"uses": False, "arrays": [], "first": None}]
         self.needs_extra = False
+        #: the cell-level statement being visited, and the one whose first-evaluated array
+        #: is split off into its own assignment (`_hoist`): statement → (name, receiver)
+        self.statement: cst.SimpleStatementLine | None = None
+        self.depth = 0
+        self.hoists: dict[cst.SimpleStatementLine, tuple[str, cst.BaseExpression]] = {}
+        #: the cell binds xp itself at its top level (then no xp line is added)
+        self.binds_xp = _binds_xp_at_top(module)
+        #: arrays of earlier cells (name → library), for an xp taken from one of them
+        self.arrays = dict(arrays or {})
+        #: local name → module, as the cell and earlier cells import them
+        self.names = dict(names or {})
+        self.site_libraries: tuple[str, ...] = ()
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node).strip()
@@ -110,12 +124,39 @@ class _Rewriter(cst.CSTTransformer):
         return self._code(node)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if self.depth == 0:
+            self.statement = node
         for small in node.body:
             if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
                 self.statement_calls.add(small.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append({"uses": False, "arrays": [], "first": None})
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.depth += 1
+
+    def leave_IndentedBlock(
+        self, original: cst.IndentedBlock, updated: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        self.depth -= 1
+        return updated
+
+    def leave_SimpleStatementLine(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel:
+        """A statement whose array was split off (`_hoist`): ``x = lib.f(...)`` first, then
+        the rest of the statement on ``x`` (``xp`` is bound between the two)."""
+        hoist = self.hoists.pop(original, None)
+        if hoist is None:
+            return updated
+        name, receiver = hoist
+        first = cst.SimpleStatementLine(
+            [cst.Assign([cst.AssignTarget(cst.Name(name))], receiver)],
+            leading_lines=updated.leading_lines,
+        )
+        rest = updated.visit(_ReplaceFirst(receiver, cst.Name(name)))
+        return cst.FlattenSentinel([first, rest.with_changes(leading_lines=[])])
 
     def _site(self, original: cst.CSTNode) -> Site | None:
         where = self.get_metadata(PositionProvider, original)
@@ -142,6 +183,11 @@ class _Rewriter(cst.CSTTransformer):
             replacement = render_rewrite(site.entry, call)
         except NoRewrite as exc:
             self.results.append(RewriteSite(site.line, site.col, site.name, text, None, str(exc)))
+            return updated
+        self.site_libraries = site_libraries(site)
+        unbound = self._unbound_xp(replacement, call, original, updated)
+        if unbound is not None:
+            self.results.append(RewriteSite(site.line, site.col, site.name, text, None, unbound))
             return updated
         self.results.append(RewriteSite(site.line, site.col, site.name, text, replacement))
         self._note_uses(replacement, call)
@@ -190,10 +236,75 @@ class _Rewriter(cst.CSTTransformer):
     def _source_call(self, site: Site, node: cst.Call, statement: bool) -> SourceCall:
         args = tuple(self._operand(a.value) for a in node.args if a.keyword is None)
         kwargs = {a.keyword.value: self._operand(a.value) for a in node.args if a.keyword}
+        library = site.entry.library if site.entry is not None else None
         if site.entry is not None and site.entry.kind == "method":
             receiver = self._operand(node.func.value)  # type: ignore[attr-defined]
-            return SourceCall("method", receiver, args, kwargs, statement)
-        return SourceCall("function", None, args, kwargs, statement)
+            named = [n for n, d in self.names.items() if d == library]
+            lib = library if library in named else next(iter(named), None)
+            return SourceCall("method", receiver, args, kwargs, statement, lib)
+        callee, suffix = self._code(node.func), f".{site.entry.name}" if site.entry else ""
+        lib = callee[: -len(suffix)] if suffix and callee.endswith(suffix) else None
+        return SourceCall("function", None, args, kwargs, statement, lib)
+
+    def _unbound_xp(self, replacement: str, call: SourceCall, original: cst.Call,
+                    updated: cst.Call) -> str | None:  # fmt: skip
+        """Why ``xp`` could not be bound for this rewrite at the cell's level (None: it can).
+
+        The first use of ``xp`` in a cell needs an array to take the namespace from. When
+        the call's array is not a name (``x = lib.linspace(...).reshape(3, 4)``), the array
+        is split off into the statement's own target (`_hoist`), which the creation call
+        in the library's own namespace (the legitimate entry point) binds first."""
+        scope = self.scopes[-1]
+        if len(self.scopes) > 1 or "xp." not in replacement or self.binds_xp:
+            return None
+        array = call.receiver if call.kind == "method" else (call.args or (None,))[0]
+        if scope["arrays"] or (array is not None and array.isidentifier()):
+            return None
+        receiver = original.func.value if call.kind == "method" else (
+            original.args[0].value if original.args else None)  # fmt: skip
+        name = self._hoist(receiver)
+        if name is None:
+            earlier = self._earlier_array(self.site_libraries)
+            if earlier is not None:
+                scope["arrays"].append(earlier)
+                return None
+            return ("no array is bound to a name before it to take xp from: assign the "
+                    "array to a name first")  # fmt: skip
+        moved = updated.func.value if call.kind == "method" else updated.args[0].value  # type: ignore[attr-defined]
+        self.hoists[self.statement] = (name, moved)  # type: ignore[index]
+        scope["arrays"].append(name)
+        return None
+
+    def _earlier_array(self, libraries: Collection[str]) -> str | None:
+        """An array of the site's library that an earlier cell bound (the run's
+        ``arrays``) and this cell does not rebind: there before the cell's first line."""
+        bound = _names_bound(self.module)
+        return next(
+            (n for n, lib in self.arrays.items() if lib in libraries and n not in bound), None
+        )
+
+    def _hoist(self, receiver: cst.BaseExpression | None) -> str | None:
+        """The name the statement assigns, when its array can be split off: a cell-level
+        ``NAME = ...`` whose value evaluates ``receiver`` first and does not read NAME."""
+        statement = self.statement
+        if receiver is None or statement is None or self.depth or len(statement.body) != 1:
+            return None
+        assign = statement.body[0]
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        target = assign.targets[0].target
+        if not isinstance(target, cst.Name) or statement in self.hoists:
+            return None
+        node = assign.value
+        while node is not receiver:  # the spine evaluated first: callee, value, base
+            if isinstance(node, cst.Call):
+                node = node.func
+            elif isinstance(node, cst.Attribute | cst.Subscript):
+                node = node.value
+            else:
+                return None
+        reads = _names_read(assign.value)
+        return target.value if target.value not in reads else None
 
     def _note_uses(self, replacement: str, call: SourceCall) -> None:
         scope = self.scopes[-1]
@@ -252,6 +363,69 @@ def _is_docstring(statement: cst.CSTNode) -> bool:
     )
 
 
+class _ReplaceFirst(cst.CSTTransformer):
+    """Replaces the first node (in source order) equal to ``old`` by ``new``."""
+
+    def __init__(self, old: cst.CSTNode, new: cst.CSTNode) -> None:
+        super().__init__()
+        self.old, self.new, self.done = old, new, False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return not self.done
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):  # type: ignore[override]
+        if not self.done and original.deep_equals(self.old):
+            self.done = True
+            return self.new
+        return updated
+
+
+def site_libraries(site: Site) -> tuple[str, ...]:
+    """The libraries a site's call may belong to: its entry's, or those whose arrays or
+    modules its name starts with (``Tensor.reshape``: torch; ``ndarray.sum``: numpy, cupy)."""
+    from porter_ext.backends import LIBRARIES, get_backend
+
+    if site.entry is not None and site.entry.library != "*":
+        return (site.entry.library,)
+    head = site.name.partition(".")[0]
+    return tuple(lib for lib in LIBRARIES if head in (get_backend(lib).array_type_name, lib))
+
+
+def _names_bound(module: cst.Module) -> set[str]:
+    try:
+        tree = ast.parse(module.code)
+    except SyntaxError:
+        return set()
+    return {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
+def _names_read(node: cst.CSTNode) -> set[str]:
+    code = cst.Module([]).code_for_node(node)
+    try:
+        tree = ast.parse(f"({code})", mode="eval")
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def _binds_xp_at_top(module: cst.Module) -> bool:
+    """Whether the cell's own level binds ``xp`` (not a function inside it)."""
+    code = module.code
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and sub.id == "xp" and isinstance(sub.ctx, ast.Store):
+                return True
+    return False
+
+
 def _binds_xp(node: cst.CSTNode) -> bool:
     code = cst.Module([]).code_for_node(node)
     try:
@@ -264,10 +438,12 @@ def _binds_xp(node: cst.CSTNode) -> bool:
     ) or any(isinstance(n, ast.arg) and n.arg == "xp" for n in ast.walk(tree))
 
 
-def _with_preamble(module: cst.Module, rewriter: _Rewriter, tree: ast.Module) -> cst.Module:
-    """Imports of the helpers the rewrites use, and ``xp`` for the cell's own level."""
+def _with_preamble(module: cst.Module, rewriter: _Rewriter, tree: ast.Module,
+                   provided: Collection[str] = ()) -> cst.Module:  # fmt: skip
+    """Imports of the helpers the rewrites use (unless the cell or, through ``provided``,
+    an earlier cell imports them), and ``xp`` for the cell's own level."""
     top = rewriter.scopes[0]
-    names = collect_imports(tree)
+    names = {**collect_imports(tree), **dict.fromkeys(provided, "")}
     lines: list[str] = []
     any_xp = top["uses"] or "xp = array_namespace(" in module.code
     if any_xp and "array_namespace" not in names:
@@ -275,7 +451,7 @@ def _with_preamble(module: cst.Module, rewriter: _Rewriter, tree: ast.Module) ->
     if rewriter.needs_extra and "xpx" not in names:
         lines.append(_EXTRA_IMPORT)
     body = list(module.body)
-    if top["uses"] and top["arrays"] and not _binds_xp(module):
+    if top["uses"] and top["arrays"] and not rewriter.binds_xp:
         first = _first_line_using(module)
         xp_line = cst.parse_statement(f"xp = array_namespace({top['arrays'][0]})")
         body.insert(first, xp_line)
@@ -312,6 +488,7 @@ def rewrite_source(
     version: str = DEFAULT_VERSION,
     only: Collection[tuple[int, int, str]] | None = None,
     operators: Mapping[tuple[int, int, str], tuple[str, str]] | None = None,
+    provided: Collection[str] = (),
 ) -> CellRewrite:
     """The cell's source with every rewrite the source decides applied (see module doc).
 
@@ -320,15 +497,17 @@ def rewrite_source(
     ``only`` narrows the rewrite to those sites (``(line, col, name)``, as in the result),
     the others left as written: how a rewrite that does not verify as a whole is narrowed;
     ``operators`` are the operators a run showed to mix dtype kinds (``(line, col, name)``
-    → the operands' dtypes, ``("bool", "float32")``): their bool operand is converted."""
+    → the operands' dtypes, ``("bool", "float32")``): their bool operand is converted;
+    ``provided`` names the helpers (``array_namespace``, ``xpx``) an earlier cell imports,
+    whose import is then not repeated."""
     tree = ast.parse(source)
     names = collect_imports(tree, dict(imports or {}))
     sites = Analyzer(names, standard(version), arrays).run(tree)
     by_key = {_key(s.line, s.col, s.end_line, s.end_col): s for s in sites}
     module = cst.parse_module(source)
     wrapper = MetadataWrapper(module)
-    rewriter = _Rewriter(by_key, wrapper.module, only, operators)
+    rewriter = _Rewriter(by_key, wrapper.module, only, operators, arrays, names)
     rewritten = wrapper.visit(rewriter)
-    rewritten = _with_preamble(rewritten, rewriter, tree)
+    rewritten = _with_preamble(rewritten, rewriter, tree, provided)
     results = sorted(rewriter.results, key=lambda r: (r.line, r.col))
     return CellRewrite(source, rewritten.code, results)

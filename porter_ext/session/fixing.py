@@ -83,11 +83,24 @@ class FixRun:
         from porter_ext.fix.rewrite import CellRewrite, rewrite_source
 
         masked, lines = _mask_magics(self.source)
-        result = rewrite_source(masked, imports=_imports(namespace), arrays=_arrays(namespace),
-                                only=only, operators=self.operators)  # fmt: skip
+        imports = _imports(namespace)
+        provided = _provided(imports) if self.in_effect else ()
+        result = rewrite_source(masked, imports=imports, arrays=_arrays(namespace), only=only,
+                                operators=self.operators, provided=provided)  # fmt: skip
         if not lines:
             return result
         return CellRewrite(self.source, _unmask(result.source, lines), result.sites)
+
+    def _new_inputs(self, code: str, namespace: Mapping[str, Any]) -> list[str]:
+        """Names of ``namespace`` that the proposed rewrite reads and ``code`` does not."""
+        from porter_ext.replay.analysis import analyse
+
+        try:
+            proposal = self._code(self._propose(namespace).source)
+            before, after = analyse(code).inputs, analyse(proposal).inputs
+        except SyntaxError:
+            return []
+        return [n for n in after if n not in before and n in namespace]
 
     def verify(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any,
                policy: Any) -> CellEntry:  # fmt: skip
@@ -135,7 +148,7 @@ class FixRun:
             why = self.rounds[0].why if self.rounds else "it did not verify"
             return _refused(self.source, full.sites, why)
         final = self._propose(namespace, best.keys)
-        return _entry(final, best, specs, self.rounds)
+        return _entry(final, best, specs, self.rounds, _unexercised(entry.replays))
 
     def _specs(self, run: Any) -> list:
         from porter_ext.replay.dispatch import control_spec
@@ -303,6 +316,19 @@ def _imports(namespace: Mapping[str, Any]) -> dict[str, str]:
     return names
 
 
+def _provided(imports: Mapping[str, str]) -> list[str]:
+    """The helpers an earlier cell of the notebook imported (``array_namespace``, ``xpx``):
+    under ``porter fix`` the rewrite does not import them again."""
+    from porter_ext.fix.static import is_helper
+
+    wanted = {"array_namespace": "array_namespace", "xpx": "array_api_extra"}
+    return [
+        name for name, dotted in imports.items()
+        if name in wanted and (dotted.rpartition(".")[2] == wanted[name] or dotted == wanted[name])
+        and (is_helper(dotted) or dotted == "array_api_extra")
+    ]  # fmt: skip
+
+
 def _arrays(namespace: Mapping[str, Any]) -> dict[str, str]:
     """The names the run showed to hold arrays, with their libraries (the registry's)."""
     from porter_ext.backends import backend_for
@@ -334,8 +360,17 @@ def _refused(source: str, sites: Any, reason: str) -> RewriteEntry:
                         sites=_site_entries(sites, frozenset(), {}), reason=reason)  # fmt: skip
 
 
-def _entry(final: Any, best: _Round, specs: list, rounds: list[_Round]) -> RewriteEntry:
-    """The accepted rewrite: verified (every site, every spec) or partial (say what not)."""
+def _unexercised(replays: Any) -> set[str]:
+    """Specs whose replay of the original cell never touched their library (the cell makes
+    its arrays with its own library's creation calls): no rewrite can be verified there,
+    nor does the original run there, so they do not count against the rewrite."""
+    return {r.backend for r in replays if r.role == "target" and r.status == "not_exercised"}
+
+
+def _entry(final: Any, best: _Round, specs: list, rounds: list[_Round],
+           inapplicable: set[str] = frozenset()) -> RewriteEntry:  # fmt: skip
+    """The accepted rewrite: verified (every site, every spec the original runs on) or
+    partial (say what not)."""
     first = rounds[0]
     reasons = {}
     for site in final.sites:
@@ -344,7 +379,13 @@ def _entry(final: Any, best: _Round, specs: list, rounds: list[_Round]) -> Rewri
             why = (alone or first).why or "it did not verify"
             reasons[_key(site)] = f"left out: with it, {why}"
     sites = _site_entries(final.sites, None, reasons)
-    missing = [str(s) for s in specs if str(s) not in best.verified_on]
+    missing, skipped = [], []
+    for spec in map(str, specs):
+        if spec in best.verified_on:
+            continue
+        replay = next((e for e in best.entries if e.backend == spec), None)
+        same = replay is not None and replay.status == "not_exercised" and spec in inapplicable
+        (skipped if same else missing).append(spec)
     problems = []
     if any(not s.applied for s in sites):
         problems.append(f"{sum(not s.applied for s in sites)} site(s) left as written")
@@ -355,6 +396,9 @@ def _entry(final: Any, best: _Round, specs: list, rounds: list[_Round]) -> Rewri
             replay.reason or replay.status if replay is not None else "not replayed")  # fmt: skip
         problems.append(f"not verified on {spec}: {detail}")
     status = "partial" if problems else "verified"
+    if skipped:
+        problems.append(f"not applicable on {', '.join(skipped)}: neither the cell nor its "
+                        "rewrite touches those libraries (it makes its arrays with its own)")  # fmt: skip
     reason = "; ".join(problems) if problems else None
     return RewriteEntry(source=final.source, status=status, verified_on=list(best.verified_on),
                         sites=sites, reason=reason, diff=final.diff())  # fmt: skip
@@ -375,14 +419,25 @@ def _put_in_effect(code: str, namespace: Any, cell: int | str) -> None:
 
 def prepare(source: str, code: str, namespace: Mapping[str, Any], specs: list, *, pool: Any,
             shell: Any = None, in_process: bool = False, in_effect: bool = False) -> FixRun:  # fmt: skip
-    """Before the original run: capture the cell's inputs for the verification rounds."""
+    """Before the original run: capture the cell's inputs for the verification rounds,
+    with the names of the person's namespace that the rewrite reads and the cell does not
+    (an earlier cell's ``array_namespace`` import, an array ``xp`` is taken from)."""
     from porter_ext.backends import BackendSpec
     from porter_ext.session.pipeline import plan
 
+    fix = FixRun(source, None, list(specs), shell=shell, in_effect=in_effect)
     # a spec so that the pipeline captures (the real ones are known after the run)
     warm = list(specs) or [BackendSpec("numpy")]
-    replay_plan = plan(code, namespace, warm, pool=pool, control=False, in_process=in_process)
-    return FixRun(source, replay_plan, list(specs), shell=shell, in_effect=in_effect)
+    fix.plan = plan(_reading(code, fix._new_inputs(code, namespace)), namespace, warm,
+                    pool=pool, control=False, in_process=in_process)  # fmt: skip
+    return fix
+
+
+def _reading(code: str, names: list[str]) -> str:
+    """``code`` that also reads ``names`` (never run: only its analysis and capture)."""
+    if not names:
+        return code
+    return f"{code}\nif False:  # porter: names its rewrite reads\n    ({', '.join(names)},)\n"
 
 
 # --- the session's two calls ------------------------------------------------------------

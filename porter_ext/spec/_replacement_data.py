@@ -96,6 +96,25 @@ _ACCELERATOR_NOTE = (
     "torch.cuda.* ties the code to one vendor; torch.accelerator is the same call for "
     "whatever accelerator is present (CUDA, ROCm, XPU, MPS)"
 )
+#: the runtime calls whose torch.accelerator form is the same call wherever CUDA is (and,
+#: without an accelerator, gives the same: False, 0, or raises as torch.cuda does)
+_ACCELERATOR_REWRITES = {
+    "cuda.is_available": "{lib}.accelerator.is_available()",
+    "cuda.device_count": "{lib}.accelerator.device_count()",
+    "cuda.current_device": "{lib}.accelerator.current_device_index()",
+    "cuda.synchronize": "{lib}.accelerator.synchronize()",
+    "cuda.set_device": "{lib}.accelerator.set_device_index({arg0})",
+}
+_ACCELERATOR_ARGS = {"cuda.set_device": "0"}
+_NO_ACCELERATOR_DIFFERS = (
+    "without an accelerator torch.cuda.{} does nothing (or returns 0) while "
+    "torch.accelerator's form raises RuntimeError: a rewrite would break CPU-only runs"
+)
+_ACCELERATOR_NO_REWRITE = {
+    name: _NO_ACCELERATOR_DIFFERS.format(name.partition(".")[2] + "()")
+    for name in ("cuda.empty_cache", "cuda.memory_allocated", "cuda.max_memory_allocated",
+                 "cuda.memory_reserved")
+}
 for _name, _suggestion in {
     "cuda.synchronize": "torch.accelerator.synchronize()",
     "cuda.is_available": "torch.accelerator.is_available()",
@@ -121,7 +140,10 @@ for _name, _suggestion in {
     "xpu.is_available": "torch.accelerator.is_available()",
     "xpu.device_count": "torch.accelerator.device_count()",
 }.items():
-    _add("t", "function", _name, DEVICE, None, _suggestion, _ACCELERATOR_NOTE)
+    _rewrite = _ACCELERATOR_REWRITES.get(_name)
+    _add("t", "function", _name, DEVICE, None, _suggestion, _ACCELERATOR_NOTE,
+         rewrite=_rewrite, example=f"lib.{_name}({_ACCELERATOR_ARGS.get(_name, '')})"
+         if _rewrite else None, no_rewrite=_ACCELERATOR_NO_REWRITE.get(_name, ""))
 
 for _name in ("cuda.manual_seed", "cuda.manual_seed_all"):
     _add("t", "function", _name, DEVICE, None, "torch.manual_seed({arg0})",
@@ -160,7 +182,8 @@ _TO_DEVICE_NOTE = (
     "x.to_device(device) and xp.asarray(x, device=device) are the standard spellings"
 )
 _add("t", "method", "cuda", DEVICE, "to_device", "x.to_device(device)",
-     "ties the code to CUDA; " + _TO_DEVICE_NOTE)
+     "ties the code to CUDA; " + _TO_DEVICE_NOTE,
+     rewrite="{x}.to({lib}.accelerator.current_accelerator())", example="x.cuda()")
 _add("t", "method", "cpu", DEVICE, "to_device", "x.to_device(device)",
      "a device-to-host copy that waits for the device when x is on an accelerator; "
      "for host data use np.from_dlpack(x, device='cpu')")

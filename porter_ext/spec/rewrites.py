@@ -3,7 +3,8 @@ one call's arguments (``x.sum(1)`` → ``xp.sum(x, axis=1)``).
 
 The template language is the suggestions' (`porter_ext.spec.replacements`), over source
 instead of values: ``{x}`` is the array (a method's receiver, a function's operand 0),
-``{arg0}``… the positional arguments as written, ``{axis}`` the ``axis=``/``dim=``/
+``{arg0}``… the positional arguments as written, ``{lib}`` the library's module as the
+call names it (``torch`` in ``torch.cuda.synchronize()``: runtime calls move within it), ``{axis}`` the ``axis=``/``dim=``/
 ``dims=`` keyword or operand 1, ``{keepdims}`` ``keepdims=``/``keepdim=``, ``{shape}``
 ``shape=`` or the operands after the array as one tuple, any other ``{name}`` the
 keyword ``name=``; a segment ``, name={p}`` is left out when the call did
@@ -73,6 +74,8 @@ class SourceCall:
     args: tuple[str, ...] = ()
     kwargs: Mapping[str, str] = field(default_factory=dict)
     statement: bool = False
+    #: the source naming the entry's library module (``torch``, ``th``), when known
+    lib: str | None = None
 
 
 class _Filler:
@@ -89,6 +92,8 @@ class _Filler:
             return self._operand(int(match.group(1)) + self.shift)
         if name == "shape":
             return self._shape()
+        if name == "lib":
+            return self.call.lib
         if name == "correction" and "unbiased" in self.call.kwargs:
             self.used_keys.add("unbiased")
             return f"int({self.call.kwargs['unbiased']})"
@@ -175,6 +180,9 @@ def render_rewrite(entry: Replacement, call: SourceCall) -> str:
         return value
 
     rendered = _PLACEHOLDER.sub(fill, text)
+    if "lib" in missing:
+        raise NoRewrite("no name here reaches the library's module (import it to use its "
+                        "device-agnostic runtime calls)")  # fmt: skip
     if missing:
         raise NoRewrite(f"the call does not pass {', '.join(dict.fromkeys(missing))}")
     unused = filler.unused()
@@ -196,13 +204,14 @@ def call_from_source(source: str, *, statement: bool = False) -> tuple[str, Sour
     args = tuple(ast.get_source_segment(text, a) or "" for a in node.args)
     kwargs = {k.arg: ast.get_source_segment(text, k.value) or "" for k in node.keywords if k.arg}
     func = node.func
+    # examples name the entry's library ``lib`` (``lib.cuda.synchronize()``)
     if isinstance(func, ast.Attribute) and not (
         isinstance(func.value, ast.Name) and func.value.id == "lib"
     ) and not _is_lib_chain(func.value):  # fmt: skip
         receiver = ast.get_source_segment(text, func.value)
-        return func.attr, SourceCall("method", receiver, args, kwargs, statement)
+        return func.attr, SourceCall("method", receiver, args, kwargs, statement, "lib")
     return ast.get_source_segment(text, func) or "", SourceCall(
-        "function", None, args, kwargs, statement
+        "function", None, args, kwargs, statement, "lib"
     )
 
 

@@ -22,7 +22,10 @@ from porter_ext.spec.rewrites import (
 )
 
 ENTRIES = all_entries()
-REWRITES = [e for e in ENTRIES if e.rewrite is not None]
+#: rewrites within the library's own runtime API (``{lib}.accelerator``): verified on that
+#: library alone (`test_runtime_rewrite_agrees_with_the_original`), the others on every backend
+RUNTIME = [e for e in ENTRIES if e.rewrite is not None and "{lib}" in e.rewrite]
+REWRITES = [e for e in ENTRIES if e.rewrite is not None and e not in RUNTIME]
 
 
 def _native(library: str, name: str):
@@ -129,7 +132,7 @@ def test_every_entry_has_a_rewrite_or_says_plainly_it_has_none():
 
 
 def test_examples_call_the_entry_they_belong_to():
-    for entry in REWRITES:
+    for entry in REWRITES + RUNTIME:
         callee, call = call_from_source(entry.example, statement=_statement(entry))
         assert call.kind == entry.kind, _id(entry)
         expected = entry.name if entry.kind != "function" else f"lib.{entry.name}"
@@ -178,6 +181,48 @@ def test_rewrite_agrees_with_the_original(entry, variation):
             _agree(
                 original, result, f"{entry.example} on {library} vs {rewritten} on {backend.name}"
             )
+
+
+def _outcome(source: str, namespace: dict, call: SourceCall):
+    """("value", v) or ("raises", exception type name) of running ``source``."""
+    try:
+        value = _run(source, namespace, call)
+    except Exception as error:  # torch.cuda.* without CUDA: AssertionError, RuntimeError
+        return "raises", type(error).__name__
+    if value is not None and backend_for(value) is not None:
+        return "value", (str(value.device), _host(value))
+    return "value", value
+
+
+@pytest.mark.parametrize("variation", _VARIATIONS)
+@pytest.mark.parametrize("entry", RUNTIME, ids=_id)
+def test_runtime_rewrite_agrees_with_the_original(entry, variation):
+    """``torch.cuda.X()`` against ``torch.accelerator``'s form, on the library itself: the same
+    value (and device) where both run. Where the original cannot run (no accelerator here:
+    ``torch.cuda.current_device()`` raises), the rewrite must not pretend otherwise on the
+    same machine; agreement itself is checked on a machine with a GPU."""
+    backend = get_backend(entry.library)
+    if not backend.available()[0]:
+        pytest.skip(f"{entry.library} is not installed")
+    _, call = call_from_source(entry.example, statement=_statement(entry))
+    rewritten = render_rewrite(entry, call)
+    native = _native(entry.library, entry.name.partition(".")[0] if entry.kind == "function"
+                     else entry.name)  # fmt: skip
+    namespace = {**_inputs(backend.namespace(), variation), "lib": native}
+    original = _outcome(entry.example, namespace, call)
+    result = _outcome(rewritten, namespace, call)
+    if original[0] == "raises":
+        accelerated = native.accelerator.is_available()
+        assert not accelerated, f"{entry.example} raises {original[1]} with an accelerator"
+        pytest.skip(f"needs a GPU: {entry.example} raises {original[1]} without an accelerator")
+    assert result[0] == "value", f"{rewritten} raises {result[1]} where {entry.example} runs"
+    if isinstance(original[1], tuple):
+        assert original[1][0] == result[1][0], f"{entry.example} vs {rewritten}: device"
+        _agree(original[1][1], result[1][1], f"{entry.example} vs {rewritten}")
+    else:
+        assert original[1] == result[1] and type(original[1]) is type(result[1]), (
+            f"{entry.example} -> {original[1]!r} vs {rewritten} -> {result[1]!r}"
+        )
 
 
 def test_rewrites_keep_meaning_or_refuse():
