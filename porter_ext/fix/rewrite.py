@@ -63,15 +63,21 @@ class CellRewrite:
     def changed(self) -> bool:
         return self.source != self.original
 
-    def diff(self, name: str = "cell") -> str:
+    def diff(self, name: str = "cell", context: int = 3) -> str:
+        """A unified diff; each side ends its last line, so no line of it runs into the next."""
         return "".join(
             difflib.unified_diff(
-                self.original.splitlines(keepends=True),
-                self.source.splitlines(keepends=True),
+                _ended(self.original).splitlines(keepends=True),
+                _ended(self.source).splitlines(keepends=True),
                 f"{name} (original)",
                 f"{name} (portable)",
+                n=context,
             )
         )
+
+
+def _ended(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
 
 
 def _key(line: int, col: int, end_line: int, end_col: int) -> tuple[int, int, int, int]:

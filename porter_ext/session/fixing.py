@@ -70,6 +70,13 @@ class FixRun:
     #: operators the run showed to mix bool with numbers (see `rewrite_source`)
     operators: dict = field(default_factory=dict)
     rounds: list[_Round] = field(default_factory=list)
+    #: ``porter fix``: the session (its deferred definitions) and the notebook cell index
+    session: Any = None
+    index: int | None = None
+    #: earlier cells' deferred definitions this cell reads (`porter_ext.session.deferred`)
+    deferred: list = field(default_factory=list)
+    #: verified definitions the rounds run before the cell (their code, plain Python)
+    prefix: str = ""
 
     # -- the candidate -----------------------------------------------------------------
     def _code(self, source: str) -> str:
@@ -104,15 +111,86 @@ class FixRun:
 
     def verify(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any,
                policy: Any) -> CellEntry:  # fmt: skip
-        """The entry with its ``rewrite``; releases the capture."""
+        """The entry with its ``rewrite`` (and the verdicts on earlier cells' deferred
+        definitions it calls, as notes); releases the capture."""
+        notes: list[str] = []
         try:
+            if self.deferred:
+                notes = self._settle_deferred(entry, namespace, run, settings, policy)
             rewrite = self._verify(entry, namespace, run, settings, policy)
         finally:
             if self.plan is not None and self.plan.capture is not None:
                 self.plan.capture.release()
         if rewrite is not None and rewrite.status != "refused" and self.in_effect:
             _put_in_effect(self._code(rewrite.source), namespace, self.cell)
-        return dataclasses.replace(entry, rewrite=rewrite)
+        return dataclasses.replace(entry, rewrite=rewrite, notes=[*entry.notes, *notes])
+
+    def _settle_deferred(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any,
+                         settings: Any, policy: Any) -> list[str]:  # fmt: skip
+        """Replay this cell with the earlier cells' rewritten definitions before it: they
+        are accepted (and put in effect) when it agrees with this cell's original run."""
+        from porter_ext.fix.rewrite import CellRewrite
+        from porter_ext.session.deferred import Verdict, call_site, pending
+
+        specs = self._specs(run)
+        if run.exception is not None or not specs or self.plan is None:
+            return []  # nothing to verify against here: a later call may
+        same = CellRewrite(self.source, self.source, [])
+        baseline = _finding_count(entry.calls)
+
+        def judged(group: list) -> _Round:
+            prefix = "".join(d.code for d in group)
+            result = self._round(same, frozenset(), specs, namespace, run, settings, policy,
+                                 baseline, prefix=prefix)  # fmt: skip
+            self.rounds.remove(result)  # the cell's own rewrite is judged on its own rounds
+            return result
+
+        together = judged(self.deferred)
+        results = {id(d): together for d in self.deferred}
+        if not together.accepted and len(self.deferred) > 1:  # which one: each alone
+            results = {id(d): judged([d]) for d in self.deferred}
+        waiting = pending(self.session)
+        notes = []
+        for deferred in self.deferred:
+            result = results[id(deferred)]
+            where = call_site(self.source, deferred.names)
+            detail = ", ".join(result.verified_on) if result.accepted else (result.why or "")
+            notes.append(Verdict(deferred, result.accepted, where, detail).note())
+            if deferred in waiting:
+                waiting.remove(deferred)
+            if result.accepted:
+                self.prefix += deferred.code
+                _put_in_effect(deferred.code, namespace, deferred.record_cell)
+        return notes
+
+    def _defer(self, full: Any, idle: Mapping[str, tuple[int, int]]) -> RewriteEntry | None:
+        """``porter fix``: the rewrite of definitions nothing here calls waits for a later
+        cell's call (`porter_ext.session.deferred`); None when it cannot wait."""
+        from porter_ext.session.deferred import (
+            NEVER_CALLED,
+            WAITING,
+            Deferred,
+            definitions_only,
+            patched,
+            pending,
+        )  # fmt: skip
+
+        diff = full.diff(context=0)
+        if patched(self.source, diff).rstrip("\n") != full.source.rstrip("\n"):
+            return None
+        code = self._code(full.source)
+        waiting = [
+            Deferred(self.index, name, definitions_only(code, name), self.cell)
+            for name, (a, b) in idle.items()
+            if any(a <= s.line <= b for s in full.applied)
+        ]
+        if not all(d.code for d in waiting):
+            return None
+        pending(self.session).extend(waiting)
+        sites = [dataclasses.replace(s, reason=WAITING) if s.replacement is not None else s
+                 for s in _site_entries(full.sites, frozenset(), {})]  # fmt: skip
+        return RewriteEntry(source=self.source, status="refused", verified_on=[], sites=sites,
+                            reason=NEVER_CALLED, diff=diff)  # fmt: skip
 
     def _verify(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any,
                 policy: Any) -> RewriteEntry | None:  # fmt: skip
@@ -130,9 +208,12 @@ class FixRun:
         if run.exception is not None:
             return _refused(self.source, full.sites, "the original run raised "
                             f"{type(run.exception).__name__}: there is nothing to verify against")  # fmt: skip
-        if not entry.calls:
-            return _refused(self.source, full.sites, "nothing it defines ran in this cell, so "
-                            "no replay can verify it: call it in the cell")  # fmt: skip
+        idle = _idle(self.source, entry.calls, full.applied)
+        if idle is not None or not entry.calls:
+            can_wait = self.in_effect and self.session is not None and self.index is not None
+            waiting = self._defer(full, idle) if can_wait and idle else None
+            return waiting or _refused(self.source, full.sites, "nothing it defines ran in "
+                                       "this cell, so no replay can verify it: call it in the cell")  # fmt: skip
         specs = self._specs(run)
         if not specs:
             return _refused(self.source, full.sites, "the cell touched no array library: "
@@ -162,11 +243,16 @@ class FixRun:
 
     # -- the rounds --------------------------------------------------------------------
     def _round(self, candidate: Any, keys: frozenset, specs: list, namespace: Mapping[str, Any],
-               run: Any, settings: Any, policy: Any, baseline: int) -> _Round:  # fmt: skip
+               run: Any, settings: Any, policy: Any, baseline: int,
+               prefix: str | None = None) -> _Round:  # fmt: skip
+        """One replay of ``candidate`` (after ``prefix``: verified definitions of earlier
+        cells, `FixRun.prefix` by default), judged against the original run."""
         from porter_ext.replay.analysis import analyse
         from porter_ext.session.pipeline import replay_entries
 
-        code = self._code(candidate.source)
+        prefix = self.prefix if prefix is None else prefix
+        shift = prefix.count("\n")
+        code = prefix + self._code(candidate.source)
         plan = dataclasses.replace(self.plan, io=analyse(code), specs=list(specs), control=False,
                                    capture=_kept(self.plan.capture))  # fmt: skip
         entries, _ = replay_entries(plan, code, namespace, run, settings, policy)
@@ -182,8 +268,13 @@ class FixRun:
         elif first is None or first.backend not in verified:
             result.accepted = False
             error = first.error if first is not None else None
-            result.failed_line = error.line if error is not None else None
-            detail = f"{error.type} at line {error.line}: {error.message}" if error else (
+            line = error.line if error is not None else None
+            if line is not None and shift:
+                line = line - shift if line > shift else None
+            result.failed_line = line
+            where = f"at line {line}" if line is not None or not shift else (
+                "in the definitions of an earlier cell")  # fmt: skip
+            detail = f"{error.type} {where}: {error.message}" if error else (
                 first.status if first is not None else "no replay")  # fmt: skip
             result.why = f"it does not run on {original}, the original backend ({detail})"
         elif first.calls is not None and _finding_count(first.calls) >= baseline:
@@ -258,6 +349,17 @@ def _mixed_operators(calls: Any) -> dict:
         if call.kind == "operator" and call.origin_cell is None and match:
             found[(call.line, call.col, call.name)] = (match[1], match[2])
     return found
+
+
+def _idle(source: str, calls: Any, applied: Any) -> dict | None:
+    """The top-level functions nothing in the cell ran, when every applied site is inside
+    one of them (None otherwise: the cell's own replay exercises its rewrite)."""
+    from porter_ext.session.deferred import unexercised_defs
+
+    masked = _mask_magics(source)[0]
+    idle = unexercised_defs(masked, calls)
+    inside = [s for s in applied if any(a <= s.line <= b for a, b in idle.values())]
+    return idle if idle and len(inside) == len(applied) else None
 
 
 def _key(site: Any) -> _Key:
@@ -418,19 +520,36 @@ def _put_in_effect(code: str, namespace: Any, cell: int | str) -> None:
 
 
 def prepare(source: str, code: str, namespace: Mapping[str, Any], specs: list, *, pool: Any,
-            shell: Any = None, in_process: bool = False, in_effect: bool = False) -> FixRun:  # fmt: skip
+            shell: Any = None, in_process: bool = False, in_effect: bool = False,
+            session: Any = None, index: int | None = None) -> FixRun:  # fmt: skip
     """Before the original run: capture the cell's inputs for the verification rounds,
     with the names of the person's namespace that the rewrite reads and the cell does not
-    (an earlier cell's ``array_namespace`` import, an array ``xp`` is taken from)."""
+    (an earlier cell's ``array_namespace`` import, an array ``xp`` is taken from), and
+    those of the earlier cells' deferred definitions the cell calls (``porter fix``)."""
     from porter_ext.backends import BackendSpec
     from porter_ext.session.pipeline import plan
 
-    fix = FixRun(source, None, list(specs), shell=shell, in_effect=in_effect)
+    fix = FixRun(source, None, list(specs), shell=shell, in_effect=in_effect, session=session,
+                 index=index)  # fmt: skip
+    fix.deferred = _called_deferred(session, code) if in_effect and session is not None else []
+    prefix = "".join(d.code for d in fix.deferred)
     # a spec so that the pipeline captures (the real ones are known after the run)
     warm = list(specs) or [BackendSpec("numpy")]
-    fix.plan = plan(_reading(code, fix._new_inputs(code, namespace)), namespace, warm,
+    fix.plan = plan(_reading(prefix + code, fix._new_inputs(code, namespace)), namespace, warm,
                     pool=pool, control=False, in_process=in_process)  # fmt: skip
     return fix
+
+
+def _called_deferred(session: Any, code: str) -> list:
+    """The deferred definitions (of earlier cells) that ``code`` reads."""
+    from porter_ext.replay.analysis import analyse
+    from porter_ext.session.deferred import pending
+
+    waiting = pending(session)
+    if not waiting:
+        return []
+    reads = set(analyse(code).inputs)
+    return [d for d in waiting if d.names & reads]
 
 
 def _reading(code: str, names: list[str]) -> str:
@@ -451,7 +570,8 @@ def start(session: Any, source: str, code: str, namespace: Mapping[str, Any], sp
     try:
         fix = prepare(source, code, namespace, specs, pool=None if options.in_process
                       else session.pool, shell=session.shell, in_process=options.in_process,
-                      in_effect=session.headless)  # fmt: skip
+                      in_effect=session.headless, session=session,
+                      index=session.cell_index)  # fmt: skip
     except SyntaxError:  # the run reports it
         return None
     except Exception as exc:

@@ -59,8 +59,24 @@ def fix_sources(nb: Any, timeout: float | None = None) -> Any:
     return work
 
 
+def settle_report(report: Any) -> None:
+    """Give each deferred rewrite (definitions verified where a later cell calls them,
+    `porter_ext.session.deferred`) its verdict, in ``report`` itself, and plan again.
+
+    In place: the CLI holds this report and writes it after porting."""
+    from porter_ext.fix.plan import build_plan
+    from porter_ext.session.deferred import settle
+
+    settled = settle(report.cells)
+    if settled != report.cells:
+        report.cells[:] = settled
+        report.plan[:] = build_plan(report.cells)
+
+
 def ported_notebook(nb: Any, report: Any, origin: str) -> tuple[Any, FixOutcome]:
-    """The original notebook with the rewrites that verified applied, and what happened."""
+    """The original notebook with the rewrites that verified applied, and what happened
+    (the report's deferred rewrites settled first, `settle_report`)."""
+    settle_report(report)
     ported = copy.deepcopy(nb)
     rewrites = {
         cell.index: cell.rewrite

@@ -1,0 +1,241 @@
+"""Definitions whose rewrite is verified where a later cell calls them (``porter fix``).
+
+A cell that only defines functions runs none of them, so no replay of it can verify their
+rewrite. Under ``porter fix`` such a rewrite waits (the cell's entry says "never called in
+this notebook", true until a later cell calls one): the first later cell that reads one
+of the functions is replayed, from its own pre-run inputs, with the rewritten definitions
+put before it; when that replay agrees with the cell's original run, the definitions'
+rewrite is accepted (and put in effect for the cells after), otherwise refused with the
+call site. The later cell's entry carries the verdict as a note, which `settle` (on
+porter's side, once the notebook ran) turns into the earlier cell's ``rewrite``.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from porter_ext.report.model import CellEntry, RewriteEntry
+
+__all__ = ["NEVER_CALLED", "Deferred", "pending", "settle", "unexercised_defs"]
+
+NEVER_CALLED = "never called in this notebook"
+WAITING = "deferred: verified where a later cell calls it"
+_NOTE_TEXT = "porter fix: {kind} {name} of cell {cell} at its call here ({where})"
+_NOTE = re.compile(
+    r"^porter fix: (verified|refused) (\w+) of cell (\d+) at its call here "
+    r"\((.*?)\)(?: on (.*)|: (.*))$"
+)
+
+#: per session, the definitions waiting for a call (in the kernel)
+_PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class Deferred:
+    """One function's rewritten definition, waiting for a later cell to call it."""
+
+    cell: int  # the notebook index of the defining cell
+    name: str
+    #: the cell's rewritten imports and this definition, plain Python (run before the
+    #: calling cell in its replay)
+    code: str
+    #: the recorder's number of the defining cell (calls in its definitions name it)
+    record_cell: int | str = "fix"
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset({self.name})
+
+
+@dataclass
+class Verdict:
+    """What a later cell's replay said of one deferred definition."""
+
+    deferred: Deferred
+    accepted: bool
+    where: str
+    detail: str  # the specs it verified on, or why not
+
+    def note(self) -> str:
+        kind = "verified" if self.accepted else "refused"
+        text = _NOTE_TEXT.format(kind=kind, name=self.deferred.name, cell=self.deferred.cell,
+                                 where=self.where)  # fmt: skip
+        return f"{text} on {self.detail}" if self.accepted else f"{text}: {self.detail}"
+
+
+def pending(session: Any) -> list[Deferred]:
+    """The session's deferred definitions (a list the caller may change)."""
+    return _PENDING.setdefault(session, [])
+
+
+def definitions_only(code: str, name: str) -> str:
+    """The imports of a cell's (transformed) code and its function ``name``, as plain
+    Python (empty when it defines no such function)."""
+    tree = ast.parse(code)
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    kept = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        or (isinstance(node, functions) and node.name == name)
+    ]
+    if not any(isinstance(node, functions) for node in kept):
+        return ""
+    tree.body = kept
+    return ast.unparse(tree) + "\n"
+
+
+def def_spans(source: str) -> dict[str, tuple[int, int]]:
+    """The cell's top-level functions: name → (first line, last line)."""
+    from porter_ext.session.fixing import _mask_magics
+
+    tree = ast.parse(_mask_magics(source)[0])
+    return {
+        node.name: (node.lineno, node.end_lineno or node.lineno)
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+
+
+def unexercised_defs(source: str, calls: Any) -> dict[str, tuple[int, int]]:
+    """The cell's top-level functions that its run did not call: not read by its other
+    statements, and no recorded call of this cell inside them (name → line range)."""
+    tree = ast.parse(source)
+    defs = def_spans(source)
+    read = {
+        n.id
+        for node in tree.body
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    ran = [c.line for c in calls if getattr(c, "origin_cell", None) is None]
+    return {
+        name: span
+        for name, span in defs.items()
+        if name not in read and not any(span[0] < line <= span[1] for line in ran)
+    }
+
+
+def call_site(source: str, names: frozenset[str]) -> str:
+    """Where the cell first reads one of ``names``: ``line L: `text```."""
+    for number, line in enumerate(source.split("\n"), start=1):
+        if any(re.search(rf"\b{re.escape(n)}\b", line) for n in names):
+            return f"line {number}: `{line.strip()[:80]}`"
+    return "this cell"
+
+
+# --- porter's side, once the notebook ran ------------------------------------------------
+
+
+def _function_of(line: int, spans: dict[str, tuple[int, int]]) -> str | None:
+    return next((name for name, (a, b) in spans.items() if a <= line <= b), None)
+
+
+def settle(cells: list[CellEntry]) -> list[CellEntry]:
+    """The cells with each deferred rewrite given its verdict, function by function: the
+    definitions verified at a later call applied (with the call site), those refused
+    there or never called left as written, with the reason."""
+    verdicts: dict[tuple[int, str], tuple[bool, int | None, str, str]] = {}
+    for cell in cells:
+        for note in cell.notes:
+            match = _NOTE.match(note)
+            if match and (int(match[3]), match[2]) not in verdicts:
+                accepted = match[1] == "verified"
+                detail = match[5] if accepted else match[6]
+                verdicts[(int(match[3]), match[2])] = (accepted, cell.index, match[4], detail)
+    return [_settled(cell, verdicts) for cell in cells]
+
+
+def _settled(cell: CellEntry, verdicts: dict) -> CellEntry:
+    rewrite = cell.rewrite
+    if (
+        rewrite is None
+        or cell.index is None
+        or rewrite.reason != NEVER_CALLED
+        or not any(s.reason == WAITING for s in rewrite.sites)
+    ):
+        return cell
+    spans = def_spans(cell.source)
+    waiting = {_function_of(s.line, spans) for s in rewrite.sites if s.reason == WAITING}
+    accepted: dict[str, list[str]] = {}
+    reasons: dict[str, str] = {}
+    for name in sorted(n for n in waiting if n is not None):
+        verdict = verdicts.get((cell.index, name))
+        if verdict is None:
+            reasons[name] = f"{name}: {NEVER_CALLED}"
+            continue
+        ok, later, where, detail = verdict
+        at = f"{name} at its call in cell {later} ({where})"
+        if ok:
+            accepted[name] = [s.strip() for s in detail.split(",")]
+            reasons[name] = f"verified {at}"
+        else:
+            reasons[name] = f"refused {at}: {detail}"
+
+    def site(s: Any) -> Any:
+        if s.reason != WAITING:
+            return s
+        name = _function_of(s.line, spans)
+        if name in accepted:
+            return dataclasses.replace(s, applied=True, reason=None)
+        return dataclasses.replace(s, reason=f"left out: {reasons.get(name, NEVER_CALLED)}")
+
+    sites = [site(s) for s in rewrite.sites]
+    reason = "; ".join(reasons.values()) or NEVER_CALLED
+    if not accepted:
+        return dataclasses.replace(
+            cell, rewrite=dataclasses.replace(rewrite, sites=sites, reason=reason)
+        )
+    keep = set(accepted) | {None}  # None: lines outside any function (the imports)
+    source = patched(cell.source, rewrite.diff, lambda line: _function_of(line, spans) in keep)
+    specs = list(accepted.values())
+    on = [spec for spec in specs[0] if all(spec in other for other in specs)]
+    status = "verified" if all(s.applied for s in sites) else "partial"
+    new = RewriteEntry(source=source, status=status, verified_on=on, sites=sites, reason=reason,
+                       diff=_diff(cell.source, source))  # fmt: skip
+    return dataclasses.replace(cell, rewrite=new)
+
+
+def _diff(original: str, source: str) -> str:
+    from porter_ext.fix.rewrite import CellRewrite
+
+    return CellRewrite(original, source).diff()
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+
+
+def patched(original: str, diff: str, chosen: Any = None) -> str:
+    """``original`` with the hunks of the unified ``diff`` (made from it without context,
+    `CellRewrite.diff`) applied; with ``chosen``, only the hunks at the original lines
+    for which ``chosen(line)`` is true."""
+    old = (original if original.endswith("\n") else original + "\n").splitlines(keepends=True)
+    out: list[str] = []
+    at, take, started = 0, True, False
+    for line in diff.splitlines(keepends=True):
+        hunk = _HUNK.match(line)
+        if hunk:
+            count = 1 if hunk[2] is None else int(hunk[2])
+            start = int(hunk[1]) - (0 if count == 0 else 1)
+            out.extend(old[at:start])
+            at = start
+            take, started = chosen is None or chosen(int(hunk[1])), True
+        elif not started or line.startswith("\\"):
+            continue  # the file header; "no newline at end of file"
+        elif line.startswith("-"):
+            if not take:
+                out.append(old[at])
+            at += 1
+        elif line.startswith("+") and take:
+            out.append(line[1:])
+        elif line.startswith(" "):
+            out.append(old[at])
+            at += 1
+    out.extend(old[at:])
+    return "".join(out)
