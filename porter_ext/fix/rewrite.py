@@ -319,6 +319,8 @@ class _Rewriter(cst.CSTTransformer):
             array = call.receiver if call.kind == "method" else (call.args or (None,))[0]
             if array is not None and array.isidentifier() and array not in scope["arrays"]:
                 scope["arrays"].append(array)
+            elif array is not None:  # ``(x * x).sum(1)``: its names, for a function's xp
+                scope.setdefault("mentions", []).extend(_names_read_text(array))
         if "xpx." in replacement:
             self.needs_extra = True
 
@@ -335,6 +337,8 @@ class _Rewriter(cst.CSTTransformer):
             return updated
         params = [p.name.value for p in original.params.params]
         arrays = [a for a in scope["arrays"] if a in params] or scope["arrays"]
+        if not arrays:  # only expressions: the parameters they read
+            arrays = list(dict.fromkeys(a for a in scope.get("mentions", []) if a in params))[:1]
         if not arrays:
             return updated
         line = cst.parse_statement(f"xp = array_namespace({', '.join(arrays)})")
@@ -408,12 +412,16 @@ def _names_bound(module: cst.Module) -> set[str]:
 
 
 def _names_read(node: cst.CSTNode) -> set[str]:
-    code = cst.Module([]).code_for_node(node)
+    return set(_names_read_text(cst.Module([]).code_for_node(node)))
+
+
+def _names_read_text(code: str) -> list[str]:
+    """The names an expression's source reads, in order."""
     try:
         tree = ast.parse(f"({code})", mode="eval")
     except SyntaxError:
-        return set()
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        return []
+    return [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
 
 
 def _binds_xp_at_top(module: cst.Module) -> bool:
