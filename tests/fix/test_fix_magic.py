@@ -125,3 +125,14 @@ def test_a_definition_that_nothing_calls_is_refused_with_the_reason(shell):
     port = _fix(shell, "def f(x):\n    return x.sum(1)\n", "--in-process -b numpy")
     assert port.entry.rewrite.status == "refused"
     assert port.entry.rewrite.reason.startswith("nothing it defines ran in this cell")
+
+
+def test_a_definition_nothing_calls_is_refused_even_beside_other_array_calls(shell):
+    """The cell's own replay runs ``y = x + 1`` but never ``f``: it cannot verify f's rewrite
+    (before, the round passed without running it)."""
+    port = _fix(shell, "def f(x):\n    return x.sum(1)\n\ny = x + 1\n", "--in-process -b numpy")
+    assert port.entry.rewrite.status == "refused"
+    assert port.entry.rewrite.reason.startswith("nothing it defines ran in this cell")
+    # called in the cell, the same definition verifies
+    port = _fix(shell, "def f(x):\n    return x.sum(1)\n\ny = f(x)\n", "--in-process -b numpy")
+    assert port.entry.rewrite.status == "verified", port.entry.rewrite.reason

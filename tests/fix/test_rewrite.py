@@ -137,3 +137,98 @@ def test_an_operator_the_run_saw_mixing_bool_and_float_gets_an_explicit_astype()
     kept = rewrite_source(source, operators=operators, only=set())
     assert kept.source == source and [s.reason[:8] for s in kept.sites] == ["left out"] * 2
     assert rewrite_source(source).source == source
+
+
+def test_a_cell_whose_array_is_created_in_the_statement_takes_xp_from_it():
+    """The first ``xp`` of a cell with no array before it: the creation call (the library's
+    own entry point) is split off into the statement's target, xp is taken from it."""
+    source = "import torch\n\nx = torch.linspace(-1, 1, 12).reshape(3, 4)  # data\n"
+    result = rewrite_source(source)
+    assert result.source == (
+        "import torch\nfrom array_api_compat import array_namespace\n\n"
+        "x = torch.linspace(-1, 1, 12)\nxp = array_namespace(x)\n"
+        "x = xp.reshape(x, (3, 4))  # data\n"
+    )
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(result.source, namespace)
+    assert torch.equal(namespace["x"], torch.linspace(-1, 1, 12).reshape(3, 4))
+
+
+def test_a_chain_on_a_created_array_is_split_once():
+    source = "import numpy as np\nm = np.arange(12.0).reshape(4, 3).sum(0)\n"
+    result = rewrite_source(source)
+    assert (
+        "m = np.arange(12.0)\nxp = array_namespace(m)\nm = xp.sum(xp.reshape(m, (4, 3)), axis=0)\n"
+        in (result.source)
+    )
+    namespace: dict = {}
+    exec(result.source, namespace)
+    np.testing.assert_array_equal(namespace["m"], np.arange(12.0).reshape(4, 3).sum(0))
+
+
+def test_without_an_array_to_take_xp_from_the_site_is_left_with_the_reason():
+    # an expression statement, and a statement that reads its own target: no split
+    for source in ("import numpy as np\nnp.ones(4).reshape(2, 2)\n",
+                   "import numpy as np\nx = np.ones(4).reshape(x.shape)\n"):  # fmt: skip
+        result = rewrite_source(source)
+        assert not result.changed, result.source
+        (site,) = result.refused
+        assert "no array is bound to a name before it to take xp from" in site.reason
+
+
+def test_an_earlier_cells_array_of_the_same_library_gives_xp():
+    source = "import torch\ny = torch.ones(3).reshape(3, 1) + x\n"
+    result = rewrite_source(source, arrays={"a": "numpy", "x": "torch"})
+    assert "xp = array_namespace(x)\ny = xp.reshape(torch.ones(3), (3, 1)) + x\n" in result.source
+
+
+def test_an_import_an_earlier_cell_provides_is_not_repeated():
+    source = "def f(x):\n    return x.sum(1)\n"
+    assert rewrite_source(source, arrays={"x": "numpy"}).source.startswith(
+        "from array_api_compat import array_namespace\n"
+    )
+    result = rewrite_source(source, arrays={"x": "numpy"}, provided=["array_namespace"])
+    assert result.source == "def f(x):\n    xp = array_namespace(x)\n    return xp.sum(x, axis=1)\n"
+
+
+def test_a_function_whose_arrays_are_expressions_takes_xp_from_its_parameter():
+    result = rewrite_source("def f(x):\n    return (x * x).sum(1).tanh()\n", arrays={"x": "numpy"})
+    assert "    xp = array_namespace(x)\n    return xp.tanh(xp.sum(x * x, axis=1))\n" in (
+        result.source
+    )
+
+
+def test_torch_cuda_runtime_calls_become_torch_accelerator_calls():
+    torch = pytest.importorskip("torch")
+    source = textwrap.dedent(
+        """\
+        import torch as th
+        if th.cuda.is_available():
+            th.cuda.synchronize()
+        n = th.cuda.device_count()
+        i = th.cuda.current_device() if th.cuda.is_available() else -1
+        y = x.cuda() if th.cuda.is_available() else x
+        from torch import cuda
+        cuda.synchronize()
+        th.cuda.empty_cache()
+        """
+    )
+    result = rewrite_source(source, arrays={"x": "torch"})
+    assert result.source == source.replace(
+        "th.cuda.is_available", "th.accelerator.is_available"
+    ).replace("th.cuda.synchronize", "th.accelerator.synchronize").replace(
+        "th.cuda.device_count", "th.accelerator.device_count"
+    ).replace("th.cuda.current_device()", "th.accelerator.current_device_index()").replace(
+        "x.cuda()", "x.to(th.accelerator.current_accelerator())"
+    )
+    reasons = {(s.line, s.name): s.reason for s in result.refused}
+    assert "no name here reaches the library's module" in reasons[(8, "torch.cuda.synchronize")]
+    assert "torch.accelerator's form raises RuntimeError" in reasons[(9, "torch.cuda.empty_cache")]
+    # on this machine's backend both spellings give the same (no accelerator: the guarded ones)
+    original, ported = {"x": torch.ones(2)}, {"x": torch.ones(2)}
+    exec(source.replace("cuda.synchronize()\nth.cuda.empty_cache()", "pass"), original)
+    exec(result.source.replace("cuda.synchronize()\nth.cuda.empty_cache()", "pass"), ported)
+    for name in ("n", "i"):
+        assert original[name] == ported[name]
+    assert torch.equal(original["y"], ported["y"]) and original["y"].device == ported["y"].device

@@ -1,0 +1,91 @@
+"""Deferred definitions (``porter fix``): the pieces that need no kernel.
+
+The whole flow (a function-only cell verified at a later call, refused when that call
+disagrees, never called) is in tests/test_cli_fix.py."""
+
+from __future__ import annotations
+
+from porter_ext.fix.rewrite import rewrite_source
+from porter_ext.record.model import CallRecord
+from porter_ext.report.model import CellEntry, RewriteEntry, RewriteSiteEntry
+from porter_ext.session.deferred import (
+    NEVER_CALLED,
+    WAITING,
+    Deferred,
+    Verdict,
+    definitions_only,
+    patched,
+    settle,
+    unexercised_defs,
+)
+
+SOURCE = "def f(x):\n    return x.sum(1)\n\n\ndef g(x):\n    return x.mean(0)\n\nk = 1"
+
+
+def _deferred_cell() -> tuple[CellEntry, str]:
+    full = rewrite_source(SOURCE, arrays={"x": "numpy"})
+    sites = [
+        RewriteSiteEntry(s.line, s.col, s.name, s.original, s.replacement, False, WAITING)
+        for s in full.sites
+    ]
+    rewrite = RewriteEntry(source=SOURCE, status="refused", sites=sites, reason=NEVER_CALLED,
+                           diff=full.diff(context=0))  # fmt: skip
+    return CellEntry(index=1, execution_count=1, source=SOURCE, rewrite=rewrite), full.source
+
+
+def test_patched_applies_the_whole_diff_or_the_chosen_hunks():
+    cell, full = _deferred_cell()
+    assert patched(SOURCE, cell.rewrite.diff) == full + ("" if full.endswith("\n") else "\n")
+    only_f = patched(SOURCE, cell.rewrite.diff, lambda line: line < 5)
+    assert "xp.sum(x, axis=1)" in only_f and "return x.mean(0)" in only_f
+    assert only_f.startswith("from array_api_compat import array_namespace\n")
+
+
+def test_unexercised_definitions_are_those_nothing_in_the_cell_ran():
+    assert set(unexercised_defs(SOURCE, [])) == {"f", "g"}
+    called = SOURCE + "\ny = f(k)"
+    assert set(unexercised_defs(called, [])) == {"g"}
+    inside_g = CallRecord(line=6, col=11, name="ndarray.mean", library="numpy", kind="method",
+                          status="non_standard")  # fmt: skip
+    assert set(unexercised_defs(SOURCE, [inside_g])) == {"f"}
+
+
+def test_definitions_only_keeps_the_imports_and_the_one_function():
+    code = "import numpy as np\nx = np.ones(3)\ndef f(x):\n    return x\ndef g(x):\n    return x\n"
+    assert definitions_only(code, "g") == "import numpy as np\n\ndef g(x):\n    return x\n"
+    assert definitions_only(code, "h") == ""
+
+
+def _note(name: str, accepted: bool, detail: str) -> str:
+    deferred = Deferred(1, name, "")
+    return Verdict(deferred, accepted, "line 1: `y = f(x)`", detail).note()
+
+
+def test_settle_applies_what_a_later_call_verified_and_says_why_not_for_the_rest():
+    cell, _ = _deferred_cell()
+    later = CellEntry(index=2, execution_count=2, source="y = f(x)",
+                      notes=[_note("f", True, "torch, numpy")])  # fmt: skip
+    settled = settle([cell, later])[0].rewrite
+    assert settled.status == "partial"
+    assert settled.verified_on == ["torch", "numpy"]
+    assert "xp.sum(x, axis=1)" in settled.source and "return x.mean(0)" in settled.source
+    assert settled.reason == (
+        "verified f at its call in cell 2 (line 1: `y = f(x)`); g: never called in this notebook"
+    )
+    assert [s.applied for s in settled.sites] == [True, False]
+    assert "+    return xp.sum(x, axis=1)" in settled.diff
+
+
+def test_settle_refuses_with_the_call_site_and_never_called_otherwise():
+    cell, _ = _deferred_cell()
+    later = CellEntry(index=2, execution_count=2, source="y = f(x)",
+                      notes=[_note("f", False, "it changes the result on numpy (y: numeric)")])  # fmt: skip
+    settled = settle([cell, later])[0].rewrite
+    assert settled.status == "refused" and settled.source == SOURCE
+    assert settled.reason.startswith(
+        "refused f at its call in cell 2 (line 1: `y = f(x)`): it changes"
+    )
+    alone = settle([cell])[0].rewrite
+    assert alone.status == "refused"
+    assert alone.reason == "f: never called in this notebook; g: never called in this notebook"
+    assert all(not s.applied and NEVER_CALLED in s.reason for s in alone.sites)
