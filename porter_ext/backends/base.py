@@ -163,6 +163,13 @@ class Backend(ABC):
     #: the device of every array of this library when it has only one (NumPy's ``cpu``):
     #: the recorder's hot path reads it instead of calling `device_of`
     fixed_device: str | None = None
+    #: ``(attribute, device)``: an attribute of an array that is true exactly when the
+    #: array is on that device (torch's ``is_cpu``), read on the recorder's hot path
+    #: before `device_of` (a C attribute read, where `device_of` is a Python call)
+    quick_device: tuple[str, str] | None = None
+    #: whether the library reuses an operand's buffer when the operand is a temporary
+    #: (NumPy's temporary elision: it needs the operand referenced once)
+    elides_temporaries: bool = False
 
     def lib(self) -> ModuleType:
         """The imported library; BackendUnavailable with the reason when it is not there."""

@@ -22,6 +22,7 @@ class NumpyBackend(Backend):
     qualname_prefix = "numpy"
     array_type_name = "ndarray"
     fixed_device = "cpu"
+    elides_temporaries = True
     namespaces = (
         Namespace("numpy"),
         Namespace("numpy.linalg", "linalg."),

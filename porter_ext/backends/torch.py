@@ -24,6 +24,7 @@ class TorchBackend(Backend):
     name = "torch"
     title = "PyTorch"
     module = "torch"
+    quick_device = ("is_cpu", "cpu")
     distribution = "torch"
     extra = "torch"
     aliases = ("pytorch",)

@@ -84,6 +84,8 @@ def keep_line_numbers(raw: str, code: str) -> str:
 
 def ends_with_semicolon(source: str) -> bool:
     """Whether the cell's last token is ``;`` (IPython then shows no value)."""
+    if ";" not in source:
+        return False
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
@@ -147,9 +149,10 @@ def run_coroutine(coro: Any) -> Any:
     )
 
 
-def parse_cell(source: str, filename: str) -> ast.Module:
-    """Parse a cell (raises SyntaxError as Python would)."""
-    return ast.parse(source, filename, "exec")
+def parse_cell(source: str, filename: str, flags: int = 0) -> ast.Module:
+    """Parse a cell with the compiler flags it runs with (IPython's ``__future__``
+    imports); raises SyntaxError as Python would."""
+    return compile(source, filename, "exec", flags | ast.PyCF_ONLY_AST, dont_inherit=True)
 
 
 @dataclass(frozen=True)
@@ -180,8 +183,6 @@ def run_recorded(
     # top-level ``await`` compiles to a coroutine, run below as IPython runs such a cell
     compile_flags = settings.compile_flags | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     filename = filename or cell_filename(cell, source)
-    if tree is None:
-        tree = parse_cell(source, filename)
     rec = recorder or Recorder(strict=settings.strict, version=settings.version, cell=cell)
     warnings: list[str] = []
     split_last = not ends_with_semicolon(source)
@@ -192,6 +193,8 @@ def run_recorded(
     key = None if transformers else (source, compile_flags, split_last, range_is_builtin)
     compiled = cached(key, cell, filename) if key is not None else None
     if compiled is None:
+        if tree is None:
+            tree = parse_cell(source, filename, settings.compile_flags)
         try:
             compiled = rewrite_and_compile(
                 key, tree, cell, filename, compile_flags, split_last, transformers,

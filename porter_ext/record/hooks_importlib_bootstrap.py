@@ -26,7 +26,7 @@ import types
 from typing import Any
 
 from porter_ext.backends.registry import BY_TYPE
-from porter_ext.record.values import same_values as _same_values
+from porter_ext.record.values import NO_SELF as _NO_SELF
 
 PRE_HOOK = "__porter_pre__"
 CALL_HOOK = "__porter_call__"
@@ -66,6 +66,24 @@ OPERATORS: dict[str, Any] = {
     "__ge__": operator.ge, "__eq__": operator.eq, "__ne__": operator.ne,
     "__neg__": operator.neg, "__pos__": operator.pos, "__invert__": operator.invert,
 }  # fmt: skip
+
+
+#: operators applied as syntax by their runner (in-place ones go through ``operator``)
+_BINARY_SYMBOLS = {
+    "__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/",
+    "__floordiv__": "//", "__mod__": "%", "__pow__": "**", "__matmul__": "@",
+    "__and__": "&", "__or__": "|", "__xor__": "^", "__lshift__": "<<", "__rshift__": ">>",
+    "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__eq__": "==",
+    "__ne__": "!=",
+}  # fmt: skip
+_UNARY_SYMBOLS = {"__neg__": "-", "__pos__": "+", "__invert__": "~"}
+_BOXED = frozenset(_BINARY_SYMBOLS) | frozenset(_UNARY_SYMBOLS)
+
+
+def op_template(name: str, boxed: bool) -> str:
+    """The runner template of operator ``name``: applied to ``(a, b)``, or to the operands
+    popped from the list ``a`` when ``boxed`` (see `op`)."""
+    return f"box{name}" if boxed and name in _BOXED else name
 
 
 class _State:
@@ -115,18 +133,27 @@ def _hooks() -> dict[str, types.FunctionType]:
     type_ = type
     id_ = id
     getattr_ = getattr
-    same_values = _same_values
     builtin_values = _BUILTIN_VALUES
+    no_self = _NO_SELF
 
     def counted(token, out):
-        """Count a fast-path call whose output is an array (else the recorder does)."""
+        """Count a fast-path call or operator whose output is an array (else the recorder
+        does, reading the output carefully)."""
         try:
             backend = by_type(type_(out), missing)
         except base:  # noqa: BLE001 (an odd output: the recorder reads it carefully)
             return False
         if backend is None or backend is missing:
             return False
-        key = (token[1], backend.fixed_device or backend.device_of(out))
+        device = backend.fixed_device
+        if device is None:
+            quick = backend.quick_device
+            device = (
+                quick[1]
+                if quick is not None and getattr_(out, quick[0])
+                else backend.device_of(out)
+            )
+        key = (token[1], device)
         bucket = token[0]
         bucket[key] = bucket.get(key, 0) + 1
         return True
@@ -157,50 +184,30 @@ def _hooks() -> dict[str, types.FunctionType]:
         if rec is None or rec.thread != ident():
             return f(*args, **kwargs)
         token = run = None
-        fast = rec.fast_calls.get(site)
+        fast = rec.fast_calls.get(site[4])
         if fast is not None:
-            # the fast path (see Recorder.before): read devices, count, nothing else
+            # the fast path (see Recorder.before and guards.py): the call made the same
+            # way as before: read the devices, count, nothing else
             try:
-                receiver = missing
-                if fast[0] is not f:
+                receiver = no_self
+                # (a slot is shared by the copies of a cell run again: the site decides)
+                hit = fast[0] is f and fast[4] is site
+                if not hit and fast[5] is not None:
                     t = type_(f)
                     if (
-                        fast[1] is not None
-                        and (t is builtin_method or t is python_method)
+                        (t is builtin_method or t is python_method)
                         and type_(f.__self__) is fast[0]
-                        and f.__name__ == fast[1]
+                        and f.__name__ == fast[5]
+                        and fast[4] is site
                     ):
                         receiver = f.__self__
-                    else:
-                        fast = None
-                if (
-                    fast is not None
-                    and tuple(map(type_, args)) == fast[2]
-                    and (tuple(kwargs) == fast[3] if kwargs else not fast[3])
-                    and (
-                        fast[4] is None
-                        or same_values(
-                            fast[4], None if receiver is missing else receiver, args, kwargs
-                        )
-                    )
-                ):
-                    din = []
-                    if receiver is not missing:
-                        din.append(
-                            by_type(fast[0]).fixed_device or by_type(fast[0]).device_of(receiver)
-                        )
-                    for values in (args, kwargs.values()) if kwargs else (args,):
-                        for a in values:
-                            backend = by_type(type_(a), missing)
-                            if backend is None:
-                                if type_(a) is list or type_(a) is tuple:
-                                    din.extend(rec.devices((a,)))
-                            elif backend is missing:
-                                din.extend(rec.devices((a,)))
-                            else:
-                                din.append(backend.fixed_device or backend.device_of(a))
-                    token = (fast[5], tuple(din), None, site)
-                    run = fast[6]
+                        hit = True
+                din = fast[1](receiver, args, kwargs) if hit else None
+                if din is not None:
+                    token = (fast[2], din, None, site)
+                    run = fast[3]
+                else:
+                    fast = None
             except base:  # noqa: BLE001 (an odd argument: the careful path decides)
                 token = None
         if token is None and fast is None:
@@ -224,26 +231,17 @@ def _hooks() -> dict[str, types.FunctionType]:
         except base as exc:
             rec.failed(token, exc)
             raise
-        if token[2] is None:  # a fast-path call: count it here when its output is an array
-            try:
-                backend = by_type(type_(out), missing)
-            except base:  # noqa: BLE001 (an odd output: the recorder reads it carefully)
-                backend = None
-            if backend is not None and backend is not missing:
-                key = (token[1], backend.fixed_device or backend.device_of(out))
-                bucket = token[0]
-                bucket[key] = bucket.get(key, 0) + 1
-                return out
+        if token[2] is None and counted(token, out):  # a fast-path call, counted here
+            return out
         return rec.after(token, out)
 
     def op(site, name, a, b=unary):
         __tracebackhide__ = True  # noqa: F841
-        fn = ops[name]
         # values whose type no library owns (cached by type): applied at once. A type
         # whose __hash__ raises takes the careful path below.
+        ta = type_(a)
+        tb = type_(b)
         try:  # operands read once (no slots to fill): settled here
-            ta = type_(a)
-            tb = type_(b)
             plain = (
                 not site[4]
                 and (ta in builtin_values or by_type(ta, missing) is None)
@@ -252,39 +250,40 @@ def _hooks() -> dict[str, types.FunctionType]:
         except base:
             plain = False
         if plain:
-            return fn(a) if b is unary else fn(a, b)
+            return ops[name](a) if b is unary else ops[name](a, b)
         rec = state.active
         if rec is None or rec.thread != ident():
-            return fn(a) if b is unary else fn(a, b)
+            return ops[name](a) if b is unary else ops[name](a, b)
         token = None
         fast = rec.fast_ops.get(site)
         if fast is not None:
-            key = fast[0]
+            # the fast path (see Recorder.operation and guards.py): the operand types and
+            # dtypes of before: read the devices, count, nothing else
             try:
-                if (
-                    type_(a) is key[0]
-                    and type_(b) is key[1]
-                    and getattr_(a, "dtype", None) is key[2]
-                    and getattr_(b, "dtype", None) is key[3]
-                ):
-                    din = []
-                    backend = by_type(key[0])
-                    if backend is not None:
-                        din.append(backend.fixed_device or backend.device_of(a))
-                    backend = by_type(key[1], None) if b is not unary else None
-                    if backend is not None:
-                        din.append(backend.fixed_device or backend.device_of(b))
-                    token = (fast[1], tuple(din), None, site)
-                    run = fast[2]
+                din = fast[0](a, b)
+                if din is not None:
+                    token = (fast[1], din, None, site)
+                else:
+                    fast = None
             except base:  # noqa: BLE001 (an odd operand: the careful path decides)
-                token = None
+                token = fast = None
         if token is None:
             token = rec.operation(site, name, a, b)
             if token is None:
-                return fn(a) if b is unary else fn(a, b)
-            run = rec.runner(token, "one" if b is unary else "two")
+                return ops[name](a) if b is unary else ops[name](a, b)
+            fast = rec.fast_ops.get(site)
         try:
-            out = run(fn, a, None) if b is unary else run(fn, a, b)
+            if fast is None:  # no fast path here (strict checking raised): as Python does
+                out = rec.runner(token, "one" if b is unary else "two")(ops[name], a, b)
+            elif fast[3]:
+                # the operands leave this frame in a list the runner empties, so an
+                # operand the cell computed is referenced once when the operator runs:
+                # NumPy then reuses its buffer (temporary elision) as without porter
+                box = [a] if b is unary else [b, a]
+                del a, b
+                out = fast[2](box, None, None)
+            else:
+                out = fast[2](a, b, None)
         except base as exc:
             rec.failed(token, exc)
             raise
@@ -294,21 +293,21 @@ def _hooks() -> dict[str, types.FunctionType]:
         __tracebackhide__ = True  # noqa: F841
         return op(site, name, a, b)
 
-    def augitem(site, name, x, key, value, op=None, getitem=None, setitem=None):
-        """``x[key] op= value``: the read, the in-place operator and the write, each
-        recorded as itself (``op``, ``getitem``, ``setitem``: this namespace's hooks)."""
+    def augitem(site, name, x, key, item, value, op=None, setitem=None):
+        """``x[key] op= value``, given ``item``: ``x[key]`` as the getitem hook read it
+        (before ``value`` was evaluated, as Python reads it): the in-place operator and
+        the write, each recorded as itself (``op``, ``setitem``: this namespace's hooks)."""
         __tracebackhide__ = True  # noqa: F841
         rec = state.active
         if rec is not None and rec.thread == ident():
             if rec.operation(site, "__getitem__", x, key) is None:  # plain: slot filled
-                x[key] = ops[name](x[key], value)
+                x[key] = ops[name](item, value)
                 return
             cell, line, col = site[0], site[1], site[2]
-            item = getitem((cell, line, col, "__getitem__", ()), x, key)
             item = op((cell, line, col, name, ()), name, item, value)
             setitem((cell, line, col, "__setitem__", ()), item, x, key)
             return
-        x[key] = ops[name](x[key], value)
+        x[key] = ops[name](item, value)
 
     def getitem(site, x, key):
         __tracebackhide__ = True  # noqa: F841
@@ -390,13 +389,26 @@ def _hooks() -> dict[str, types.FunctionType]:
 
 _PROTOTYPES = _hooks()
 
-#: what a runner does with its three arguments (see `Recorder.runner`)
+#: what a runner does with its three arguments (see `Recorder.runner`); an operator's
+#: own runner (keyed by its name) applies it as Python syntax to the operands it pops
+#: from a list in ``a`` (see `op`)
 RUNNERS = {
     "call": "return a(*b, **c)",
     "two": "return a(b, c)",
     "one": "return a(b)",
     "get": "return a[b]",
     "set": "a[b] = c",
+    **{
+        f"box{name}": f"return a.pop() {symbol} a.pop()" for name, symbol in _BINARY_SYMBOLS.items()
+    },
+    **{f"box{name}": f"return {symbol}a.pop()" for name, symbol in _UNARY_SYMBOLS.items()},
+    **{name: f"return a {symbol} b" for name, symbol in _BINARY_SYMBOLS.items()},
+    **{name: f"return {symbol}a" for name, symbol in _UNARY_SYMBOLS.items()},
+    **{
+        f"__i{name[2:]}": f"a {symbol}= b; return a"
+        for name, symbol in _BINARY_SYMBOLS.items()
+        if f"__i{name[2:]}" in OPERATORS
+    },
 }
 
 
@@ -427,7 +439,7 @@ def bind(namespace: dict) -> None:
         elif name == IOP_HOOK:
             defaults = (bound[OP_HOOK],)
         elif name == AUGITEM_HOOK:
-            defaults = (bound[OP_HOOK], bound[GETITEM_HOOK], bound[SETITEM_HOOK])
+            defaults = (bound[OP_HOOK], bound[SETITEM_HOOK])
         bound[name] = types.FunctionType(
             proto.__code__, namespace, proto.__name__, defaults, proto.__closure__
         )

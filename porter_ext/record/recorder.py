@@ -30,6 +30,7 @@ from porter_ext.record.classify import (
     table_entries,
     value_sensitive,
 )
+from porter_ext.record.guards import call_guard, operator_guard
 from porter_ext.record.hooks_importlib_bootstrap import (
     ARRAY_CALLABLES,
     ARRAY_RECEIVERS,
@@ -39,6 +40,7 @@ from porter_ext.record.hooks_importlib_bootstrap import (
     STATE,
     UNARY,
     bind,
+    op_template,
 )
 from porter_ext.record.kinds import _MAYBE, WRAPPERS, CallableKinds
 from porter_ext.record.kinds import methods as _methods
@@ -63,7 +65,6 @@ from porter_ext.record.values import (
     devices_in,
     read_into,
     value_key,
-    value_sig,
 )
 from porter_ext.spec.standard import DEFAULT_VERSION, standard
 
@@ -105,9 +106,9 @@ class Recorder(CallableKinds):
         self.thread: int | None = None
         #: (site, callee, verdict, keyword names) → {(devices_in, device_out): count}
         self._buckets: dict[tuple, dict] = {}
-        #: site → (function or array type, method name, argument types, keywords, values
-        #: or None, bucket, runner): the hook's fast path for calls made the same way again
-        self.fast_calls: dict[tuple, tuple] = {}
+        #: slot → (function or array type, guard, bucket, runner, site, method name): the
+        #: hook's fast path for calls made the same way again (guards.py)
+        self.fast_calls: dict[int, tuple] = {}
         self._verdicts: dict[tuple, Verdict] = {}
         self._interned: dict[tuple, Verdict] = {}
         self._entries: dict[Callee, tuple] = {}
@@ -115,7 +116,8 @@ class Recorder(CallableKinds):
         self._callables: dict[int, tuple] = {}
         self._method_kinds: dict[tuple, tuple] = {}
         self._op_verdicts: dict[tuple, tuple] = {}
-        #: site → ((operand types, operand dtypes), bucket, runner) for operators
+        #: site → (guard, bucket, runner, whether the operands are handed over in a list)
+        #: for operators
         self.fast_ops: dict[tuple, tuple] = {}
         self._filled: list[int] = []
         #: per cell: id → object found plain (receiver types, callables), read by the hook
@@ -210,18 +212,18 @@ class Recorder(CallableKinds):
             if shared is not False and forced is None and callee.name not in _NAMESPACE_CALLS:
                 # the hook's fast path: the same callee (or a method of the same array
                 # type), argument types and keywords (and values, for a value-dependent
-                # verdict) as this call: only devices are read
-                types_ = tuple(type(a) for a in args)
-                values = None if shared is True else value_sig(self_obj, args, kwargs)
+                # verdict) as this call: only devices are read (see guards.py)
+                receiver = self_obj if callee.kind == "method" else _NO_SELF
                 if callee.kind == "method":
                     entry = (type(self_obj), f.__name__)
-                elif type(f) is not StandardFunction:
+                elif type(f) is not StandardFunction and backend_of(self_obj) is None:
                     entry = (f, None)
                 else:
                     entry = None
                 if entry is not None:
+                    guard = call_guard(receiver, args, kwargs, shared is None)
                     run = self.runner(token, "call")
-                    self.fast_calls[site] = (*entry, types_, tuple(kwargs), values, bucket, run)
+                    self.fast_calls[site[4]] = (entry[0], guard, bucket, run, site, entry[1])
         except Exception as exc:  # porter's fault: never the person's
             self._internal(exc)
             return None
@@ -283,7 +285,7 @@ class Recorder(CallableKinds):
         the operands' types are remembered in the site's slots)."""
         __tracebackhide__ = True  # noqa: F841
         try:
-            array, backend = a, backend_of(a)
+            array, backend, spelled = a, backend_of(a), name
             indexing = name in ("__getitem__", "__setitem__")
             attribute = not name.startswith("__")
             if backend is None and not indexing and not attribute and b is not UNARY:
@@ -300,7 +302,6 @@ class Recorder(CallableKinds):
             if attribute:
                 return self._attribute(site, array, name)
             other = b if array is a else a
-            fast = (type(a), type(b), getattr(a, "dtype", None), getattr(b, "dtype", None))
             key = (site, name, operand_kind(array, backend_of),
                    None if other is UNARY else operand_kind(other, backend_of),
                    None if value is UNARY else operand_kind(value, backend_of))  # fmt: skip
@@ -326,12 +327,15 @@ class Recorder(CallableKinds):
                 site,
             )
             if not indexing and not (self.strict and verdict.status in _STRICT_RAISES):
-                # the hook's fast path: the same operand types and dtypes here again
-                self.fast_ops[site] = (
-                    fast,
-                    bucket,
-                    self.runner(token, "one" if b is UNARY else "two"),
-                )
+                # the hook's fast path: the same operand types and dtypes here again; the
+                # operands of a library that reuses temporaries' buffers are handed over
+                # in a list (see the ``op`` hook)
+                present = (a,) if b is UNARY else (a, b)
+                boxed = any(getattr(backend_of(o), "elides_temporaries", False) for o in present)
+                template = op_template(spelled, boxed)
+                boxed = template != spelled  # (in-place operators: never handed over)
+                guard = operator_guard(a, b, UNARY)
+                self.fast_ops[site] = (guard, bucket, self.runner(token, template), boxed)
         except Exception as exc:  # porter's fault: the operation goes on unrecorded
             self._internal(exc)
             return None

@@ -414,10 +414,14 @@ class CallSiteTransformer(ast.NodeTransformer):
             return node
         iname = "__i" + name[2:]
         if item:
-            # x[i] += v: its read, in-place operator and write, recorded by one hook (which
-            # evaluates v before reading x[i], where Python reads x[i] first)
+            # x[i] += v: the read by the getitem hook, then v, then the in-place operator
+            # and the write (in Python's order; x and i, names and simple expressions,
+            # are read again for the read, before v can rebind them)
             site, slots = self._op_site(node, iname, [target.value])
-            args = [site, ast.Constant(iname), _copy(target.value), _as_value(_copy(target.slice))]
+            read_site, _ = self._op_site(node, "__getitem__")
+            key = _as_value(_copy(target.slice))
+            read = _hook(GETITEM_HOOK, [read_site, _copy(target.value), _copy(key)])
+            args = [site, ast.Constant(iname), _copy(target.value), key, read]
             hooked = ast.Expr(_hook(AUGITEM_HOOK, [*args, _copy(node.value)]))
             new = ast.If(_guard(_plain_types([target.value], slots)), [node], [hooked])
             return _fix_keep(new, node)

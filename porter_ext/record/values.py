@@ -78,52 +78,6 @@ def device_out(out: Any) -> str | None:
 _LITERALS = (int, float, bool, str, complex, type(None))
 
 
-class _ArraySig:
-    """An array argument as a value-dependent verdict sees it: type, dtype, rank."""
-
-    __slots__ = ("type", "dtype", "ndim")
-
-    def __init__(self, x: Any) -> None:
-        self.type, self.dtype, self.ndim = (
-            type(x),
-            getattr(x, "dtype", None),
-            getattr(x, "ndim", None),
-        )
-
-    def matches(self, x: Any) -> bool:
-        return (
-            type(x) is self.type
-            and getattr(x, "dtype", None) is self.dtype
-            and getattr(x, "ndim", None) == self.ndim
-        )
-
-
-def _sig(v: Any) -> Any:
-    return _ArraySig(v) if backend_of(v) is not None else v
-
-
-def value_sig(self_obj: Any, args: tuple, kwargs: dict) -> tuple:
-    """What a value-dependent verdict was made from, for the fast path to compare: other
-    values by identity (a loop passes the same constants), arrays by type, dtype, rank.
-    Held by the recorder for the cell only."""
-    return (_sig(self_obj), tuple(_sig(a) for a in args), tuple(_sig(v) for v in kwargs.values()))
-
-
-def same_values(sig: tuple, self_obj: Any, args: tuple, kwargs: dict) -> bool:
-    """Whether the values of a call are those a value-dependent verdict was made from
-    (the hook's fast path asks; ``self_obj`` is None for a function)."""
-    first = sig[0]
-    if first is not self_obj and (type(first) is not _ArraySig or not first.matches(self_obj)):
-        return False
-    for s, a in zip(sig[1], args, strict=True):
-        if s is not a and (type(s) is not _ArraySig or not s.matches(a)):
-            return False
-    for s, v in zip(sig[2], kwargs.values(), strict=True):
-        if s is not v and (type(s) is not _ArraySig or not s.matches(v)):
-            return False
-    return True
-
-
 def value_key(v: Any) -> object:
     """What a value-dependent verdict may depend on: a literal's value, an array's rank
     and dtype, a dtype or type object itself, otherwise the type."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -71,7 +72,13 @@ class CellIO:
 
 def analyse(source: str) -> CellIO:
     """The names ``source`` (plain Python: IPython syntax already transformed) exchanges
-    with its namespace. Raises SyntaxError as Python would."""
+    with its namespace. Raises SyntaxError as Python would. A cell run again (a loop of
+    ``%%port`` runs, ``%timeit``) is analysed once: the result is read-only."""
+    return _analyse(source)
+
+
+@functools.lru_cache(maxsize=128)
+def _analyse(source: str) -> CellIO:
     tree = ast.parse(source)
     module = Scope("module")
     Walker().body(tree.body, module)

@@ -21,11 +21,11 @@ from porter_ext.record.cell import (
     RecordSettings,
     cell_filename,
     keep_line_numbers,
-    parse_cell,
     run_recorded,
 )
 from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
 from porter_ext.record.recorder import Recorder, install_hooks
+from porter_ext.record.runners import register_cell_file
 from porter_ext.record.transformer import transform
 from porter_ext.report.model import CellEntry, Report
 from porter_ext.session import fixing
@@ -47,6 +47,7 @@ class Session:
         # the cell being recorded by ``%port on``: its recorder, code and plan
         self._on_recorder: Recorder | None = None
         self._on_code = ""
+        self._on_raw = ""
         self._on_plan = None
         self.cell_index: int | None = None  # set by `porter run` for notebook cells
         self._pool: Any = None
@@ -54,6 +55,7 @@ class Session:
         #: drop results (``%port clear``) is ignored and noted on the cell that asked
         self.headless = False
         self._notes: list[str] = []
+        self._transformed: dict[tuple, str] = {}
 
     # -- recording one cell ------------------------------------------------------------
     def _execution_count(self) -> int | None:
@@ -74,11 +76,10 @@ class Session:
         count = self._execution_count()
         cell = count if count is not None else len(self.cells)
         if self.shell is not None:
-            code = keep_line_numbers(source, self.shell.transform_cell(source))
+            code = self._transform(source)
             namespace = self.shell.user_ns
             flags = self.shell.compile.flags
             filename = self.shell.compile.cache(code, cell)
-            tree = self.shell.compile.ast_parse(code, filename=filename)
             others = [
                 t.visit for t in self.shell.ast_transformers if not isinstance(t, OnTransformer)
             ]
@@ -86,7 +87,6 @@ class Session:
             code, flags, others = source, 0, []
             namespace = namespace if namespace is not None else {}
             filename = cell_filename(cell, code)
-            tree = parse_cell(code, filename)
         specs = (
             []
             if options.no_replay
@@ -104,8 +104,7 @@ class Session:
             version=options.version or self.config.version,
             compile_flags=flags,
         )
-        run = run_recorded(code, namespace, record, filename=filename, tree=tree,
-                           ast_transformers=others)  # fmt: skip
+        run = run_recorded(code, namespace, record, filename=filename, ast_transformers=others)
         warnings = list(run.warnings)
         entry = CellEntry(
             index=self.cell_index,
@@ -118,6 +117,31 @@ class Session:
         entry = fixing.finish(self, fix, entry, namespace, run, record, options, warnings)
         result = self.add(entry, warnings)
         return result, run
+
+    def _transform(self, source: str) -> str:
+        """IPython's transformation of a cell (``%time``, ``!cmd``), with the raw cell's
+        line numbers. A cell of several lines gets only IPython's static transformations,
+        which depend on the source and the transformers alone: a cell run again (a loop of
+        runs, a benchmark) is transformed once while the transformers stay the same."""
+        shell = self.shell
+        manager = shell.input_transformer_manager
+        key = (
+            source,
+            tuple(map(id, manager.cleanup_transforms)),
+            tuple(map(id, manager.line_transforms)),
+            tuple(map(id, manager.token_transformers)),
+            tuple(map(id, shell.input_transformers_post)),
+        )
+        cache = self._transformed
+        code = cache.get(key)
+        if code is None:
+            transformed = shell.transform_cell(source)
+            code = keep_line_numbers(source, transformed)
+            if len(transformed.splitlines()) > 1:  # one line: prefilters read the session
+                if len(cache) >= 64:
+                    cache.clear()
+                cache[key] = code
+        return code
 
     @property
     def pool(self) -> Any:
@@ -251,10 +275,27 @@ class Session:
         rec = Recorder(
             strict=self.config.strict, version=self.config.version, cell=self._execution_count()
         )
+        rec.namespace = self.shell.user_ns  # (the globals of its runners)
         self._on_recorder = rec
-        self._on_code = self.shell.transform_cell(info.raw_cell or "")
+        self._on_raw = info.raw_cell or ""
+        self._on_code = self.shell.transform_cell(self._on_raw)
         self._on_plan = self._plan(self._on_code, self.shell.user_ns, self.config.backends)
         rec.start()
+
+    def _on_filename(self) -> str | None:
+        """The file name IPython compiles the cell ``%port on`` records under (it cached
+        the cell under its execution count, which it counts up before running it unless
+        the run keeps no history)."""
+        compiler = getattr(self.shell, "compile", None)
+        count = getattr(self.shell, "execution_count", None)
+        if self._on_recorder is None or compiler is None or not isinstance(count, int):
+            return None
+        known = getattr(compiler, "_filename_map", None)
+        for number in (count - 1, count):
+            name = compiler.get_code_name(self._on_raw, self._on_code, number)
+            if not isinstance(known, dict) or name in known:
+                return name
+        return None
 
     def _post_run_cell(self, result: Any) -> None:
         rec = self._on_recorder
@@ -340,7 +381,11 @@ class OnTransformer(ast.NodeTransformer):
             return node
         try:
             count = self.session._execution_count()
-            return transform(node, count if count is not None else "on")
+            label = count if count is not None else "on"
+            filename = self.session._on_filename()
+            if filename is not None:  # runners on its lines: warnings point at the cell
+                register_cell_file(label, filename)
+            return transform(node, label)
         except Exception as exc:
             print(
                 f"porter: could not rewrite the cell for recording ({exc}); it runs unrecorded",

@@ -205,3 +205,60 @@ def test_top_level_await_inside_a_running_loop_finishes_what_needs_no_loop():
             run_coroutine(asyncio.sleep(0.01))
 
     asyncio.run(kernel())
+
+
+def test_warnings_point_at_the_persons_line_under_port_on(ip):
+    run(ip, "%port on")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run(ip, "x = 1\na = np.log(np.zeros(2))")
+    finally:
+        run(ip, "%port off")
+    (warning,) = [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert warning.filename.startswith("<ipython-input-"), warning.filename
+    assert warning.lineno == 2
+
+
+def test_an_augmented_item_assignment_reads_the_item_before_its_value(ip):
+    run(
+        ip,
+        "order = []\n"
+        "class Logged(list):\n"
+        "    def __getitem__(self, i):\n"
+        "        order.append('read')\n"
+        "        return list.__getitem__(self, i)\n"
+        "def value():\n"
+        "    order.append('value')\n"
+        "    return 1\n",
+    )
+    expected = []
+    for cell in ["x = Logged([1, 2])\nx[0] += value()", "x = np.arange(3)\nx[0] += value()"]:
+        plain_order = run(ip, "order.clear()\n" + cell) and list(ip.user_ns["order"])
+        run(ip, "%%port --quiet --no-replay\norder.clear()\n" + cell)
+        assert ip.user_ns["order"] == plain_order, cell
+        expected.append(list(ip.user_ns["x"]))
+    assert expected == [[2, 2], [1, 1, 2]]
+    # an item that cannot be read: the value is never evaluated, as without porter
+    result = run(ip, "%%port --quiet --no-replay\norder.clear()\nx = np.arange(3)\nx[5] += value()")
+    assert isinstance(result.error_in_exec, IndexError) and ip.user_ns["order"] == []
+
+
+def test_numpy_reuses_temporaries_buffers_in_a_recorded_cell(ip):
+    """NumPy's temporary elision (``np.sin(x) + np.cos(x)`` adds into the sine's buffer)
+    needs the operand referenced once: the operator hook hands it over so."""
+    body = (
+        "tracemalloc.start()\n"
+        "for _ in range(2):\n"
+        "    y = np.sin(x) + np.cos(x)\n"
+        "    z = -(y * 2.0)\n"
+        "peak = tracemalloc.get_traced_memory()[1]\n"
+        "tracemalloc.stop()\n"
+        "del y, z\n"
+    )
+    run(ip, "import tracemalloc\nx = np.ones(1_000_000)")
+    run(ip, "%%port --quiet --no-replay\n" + body)  # the library facts, learnt once
+    run(ip, body)
+    plain = ip.user_ns["peak"]
+    run(ip, "%%port --quiet --no-replay\n" + body)
+    assert ip.user_ns["peak"] <= plain + 100_000, (ip.user_ns["peak"], plain)
