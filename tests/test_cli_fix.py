@@ -172,6 +172,7 @@ FUNCTIONS = (
     "import torch\nfrom array_api_compat import array_namespace\nx = torch.ones(2, 3)",
     "def f(x):\n    return x.sum(1)\n\n\ndef unused(x):\n    return x.mean(0)",
     "y = f(x) * 2",
+    "def h(x):\n    return unused(x)",  # reads unused, never runs it: no verdict on it
 )
 
 

@@ -20,6 +20,19 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from porter_ext.fix.cellscope import (
+    ReplaceFirst,
+    binds_xp,
+    binds_xp_at_top,
+    ended,
+    first_line_using,
+    is_docstring,
+    is_import,
+    names_bound,
+    names_read,
+    names_read_text,
+    site_libraries,
+)
 from porter_ext.fix.checks import Analyzer, Site
 from porter_ext.fix.static import collect_imports
 from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
@@ -67,17 +80,13 @@ class CellRewrite:
         """A unified diff; each side ends its last line, so no line of it runs into the next."""
         return "".join(
             difflib.unified_diff(
-                _ended(self.original).splitlines(keepends=True),
-                _ended(self.source).splitlines(keepends=True),
+                ended(self.original).splitlines(keepends=True),
+                ended(self.source).splitlines(keepends=True),
                 f"{name} (original)",
                 f"{name} (portable)",
                 n=context,
             )
         )
-
-
-def _ended(text: str) -> str:
-    return text if not text or text.endswith("\n") else text + "\n"
 
 
 def _key(line: int, col: int, end_line: int, end_col: int) -> tuple[int, int, int, int]:
@@ -112,7 +121,7 @@ class _Rewriter(cst.CSTTransformer):
         self.depth = 0
         self.hoists: dict[cst.SimpleStatementLine, tuple[str, cst.BaseExpression]] = {}
         #: the cell binds xp itself at its top level (then no xp line is added)
-        self.binds_xp = _binds_xp_at_top(module)
+        self.binds_xp = binds_xp_at_top(module)
         #: arrays of earlier cells (name → library), for an xp taken from one of them
         self.arrays = dict(arrays or {})
         #: local name → module, as the cell and earlier cells import them
@@ -161,7 +170,7 @@ class _Rewriter(cst.CSTTransformer):
             [cst.Assign([cst.AssignTarget(cst.Name(name))], receiver)],
             leading_lines=updated.leading_lines,
         )
-        rest = updated.visit(_ReplaceFirst(receiver, cst.Name(name)))
+        rest = updated.visit(ReplaceFirst(receiver, cst.Name(name)))
         return cst.FlattenSentinel([first, rest.with_changes(leading_lines=[])])
 
     def _site(self, original: cst.CSTNode) -> Site | None:
@@ -284,7 +293,7 @@ class _Rewriter(cst.CSTTransformer):
     def _earlier_array(self, libraries: Collection[str]) -> str | None:
         """An array of the site's library that an earlier cell bound (the run's
         ``arrays``) and this cell does not rebind: there before the cell's first line."""
-        bound = _names_bound(self.module)
+        bound = names_bound(self.module)
         return next(
             (n for n, lib in self.arrays.items() if lib in libraries and n not in bound), None
         )
@@ -309,7 +318,7 @@ class _Rewriter(cst.CSTTransformer):
                 node = node.value
             else:
                 return None
-        reads = _names_read(assign.value)
+        reads = names_read(assign.value)
         return target.value if target.value not in reads else None
 
     def _note_uses(self, replacement: str, call: SourceCall) -> None:
@@ -320,7 +329,7 @@ class _Rewriter(cst.CSTTransformer):
             if array is not None and array.isidentifier() and array not in scope["arrays"]:
                 scope["arrays"].append(array)
             elif array is not None:  # ``(x * x).sum(1)``: its names, for a function's xp
-                scope.setdefault("mentions", []).extend(_names_read_text(array))
+                scope.setdefault("mentions", []).extend(names_read_text(array))
         if "xpx." in replacement:
             self.needs_extra = True
 
@@ -333,7 +342,7 @@ class _Rewriter(cst.CSTTransformer):
         self, original: cst.FunctionDef, updated: cst.FunctionDef
     ) -> cst.FunctionDef:
         scope = self.scopes.pop()
-        if not scope["uses"] or _binds_xp(original):
+        if not scope["uses"] or binds_xp(original):
             return updated
         params = [p.name.value for p in original.params.params]
         arrays = [a for a in scope["arrays"] if a in params] or scope["arrays"]
@@ -343,7 +352,7 @@ class _Rewriter(cst.CSTTransformer):
             return updated
         line = cst.parse_statement(f"xp = array_namespace({', '.join(arrays)})")
         body = list(updated.body.body)  # type: ignore[attr-defined]
-        at = 1 if body and _is_docstring(body[0]) else 0
+        at = 1 if body and is_docstring(body[0]) else 0
         return updated.with_changes(
             body=updated.body.with_changes(body=[*body[:at], line, *body[at:]])
         )
@@ -364,94 +373,6 @@ class _StatementMarker(cst.Name):
         object.__setattr__(self, "replacement", replacement)
 
 
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
-    )
-
-
-class _ReplaceFirst(cst.CSTTransformer):
-    """Replaces the first node (in source order) equal to ``old`` by ``new``."""
-
-    def __init__(self, old: cst.CSTNode, new: cst.CSTNode) -> None:
-        super().__init__()
-        self.old, self.new, self.done = old, new, False
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        return not self.done
-
-    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):  # type: ignore[override]
-        if not self.done and original.deep_equals(self.old):
-            self.done = True
-            return self.new
-        return updated
-
-
-def site_libraries(site: Site) -> tuple[str, ...]:
-    """The libraries a site's call may belong to: its entry's, or those whose arrays or
-    modules its name starts with (``Tensor.reshape``: torch; ``ndarray.sum``: numpy, cupy)."""
-    from porter_ext.backends import LIBRARIES, get_backend
-
-    if site.entry is not None and site.entry.library != "*":
-        return (site.entry.library,)
-    head = site.name.partition(".")[0]
-    return tuple(lib for lib in LIBRARIES if head in (get_backend(lib).array_type_name, lib))
-
-
-def _names_bound(module: cst.Module) -> set[str]:
-    try:
-        tree = ast.parse(module.code)
-    except SyntaxError:
-        return set()
-    return {
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
-
-
-def _names_read(node: cst.CSTNode) -> set[str]:
-    return set(_names_read_text(cst.Module([]).code_for_node(node)))
-
-
-def _names_read_text(code: str) -> list[str]:
-    """The names an expression's source reads, in order."""
-    try:
-        tree = ast.parse(f"({code})", mode="eval")
-    except SyntaxError:
-        return []
-    return [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
-
-
-def _binds_xp_at_top(module: cst.Module) -> bool:
-    """Whether the cell's own level binds ``xp`` (not a function inside it)."""
-    code = module.code
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return False
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name) and sub.id == "xp" and isinstance(sub.ctx, ast.Store):
-                return True
-    return False
-
-
-def _binds_xp(node: cst.CSTNode) -> bool:
-    code = cst.Module([]).code_for_node(node)
-    try:
-        tree = ast.parse(code.strip() if not code.startswith((" ", "\t")) else "if 1:\n" + code)
-    except SyntaxError:
-        return False
-    return any(
-        isinstance(n, ast.Name) and n.id == "xp" and isinstance(n.ctx, ast.Store)
-        for n in ast.walk(tree)
-    ) or any(isinstance(n, ast.arg) and n.arg == "xp" for n in ast.walk(tree))
-
-
 def _with_preamble(module: cst.Module, rewriter: _Rewriter, tree: ast.Module,
                    provided: Collection[str] = ()) -> cst.Module:  # fmt: skip
     """Imports of the helpers the rewrites use (unless the cell or, through ``provided``,
@@ -466,32 +387,17 @@ def _with_preamble(module: cst.Module, rewriter: _Rewriter, tree: ast.Module,
         lines.append(_EXTRA_IMPORT)
     body = list(module.body)
     if top["uses"] and top["arrays"] and not rewriter.binds_xp:
-        first = _first_line_using(module)
+        first = first_line_using(module)
         xp_line = cst.parse_statement(f"xp = array_namespace({top['arrays'][0]})")
         body.insert(first, xp_line)
-    at = 1 if body and _is_docstring(body[0]) else 0
-    while at < len(body) and _is_import(body[at]):
+    at = 1 if body and is_docstring(body[0]) else 0
+    while at < len(body) and is_import(body[at]):
         at += 1
     imports = [cst.parse_statement(line) for line in lines]
     rest = body[at:]
-    if imports and rest and not _is_import(rest[0]) and not rest[0].leading_lines:
+    if imports and rest and not is_import(rest[0]) and not rest[0].leading_lines:
         rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine()])
     return module.with_changes(body=[*body[:at], *imports, *rest])
-
-
-def _is_import(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(s, cst.Import | cst.ImportFrom) for s in statement.body
-    )
-
-
-def _first_line_using(module: cst.Module) -> int:
-    """Index of the first top-level statement that calls through ``xp`` (where ``xp`` must
-    exist; a replay shows when the array it is taken from is not bound yet)."""
-    for index, statement in enumerate(module.body):
-        if "xp." in module.code_for_node(statement):
-            return index
-    return len(module.body)
 
 
 def rewrite_source(

@@ -46,6 +46,17 @@ class Deferred:
     code: str
     #: the recorder's number of the defining cell (calls in its definitions name it)
     record_cell: int | str = "fix"
+    #: the lines of the definition in the defining cell (where its recorded calls are)
+    span: tuple[int, int] = (0, 0)
+
+    def ran_in(self, source: str, calls: Any) -> bool:
+        """Whether a cell's run called it: the cell's own statements name it (not only a
+        function the cell defines), or a call inside it was recorded, from its cell."""
+        first, last = self.span
+        return self.name in top_level_reads(source) or any(
+            getattr(c, "origin_cell", None) == self.record_cell and first <= c.line <= last
+            for c in calls
+        )
 
     @property
     def names(self) -> frozenset[str]:
@@ -74,8 +85,9 @@ def pending(session: Any) -> list[Deferred]:
 
 
 def definitions_only(code: str, name: str) -> str:
-    """The imports of a cell's (transformed) code and its function ``name``, as plain
-    Python (empty when it defines no such function)."""
+    """The imports of a cell's (transformed) code and its function ``name``, every other
+    line blank (so the definition keeps its line numbers); empty when it defines no such
+    function."""
     tree = ast.parse(code)
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     kept = [
@@ -86,15 +98,19 @@ def definitions_only(code: str, name: str) -> str:
     ]
     if not any(isinstance(node, functions) for node in kept):
         return ""
-    tree.body = kept
-    return ast.unparse(tree) + "\n"
+    lines = code.split("\n")
+    keep = set()
+    for node in kept:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        keep.update(range(first, (node.end_lineno or node.lineno) + 1))
+    return "\n".join(line if n in keep else "" for n, line in enumerate(lines, 1)).rstrip() + "\n"
 
 
 def def_spans(source: str) -> dict[str, tuple[int, int]]:
     """The cell's top-level functions: name → (first line, last line)."""
-    from porter_ext.session.fixing import _mask_magics
+    from porter_ext.session.fix_support import mask_magics
 
-    tree = ast.parse(_mask_magics(source)[0])
+    tree = ast.parse(mask_magics(source)[0])
     return {
         node.name: (node.lineno, node.end_lineno or node.lineno)
         for node in tree.body
@@ -102,18 +118,25 @@ def def_spans(source: str) -> dict[str, tuple[int, int]]:
     }
 
 
-def unexercised_defs(source: str, calls: Any) -> dict[str, tuple[int, int]]:
-    """The cell's top-level functions that its run did not call: not read by its other
-    statements, and no recorded call of this cell inside them (name → line range)."""
-    tree = ast.parse(source)
-    defs = def_spans(source)
-    read = {
+def top_level_reads(source: str) -> set[str]:
+    """The names the cell's own statements read (not its function or class bodies)."""
+    from porter_ext.session.fix_support import mask_magics
+
+    tree = ast.parse(mask_magics(source)[0])
+    return {
         n.id
         for node in tree.body
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         for n in ast.walk(node)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
     }
+
+
+def unexercised_defs(source: str, calls: Any) -> dict[str, tuple[int, int]]:
+    """The cell's top-level functions that its run did not call: not read by its other
+    statements, and no recorded call of this cell inside them (name → line range)."""
+    defs = def_spans(source)
+    read = top_level_reads(source)
     ran = [c.line for c in calls if getattr(c, "origin_cell", None) is None]
     return {
         name: span

@@ -17,18 +17,34 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.report.model import (
-    DIFFERS,
-    NON_STANDARD_STATUSES,
     CellEntry,
-    ReplayEntry,
     RewriteEntry,
-    RewriteSiteEntry,
+)
+from porter_ext.session.fix_support import (
+    Round,
+    accepted_entry,
+    agrees,
+    code_reading,
+    finding_count,
+    idle_functions,
+    kept_capture,
+    mask_magics,
+    mixed_operators,
+    namespace_arrays,
+    namespace_imports,
+    not_run_reason,
+    provided_helpers,
+    refused,
+    site_entries,
+    site_key,
+    unexercised_specs,
+    unmask,
+    what_differs,
 )
 
 __all__ = ["FixRun", "MAX_SINGLE_TRIES", "prepare"]
@@ -37,20 +53,6 @@ __all__ = ["FixRun", "MAX_SINGLE_TRIES", "prepare"]
 MAX_SINGLE_TRIES = 6
 
 _Key = tuple[int, int, str]
-
-
-@dataclass
-class _Round:
-    """One verification replay of a candidate rewrite."""
-
-    keys: frozenset
-    source: str
-    entries: list[ReplayEntry]
-    accepted: bool
-    verified_on: list[str]
-    why: str | None = None
-    #: the line a replay failed at, and the spec it failed on
-    failed_line: int | None = None
 
 
 @dataclass
@@ -69,7 +71,7 @@ class FixRun:
     cell: int | str = "fix"
     #: operators the run showed to mix bool with numbers (see `rewrite_source`)
     operators: dict = field(default_factory=dict)
-    rounds: list[_Round] = field(default_factory=list)
+    rounds: list[Round] = field(default_factory=list)
     #: ``porter fix``: the session (its deferred definitions) and the notebook cell index
     session: Any = None
     index: int | None = None
@@ -89,23 +91,25 @@ class FixRun:
     def _propose(self, namespace: Mapping[str, Any], only: Any = None) -> Any:
         from porter_ext.fix.rewrite import CellRewrite, rewrite_source
 
-        masked, lines = _mask_magics(self.source)
-        imports = _imports(namespace)
-        provided = _provided(imports) if self.in_effect else ()
-        result = rewrite_source(masked, imports=imports, arrays=_arrays(namespace), only=only,
+        masked, lines = mask_magics(self.source)
+        imports = namespace_imports(namespace)
+        provided = provided_helpers(imports) if self.in_effect else ()
+        result = rewrite_source(masked, imports=imports, arrays=namespace_arrays(namespace), only=only,
                                 operators=self.operators, provided=provided)  # fmt: skip
         if not lines:
             return result
-        return CellRewrite(self.source, _unmask(result.source, lines), result.sites)
+        return CellRewrite(self.source, unmask(result.source, lines), result.sites)
 
     def _new_inputs(self, code: str, namespace: Mapping[str, Any]) -> list[str]:
         """Names of ``namespace`` that the proposed rewrite reads and ``code`` does not."""
+        from libcst import ParserSyntaxError
+
         from porter_ext.replay.analysis import analyse
 
         try:
             proposal = self._code(self._propose(namespace).source)
             before, after = analyse(code).inputs, analyse(proposal).inputs
-        except SyntaxError:
+        except (SyntaxError, ParserSyntaxError):  # the run (or _verify) says so
             return []
         return [n for n in after if n not in before and n in namespace]
 
@@ -133,12 +137,14 @@ class FixRun:
         from porter_ext.session.deferred import Verdict, call_site, pending
 
         specs = self._specs(run)
-        if run.exception is not None or not specs or self.plan is None:
-            return []  # nothing to verify against here: a later call may
+        called = [d for d in self.deferred if d.ran_in(self.source, entry.calls)]
+        if run.exception is not None or not specs or self.plan is None or not called:
+            return []  # nothing to verify against here (or it read them, never ran them)
+        self.deferred = called
         same = CellRewrite(self.source, self.source, [])
-        baseline = _finding_count(entry.calls)
+        baseline = finding_count(entry.calls)
 
-        def judged(group: list) -> _Round:
+        def judged(group: list) -> Round:
             prefix = "".join(d.code for d in group)
             result = self._round(same, frozenset(), specs, namespace, run, settings, policy,
                                  baseline, prefix=prefix)  # fmt: skip
@@ -180,7 +186,7 @@ class FixRun:
             return None
         code = self._code(full.source)
         waiting = [
-            Deferred(self.index, name, definitions_only(code, name), self.cell)
+            Deferred(self.index, name, definitions_only(code, name), self.cell, (a, b))
             for name, (a, b) in idle.items()
             if any(a <= s.line <= b for s in full.applied)
         ]
@@ -188,48 +194,51 @@ class FixRun:
             return None
         pending(self.session).extend(waiting)
         sites = [dataclasses.replace(s, reason=WAITING) if s.replacement is not None else s
-                 for s in _site_entries(full.sites, frozenset(), {})]  # fmt: skip
+                 for s in site_entries(full.sites, frozenset(), {})]  # fmt: skip
         return RewriteEntry(source=self.source, status="refused", verified_on=[], sites=sites,
                             reason=NEVER_CALLED, diff=diff)  # fmt: skip
 
     def _verify(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any,
                 policy: Any) -> RewriteEntry | None:  # fmt: skip
         try:
-            ast.parse(_mask_magics(self.source)[0])
+            ast.parse(mask_magics(self.source)[0])
         except SyntaxError:
-            return _refused(self.source, [], "the cell has IPython syntax (a magic or a "
+            return refused(self.source, [], "the cell has IPython syntax (a magic or a "
                             "shell command): porter rewrites plain Python only")  # fmt: skip
-        self.operators = _mixed_operators(entry.calls)
+        self.operators = mixed_operators(entry.calls)
         full = self._propose(namespace)
         if not full.sites:
             return None  # nothing porter could rewrite, nothing to say
         if not full.applied:
-            return _refused(self.source, full.sites, "no call here has a rewrite")
+            return refused(self.source, full.sites, "no call here has a rewrite")
         if run.exception is not None:
-            return _refused(self.source, full.sites, "the original run raised "
+            return refused(self.source, full.sites, "the original run raised "
                             f"{type(run.exception).__name__}: there is nothing to verify against")  # fmt: skip
-        idle = _idle(self.source, entry.calls, full.applied)
-        if idle is not None or not entry.calls:
+        idle, unrun = idle_functions(self.source, entry.calls, full.applied)
+        every = frozenset(site_key(s) for s in full.applied) - unrun
+        if not every or not entry.calls:
             can_wait = self.in_effect and self.session is not None and self.index is not None
-            waiting = self._defer(full, idle) if can_wait and idle else None
-            return waiting or _refused(self.source, full.sites, "nothing it defines ran in "
+            waiting = self._defer(full, idle) if can_wait and unrun and not every else None
+            return waiting or refused(self.source, full.sites, "nothing it defines ran in "
                                        "this cell, so no replay can verify it: call it in the cell")  # fmt: skip
         specs = self._specs(run)
         if not specs:
-            return _refused(self.source, full.sites, "the cell touched no array library: "
+            return refused(self.source, full.sites, "the cell touched no array library: "
                             "no backend to verify the rewrite on")  # fmt: skip
         if self.plan is None or (self.plan.capture is None and not self.plan.in_process):
-            return _refused(self.source, full.sites, "its inputs could not be captured")
-        baseline = _finding_count(entry.calls)
-        every = frozenset(_key(s) for s in full.applied)
-        best = self._round(full, every, specs, namespace, run, settings, policy, baseline)
+            return refused(self.source, full.sites, "its inputs could not be captured")
+        baseline = finding_count(entry.calls)
+        left = {k: not_run_reason(idle, k[0]) for k in unrun}
+        candidate = full if not unrun else self._propose(namespace, every)
+        best = self._round(candidate, every, specs, namespace, run, settings, policy, baseline)
         if not best.accepted:
             best = self._narrow(full, best, specs, namespace, run, settings, policy, baseline)
         if best is None or not best.accepted:
             why = self.rounds[0].why if self.rounds else "it did not verify"
-            return _refused(self.source, full.sites, why)
+            return refused(self.source, full.sites, why)
         final = self._propose(namespace, best.keys)
-        return _entry(final, best, specs, self.rounds, _unexercised(entry.replays))
+        return accepted_entry(final, best, specs, self.rounds, unexercised_specs(entry.replays),
+                              left)  # fmt: skip
 
     def _specs(self, run: Any) -> list:
         from porter_ext.replay.dispatch import control_spec
@@ -244,7 +253,7 @@ class FixRun:
     # -- the rounds --------------------------------------------------------------------
     def _round(self, candidate: Any, keys: frozenset, specs: list, namespace: Mapping[str, Any],
                run: Any, settings: Any, policy: Any, baseline: int,
-               prefix: str | None = None) -> _Round:  # fmt: skip
+               prefix: str | None = None) -> Round:  # fmt: skip
         """One replay of ``candidate`` (after ``prefix``: verified definitions of earlier
         cells, `FixRun.prefix` by default), judged against the original run."""
         from porter_ext.replay.analysis import analyse
@@ -254,17 +263,17 @@ class FixRun:
         shift = prefix.count("\n")
         code = prefix + self._code(candidate.source)
         plan = dataclasses.replace(self.plan, io=analyse(code), specs=list(specs), control=False,
-                                   capture=_kept(self.plan.capture))  # fmt: skip
+                                   capture=kept_capture(self.plan.capture))  # fmt: skip
         entries, _ = replay_entries(plan, code, namespace, run, settings, policy)
         targets = [e for e in entries if e.role == "target"]
         original = str(specs[0])
-        verified = [e.backend for e in targets if _agrees(e)]
-        result = _Round(keys, candidate.source, targets, True, verified)
-        changed = [e for e in targets if e.status == "ok" and not _agrees(e)]
+        verified = [e.backend for e in targets if agrees(e)]
+        result = Round(keys, candidate.source, targets, True, verified)
+        changed = [e for e in targets if e.status == "ok" and not agrees(e)]
         first = next((e for e in targets if e.backend == original), None)
         if changed:
             result.accepted = False
-            result.why = f"it changes the result on {', '.join(e.backend for e in changed)} ({_what_differs(changed[0])})"  # fmt: skip
+            result.why = f"it changes the result on {', '.join(e.backend for e in changed)} ({what_differs(changed[0])})"  # fmt: skip
         elif first is None or first.backend not in verified:
             result.accepted = False
             error = first.error if first is not None else None
@@ -277,14 +286,14 @@ class FixRun:
             detail = f"{error.type} {where}: {error.message}" if error else (
                 first.status if first is not None else "no replay")  # fmt: skip
             result.why = f"it does not run on {original}, the original backend ({detail})"
-        elif first.calls is not None and _finding_count(first.calls) >= baseline:
+        elif first.calls is not None and finding_count(first.calls) >= baseline:
             result.accepted = False
             result.why = "it does not have fewer findings than the original"
         self.rounds.append(result)
         return result
 
-    def _narrow(self, full: Any, failed: _Round, specs: list, namespace: Mapping[str, Any],
-                run: Any, settings: Any, policy: Any, baseline: int) -> _Round | None:  # fmt: skip
+    def _narrow(self, full: Any, failed: Round, specs: list, namespace: Mapping[str, Any],
+                run: Any, settings: Any, policy: Any, baseline: int) -> Round | None:  # fmt: skip
         """The largest set of sites that verifies, found in a few rounds (see module doc)."""
         keys = set(failed.keys)
         if failed.failed_line is not None:
@@ -305,205 +314,13 @@ class FixRun:
         return None
 
     def _try(self, keys: set, specs: list, namespace: Mapping[str, Any], run: Any,
-             settings: Any, policy: Any, baseline: int) -> _Round:  # fmt: skip
+             settings: Any, policy: Any, baseline: int) -> Round:  # fmt: skip
         candidate = self._propose(namespace, keys)
-        applied = frozenset(_key(s) for s in candidate.applied)
+        applied = frozenset(site_key(s) for s in candidate.applied)
         return self._round(candidate, applied, specs, namespace, run, settings, policy, baseline)
 
 
 # --- helpers --------------------------------------------------------------------------
-
-_MAGIC_MARK = "pass  # porter: IPython line {}"
-
-
-def _mask_magics(source: str) -> tuple[str, dict[str, str]]:
-    """The cell with each one-line magic and shell command (``%load_ext x``, ``!ls``)
-    replaced by a ``pass`` placeholder at its indentation, and the lines to put back."""
-    out, lines = [], {}
-    for number, line in enumerate(source.split("\n")):
-        body = line.lstrip()
-        if body.startswith(("%", "!")) and not body.startswith("%%"):
-            mark = _MAGIC_MARK.format(number)
-            lines[mark] = body
-            line = line[: len(line) - len(body)] + mark
-        out.append(line)
-    return "\n".join(out), lines
-
-
-def _unmask(source: str, lines: Mapping[str, str]) -> str:
-    out = []
-    for line in source.split("\n"):
-        body = line.lstrip()
-        out.append(line[: len(line) - len(body)] + lines[body] if body in lines else line)
-    return "\n".join(out)
-
-
-_MIXES = re.compile(r"\S+ mixes (\w+) and (\w+):")
-
-
-def _mixed_operators(calls: Any) -> dict:
-    """The operators of the original run that mixed kinds of dtype, with their dtypes."""
-    found = {}
-    for call in calls:
-        match = _MIXES.match(call.message or "")
-        if call.kind == "operator" and call.origin_cell is None and match:
-            found[(call.line, call.col, call.name)] = (match[1], match[2])
-    return found
-
-
-def _idle(source: str, calls: Any, applied: Any) -> dict | None:
-    """The top-level functions nothing in the cell ran, when every applied site is inside
-    one of them (None otherwise: the cell's own replay exercises its rewrite)."""
-    from porter_ext.session.deferred import unexercised_defs
-
-    masked = _mask_magics(source)[0]
-    idle = unexercised_defs(masked, calls)
-    inside = [s for s in applied if any(a <= s.line <= b for a, b in idle.values())]
-    return idle if idle and len(inside) == len(applied) else None
-
-
-def _key(site: Any) -> _Key:
-    return (site.line, site.col, site.name)
-
-
-def _agrees(replay: ReplayEntry) -> bool:
-    """The compare stage's verdict: it ran, and every compared output agrees."""
-    return replay.status == "ok" and all(
-        out.within_tolerance is not False and out.difference not in DIFFERS
-        for out in replay.outputs
-    )
-
-
-def _what_differs(replay: ReplayEntry) -> str:
-    for out in replay.outputs:
-        if out.within_tolerance is False or out.difference in DIFFERS:
-            kind = out.difference or "numeric"
-            return f"{out.name}: {kind}, max abs err {out.max_abs_err}"
-    return "an output differs"
-
-
-def _finding_count(calls: Any) -> int:
-    """Distinct non-standard sites (a loop's repeats are one finding)."""
-    return sum(1 for c in calls if c.status in NON_STANDARD_STATUSES)
-
-
-def _kept(capture: Any) -> Any:
-    """The capture for one round: the pipeline releases what it replays from, and the
-    next round needs the same pre-run inputs (released once, in `FixRun.verify`)."""
-    if capture is None:
-        return None
-    from porter_ext.replay.capture import Capture
-
-    class _Kept(Capture):
-        def release(self) -> None:
-            pass
-
-    return _Kept(capture.parcel, capture.states, capture.unsendable, capture.slots)
-
-
-def _imports(namespace: Mapping[str, Any]) -> dict[str, str]:
-    """Names earlier cells imported: modules, and functions of modules."""
-    import types
-
-    names = {}
-    for name, value in list(namespace.items()):
-        if name.startswith("_"):
-            continue
-        if isinstance(value, types.ModuleType):
-            names[name] = value.__name__
-        elif callable(value) and getattr(value, "__module__", None) not in (None, "__main__"):
-            qual = getattr(value, "__qualname__", None)
-            if isinstance(qual, str) and "." not in qual and "<" not in qual:
-                names[name] = f"{value.__module__}.{qual}"
-    return names
-
-
-def _provided(imports: Mapping[str, str]) -> list[str]:
-    """The helpers an earlier cell of the notebook imported (``array_namespace``, ``xpx``):
-    under ``porter fix`` the rewrite does not import them again."""
-    from porter_ext.fix.static import is_helper
-
-    wanted = {"array_namespace": "array_namespace", "xpx": "array_api_extra"}
-    return [
-        name for name, dotted in imports.items()
-        if name in wanted and (dotted.rpartition(".")[2] == wanted[name] or dotted == wanted[name])
-        and (is_helper(dotted) or dotted == "array_api_extra")
-    ]  # fmt: skip
-
-
-def _arrays(namespace: Mapping[str, Any]) -> dict[str, str]:
-    """The names the run showed to hold arrays, with their libraries (the registry's)."""
-    from porter_ext.backends import backend_for
-
-    found = {}
-    for name, value in list(namespace.items()):
-        if name.startswith("_"):
-            continue
-        backend = backend_for(value)
-        if backend is not None:
-            found[name] = backend.name
-    return found
-
-
-def _site_entries(sites: Any, kept: frozenset | None, reasons: Mapping[_Key, str]) -> list:
-    out = []
-    for site in sites:
-        applied = site.replacement is not None and (kept is None or _key(site) in kept)
-        reason = site.reason if site.replacement is None else None
-        if site.replacement is None and _key(site) in reasons:
-            reason = reasons[_key(site)]
-        out.append(RewriteSiteEntry(site.line, site.col, site.name, site.original,
-                                    site.replacement, applied, reason))  # fmt: skip
-    return out
-
-
-def _refused(source: str, sites: Any, reason: str) -> RewriteEntry:
-    return RewriteEntry(source=source, status="refused", verified_on=[],
-                        sites=_site_entries(sites, frozenset(), {}), reason=reason)  # fmt: skip
-
-
-def _unexercised(replays: Any) -> set[str]:
-    """Specs whose replay of the original cell never touched their library (the cell makes
-    its arrays with its own library's creation calls): no rewrite can be verified there,
-    nor does the original run there, so they do not count against the rewrite."""
-    return {r.backend for r in replays if r.role == "target" and r.status == "not_exercised"}
-
-
-def _entry(final: Any, best: _Round, specs: list, rounds: list[_Round],
-           inapplicable: set[str] = frozenset()) -> RewriteEntry:  # fmt: skip
-    """The accepted rewrite: verified (every site, every spec the original runs on) or
-    partial (say what not)."""
-    first = rounds[0]
-    reasons = {}
-    for site in final.sites:
-        if site.replacement is None and site.reason and site.reason.startswith("left out"):
-            alone = next((r for r in rounds if r.keys == frozenset({_key(site)})), None)
-            why = (alone or first).why or "it did not verify"
-            reasons[_key(site)] = f"left out: with it, {why}"
-    sites = _site_entries(final.sites, None, reasons)
-    missing, skipped = [], []
-    for spec in map(str, specs):
-        if spec in best.verified_on:
-            continue
-        replay = next((e for e in best.entries if e.backend == spec), None)
-        same = replay is not None and replay.status == "not_exercised" and spec in inapplicable
-        (skipped if same else missing).append(spec)
-    problems = []
-    if any(not s.applied for s in sites):
-        problems.append(f"{sum(not s.applied for s in sites)} site(s) left as written")
-    for spec in missing:
-        replay = next((e for e in best.entries if e.backend == spec), None)
-        error = replay.error if replay is not None else None
-        detail = f"{error.type} at line {error.line}: {error.message}" if error else (
-            replay.reason or replay.status if replay is not None else "not replayed")  # fmt: skip
-        problems.append(f"not verified on {spec}: {detail}")
-    status = "partial" if problems else "verified"
-    if skipped:
-        problems.append(f"not applicable on {', '.join(skipped)}: neither the cell nor its "
-                        "rewrite touches those libraries (it makes its arrays with its own)")  # fmt: skip
-    reason = "; ".join(problems) if problems else None
-    return RewriteEntry(source=final.source, status=status, verified_on=list(best.verified_on),
-                        sites=sites, reason=reason, diff=final.diff())  # fmt: skip
 
 
 def _put_in_effect(code: str, namespace: Any, cell: int | str) -> None:
@@ -535,7 +352,7 @@ def prepare(source: str, code: str, namespace: Mapping[str, Any], specs: list, *
     prefix = "".join(d.code for d in fix.deferred)
     # a spec so that the pipeline captures (the real ones are known after the run)
     warm = list(specs) or [BackendSpec("numpy")]
-    fix.plan = plan(_reading(prefix + code, fix._new_inputs(code, namespace)), namespace, warm,
+    fix.plan = plan(code_reading(prefix + code, fix._new_inputs(code, namespace)), namespace, warm,
                     pool=pool, control=False, in_process=in_process)  # fmt: skip
     return fix
 
@@ -550,13 +367,6 @@ def _called_deferred(session: Any, code: str) -> list:
         return []
     reads = set(analyse(code).inputs)
     return [d for d in waiting if d.names & reads]
-
-
-def _reading(code: str, names: list[str]) -> str:
-    """``code`` that also reads ``names`` (never run: only its analysis and capture)."""
-    if not names:
-        return code
-    return f"{code}\nif False:  # porter: names its rewrite reads\n    ({', '.join(names)},)\n"
 
 
 # --- the session's two calls ------------------------------------------------------------

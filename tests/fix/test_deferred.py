@@ -52,7 +52,8 @@ def test_unexercised_definitions_are_those_nothing_in_the_cell_ran():
 
 def test_definitions_only_keeps_the_imports_and_the_one_function():
     code = "import numpy as np\nx = np.ones(3)\ndef f(x):\n    return x\ndef g(x):\n    return x\n"
-    assert definitions_only(code, "g") == "import numpy as np\n\ndef g(x):\n    return x\n"
+    # the other lines blank: the definition keeps its line numbers
+    assert definitions_only(code, "g") == "import numpy as np\n\n\n\ndef g(x):\n    return x\n"
     assert definitions_only(code, "h") == ""
 
 
@@ -89,3 +90,15 @@ def test_settle_refuses_with_the_call_site_and_never_called_otherwise():
     assert alone.status == "refused"
     assert alone.reason == "f: never called in this notebook; g: never called in this notebook"
     assert all(not s.applied and NEVER_CALLED in s.reason for s in alone.sites)
+
+
+def test_a_deferred_definition_ran_where_the_cell_names_it_or_recorded_a_call_inside_it():
+    deferred = Deferred(1, "g", "", record_cell=7, span=(5, 6))
+    inside = CallRecord(line=6, col=11, name="ndarray.mean", library="numpy", kind="method",
+                        status="non_standard", origin_cell=7)  # fmt: skip
+    assert deferred.ran_in("h(x)", [inside])
+    assert not deferred.ran_in("h(x)", [CallRecord(**{**inside.__dict__, "origin_cell": None})])
+    assert not deferred.ran_in("h(x)", [CallRecord(**{**inside.__dict__, "line": 2})])
+    # named by the cell's own statements: called, whatever it was given
+    assert deferred.ran_in("w = g(Bag())", [])
+    assert not deferred.ran_in("def h(x):\n    return g(x)", [])

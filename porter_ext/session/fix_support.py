@@ -1,0 +1,243 @@
+"""What ``--fix`` verification reads and writes beside the rounds (`porter_ext.session.fixing`):
+the cell with its magics masked, the names of the person's namespace a rewrite relies on,
+the compare stage's verdict on a round, and the report's rewrite entries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from porter_ext.report.model import (
+    DIFFERS,
+    NON_STANDARD_STATUSES,
+    ReplayEntry,
+    RewriteEntry,
+    RewriteSiteEntry,
+)
+
+_Key = tuple[int, int, str]
+
+
+@dataclass
+class Round:
+    """One verification replay of a candidate rewrite."""
+
+    keys: frozenset
+    source: str
+    entries: list[ReplayEntry]
+    accepted: bool
+    verified_on: list[str]
+    why: str | None = None
+    #: the line a replay failed at, and the spec it failed on
+    failed_line: int | None = None
+
+
+_MAGIC_MARK = "pass  # porter: IPython line {}"
+
+
+def mask_magics(source: str) -> tuple[str, dict[str, str]]:
+    """The cell with each one-line magic and shell command (``%load_ext x``, ``!ls``)
+    replaced by a ``pass`` placeholder at its indentation, and the lines to put back."""
+    out, lines = [], {}
+    for number, line in enumerate(source.split("\n")):
+        body = line.lstrip()
+        if body.startswith(("%", "!")) and not body.startswith("%%"):
+            mark = _MAGIC_MARK.format(number)
+            lines[mark] = body
+            line = line[: len(line) - len(body)] + mark
+        out.append(line)
+    return "\n".join(out), lines
+
+
+def unmask(source: str, lines: Mapping[str, str]) -> str:
+    out = []
+    for line in source.split("\n"):
+        body = line.lstrip()
+        out.append(line[: len(line) - len(body)] + lines[body] if body in lines else line)
+    return "\n".join(out)
+
+
+_MIXES = re.compile(r"\S+ mixes (\w+) and (\w+):")
+
+
+def mixed_operators(calls: Any) -> dict:
+    """The operators of the original run that mixed kinds of dtype, with their dtypes."""
+    found = {}
+    for call in calls:
+        match = _MIXES.match(call.message or "")
+        if call.kind == "operator" and call.origin_cell is None and match:
+            found[(call.line, call.col, call.name)] = (match[1], match[2])
+    return found
+
+
+def idle_functions(source: str, calls: Any, applied: Any) -> tuple[dict, set]:
+    """The cell's top-level functions nothing in it ran (name → lines), and the keys of the
+    applied sites inside them: no replay of this cell can verify those."""
+    from porter_ext.session.deferred import unexercised_defs
+
+    idle = unexercised_defs(mask_magics(source)[0], calls)
+    inside = {site_key(s) for s in applied if any(a <= s.line <= b for a, b in idle.values())}
+    return idle, inside
+
+
+def not_run_reason(idle: Mapping[str, tuple[int, int]], line: int) -> str:
+    name = next((n for n, (a, b) in idle.items() if a <= line <= b), "it")
+    return (f"left out: nothing in this cell calls {name}, so no replay of it can verify "
+            "the rewrite")  # fmt: skip
+
+
+def site_key(site: Any) -> _Key:
+    return (site.line, site.col, site.name)
+
+
+def agrees(replay: ReplayEntry) -> bool:
+    """The compare stage's verdict: it ran, and every compared output agrees."""
+    return replay.status == "ok" and all(
+        out.within_tolerance is not False and out.difference not in DIFFERS
+        for out in replay.outputs
+    )
+
+
+def what_differs(replay: ReplayEntry) -> str:
+    for out in replay.outputs:
+        if out.within_tolerance is False or out.difference in DIFFERS:
+            kind = out.difference or "numeric"
+            return f"{out.name}: {kind}, max abs err {out.max_abs_err}"
+    return "an output differs"
+
+
+def finding_count(calls: Any) -> int:
+    """Distinct non-standard sites (a loop's repeats are one finding)."""
+    return sum(1 for c in calls if c.status in NON_STANDARD_STATUSES)
+
+
+def kept_capture(capture: Any) -> Any:
+    """The capture for one round: the pipeline releases what it replays from, and the
+    next round needs the same pre-run inputs (released once, in `FixRun.verify`)."""
+    if capture is None:
+        return None
+    from porter_ext.replay.capture import Capture
+
+    class _Kept(Capture):
+        def release(self) -> None:
+            pass
+
+    return _Kept(capture.parcel, capture.states, capture.unsendable, capture.slots)
+
+
+def namespace_imports(namespace: Mapping[str, Any]) -> dict[str, str]:
+    """Names earlier cells imported: modules, and functions of modules."""
+    import types
+
+    names = {}
+    for name, value in list(namespace.items()):
+        if name.startswith("_"):
+            continue
+        if isinstance(value, types.ModuleType):
+            names[name] = value.__name__
+        elif callable(value) and getattr(value, "__module__", None) not in (None, "__main__"):
+            qual = getattr(value, "__qualname__", None)
+            if isinstance(qual, str) and "." not in qual and "<" not in qual:
+                names[name] = f"{value.__module__}.{qual}"
+    return names
+
+
+def provided_helpers(imports: Mapping[str, str]) -> list[str]:
+    """The helpers an earlier cell of the notebook imported (``array_namespace``, ``xpx``):
+    under ``porter fix`` the rewrite does not import them again."""
+    from porter_ext.fix.static import is_helper
+
+    wanted = {"array_namespace": "array_namespace", "xpx": "array_api_extra"}
+    return [
+        name for name, dotted in imports.items()
+        if name in wanted and (dotted.rpartition(".")[2] == wanted[name] or dotted == wanted[name])
+        and (is_helper(dotted) or dotted == "array_api_extra")
+    ]  # fmt: skip
+
+
+def namespace_arrays(namespace: Mapping[str, Any]) -> dict[str, str]:
+    """The names the run showed to hold arrays, with their libraries (the registry's)."""
+    from porter_ext.backends import backend_for
+
+    found = {}
+    for name, value in list(namespace.items()):
+        if name.startswith("_"):
+            continue
+        backend = backend_for(value)
+        if backend is not None:
+            found[name] = backend.name
+    return found
+
+
+def site_entries(sites: Any, kept: frozenset | None, reasons: Mapping[_Key, str]) -> list:
+    out = []
+    for site in sites:
+        applied = site.replacement is not None and (kept is None or site_key(site) in kept)
+        reason = site.reason if site.replacement is None else None
+        if site.replacement is None and site_key(site) in reasons:
+            reason = reasons[site_key(site)]
+        out.append(RewriteSiteEntry(site.line, site.col, site.name, site.original,
+                                    site.replacement, applied, reason))  # fmt: skip
+    return out
+
+
+def refused(source: str, sites: Any, reason: str) -> RewriteEntry:
+    return RewriteEntry(source=source, status="refused", verified_on=[],
+                        sites=site_entries(sites, frozenset(), {}), reason=reason)  # fmt: skip
+
+
+def unexercised_specs(replays: Any) -> set[str]:
+    """Specs whose replay of the original cell never touched their library (the cell makes
+    its arrays with its own library's creation calls): no rewrite can be verified there,
+    nor does the original run there, so they do not count against the rewrite."""
+    return {r.backend for r in replays if r.role == "target" and r.status == "not_exercised"}
+
+
+def accepted_entry(final: Any, best: Round, specs: list, rounds: list[Round],
+                   inapplicable: set[str] = frozenset(),
+                   left: Mapping[_Key, str] | None = None) -> RewriteEntry:  # fmt: skip
+    """The accepted rewrite: verified (every site, every spec the original runs on) or
+    partial (say what not); ``left`` gives the reasons of sites left out beforehand."""
+    first = rounds[0]
+    reasons = dict(left or {})
+    for site in final.sites:
+        if site_key(site) in reasons:
+            continue
+        if site.replacement is None and site.reason and site.reason.startswith("left out"):
+            alone = next((r for r in rounds if r.keys == frozenset({site_key(site)})), None)
+            why = (alone or first).why or "it did not verify"
+            reasons[site_key(site)] = f"left out: with it, {why}"
+    sites = site_entries(final.sites, None, reasons)
+    missing, skipped = [], []
+    for spec in map(str, specs):
+        if spec in best.verified_on:
+            continue
+        replay = next((e for e in best.entries if e.backend == spec), None)
+        same = replay is not None and replay.status == "not_exercised" and spec in inapplicable
+        (skipped if same else missing).append(spec)
+    problems = []
+    if any(not s.applied for s in sites):
+        problems.append(f"{sum(not s.applied for s in sites)} site(s) left as written")
+    for spec in missing:
+        replay = next((e for e in best.entries if e.backend == spec), None)
+        error = replay.error if replay is not None else None
+        detail = f"{error.type} at line {error.line}: {error.message}" if error else (
+            replay.reason or replay.status if replay is not None else "not replayed")  # fmt: skip
+        problems.append(f"not verified on {spec}: {detail}")
+    status = "partial" if problems else "verified"
+    if skipped:
+        problems.append(f"not applicable on {', '.join(skipped)}: neither the cell nor its "
+                        "rewrite touches those libraries (it makes its arrays with its own)")  # fmt: skip
+    reason = "; ".join(problems) if problems else None
+    return RewriteEntry(source=final.source, status=status, verified_on=list(best.verified_on),
+                        sites=sites, reason=reason, diff=final.diff())  # fmt: skip
+
+
+def code_reading(code: str, names: list[str]) -> str:
+    """``code`` that also reads ``names`` (never run: only its analysis and capture)."""
+    if not names:
+        return code
+    return f"{code}\nif False:  # porter: names its rewrite reads\n    ({', '.join(names)},)\n"
