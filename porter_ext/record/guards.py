@@ -83,7 +83,12 @@ class _Builder:
             self.devices.append(f"{reader}.device_of({expr})")
 
     def build(self, params: str, general: str) -> types.FunctionType:
-        devices = general if self.general else "(" + "".join(f"{d}, " for d in self.devices) + ")"
+        if self.general:
+            devices = general
+        elif all(d in self.names for d in self.devices):  # every device known: one tuple
+            devices = self.constant(tuple(self.names[d] for d in self.devices))
+        else:
+            devices = "(" + "".join(f"{d}, " for d in self.devices) + ")"
         test = " and ".join(self.conditions) or "True"
         body = f"    if {test}:\n        return {devices}\n    return None\n"
         return _function(params, body, self.names)
@@ -94,7 +99,7 @@ def call_guard(self_obj: Any, args: tuple, kwargs: dict, values: bool) -> types.
     (``self_obj``, or `NO_SELF` for a function) is the hook's to check by type; ``values``:
     whether the verdict read argument values."""
     g = _Builder()
-    g.conditions.append(f"_len(y) == {len(args)}")
+    g.conditions.append(f"_len(y) == {len(args)}" if args else "not y")
     for i, a in enumerate(args):
         g.same_type(f"y[{i}]", a)
     if kwargs:
@@ -108,7 +113,8 @@ def call_guard(self_obj: Any, args: tuple, kwargs: dict, values: bool) -> types.
         for i, a in enumerate(args):
             g.same_value(f"y[{i}]", a)
         for name, v in kwargs.items():
-            g.same_type(f"k[{name!r}]", v)
+            if backend_of(v) is not None:  # (an identity check implies the type)
+                g.same_type(f"k[{name!r}]", v)
             g.same_value(f"k[{name!r}]", v)
     if self_obj is not NO_SELF:
         g.device("x", self_obj)

@@ -136,7 +136,7 @@ def _hooks() -> dict[str, types.FunctionType]:
     builtin_values = _BUILTIN_VALUES
     no_self = _NO_SELF
 
-    def counted(token, out):
+    def counted(bucket, din, out):
         """Count a fast-path call or operator whose output is an array (else the recorder
         does, reading the output carefully)."""
         try:
@@ -153,8 +153,7 @@ def _hooks() -> dict[str, types.FunctionType]:
                 if quick is not None and getattr_(out, quick[0])
                 else backend.device_of(out)
             )
-        key = (token[1], device)
-        bucket = token[0]
+        key = (din, device)
         bucket[key] = bucket.get(key, 0) + 1
         return True
 
@@ -183,34 +182,30 @@ def _hooks() -> dict[str, types.FunctionType]:
         rec = state.active
         if rec is None or rec.thread != ident():
             return f(*args, **kwargs)
-        token = run = None
+        din = None
         fast = rec.fast_calls.get(site[4])
-        if fast is not None:
+        # (a slot is shared by the copies of a cell run again: the site decides)
+        if fast is not None and fast[4] is site:
             # the fast path (see Recorder.before and guards.py): the call made the same
             # way as before: read the devices, count, nothing else
             try:
-                receiver = no_self
-                # (a slot is shared by the copies of a cell run again: the site decides)
-                hit = fast[0] is f and fast[4] is site
-                if not hit and fast[5] is not None:
-                    t = type_(f)
-                    if (
-                        (t is builtin_method or t is python_method)
+                if fast[0] is f:
+                    din = fast[1](no_self, args, kwargs)
+                elif fast[5] is not None and (
+                    # the first call's bound method (the same receiver: C's own compare)
+                    (type_(f) is builtin_method and f == fast[6])
+                    or (
+                        (type_(f) is builtin_method or type_(f) is python_method)
                         and type_(f.__self__) is fast[0]
                         and f.__name__ == fast[5]
-                        and fast[4] is site
-                    ):
-                        receiver = f.__self__
-                        hit = True
-                din = fast[1](receiver, args, kwargs) if hit else None
-                if din is not None:
-                    token = (fast[2], din, None, site)
-                    run = fast[3]
-                else:
-                    fast = None
+                    )
+                ):
+                    din = fast[1](f.__self__, args, kwargs)
             except base:  # noqa: BLE001 (an odd argument: the careful path decides)
-                token = None
-        if token is None and fast is None:
+                din = None
+        if din is not None:
+            bucket, run, plan = fast[2], fast[3], None
+        else:
             # plain Python: known by its receiver's type or itself, else found now
             t = type_(f)
             if t is builtin_method or t is python_method:
@@ -221,19 +216,19 @@ def _hooks() -> dict[str, types.FunctionType]:
                 return f(*args, **kwargs)
             if rec.plain(site, f):
                 return f(*args, **kwargs)  # (its slot, if it has one, now filled)
-        if token is None:
             token = rec.before(site, f, args, kwargs)  # strict mode raises here
             if token is None:
                 return f(*args, **kwargs)
+            bucket, din, plan = token[0], token[1], token[2]
             run = rec.runner(token, "call")
         try:
             out = run(f, args, kwargs)
         except base as exc:
-            rec.failed(token, exc)
+            rec.failed((bucket, din, plan, site), exc)
             raise
-        if token[2] is None and counted(token, out):  # a fast-path call, counted here
+        if plan is None and counted(bucket, din, out):  # a fast-path call, counted here
             return out
-        return rec.after(token, out)
+        return rec.after((bucket, din, plan, site), out)
 
     def op(site, name, a, b=unary):
         __tracebackhide__ = True  # noqa: F841
@@ -254,27 +249,29 @@ def _hooks() -> dict[str, types.FunctionType]:
         rec = state.active
         if rec is None or rec.thread != ident():
             return ops[name](a) if b is unary else ops[name](a, b)
-        token = None
-        fast = rec.fast_ops.get(site)
-        if fast is not None:
+        din = None
+        fast = rec.fast_ops.get(site[5])
+        # (a key is shared by the copies of a cell run again: the site decides)
+        if fast is not None and (fast[4] is site or fast[4] == site):
             # the fast path (see Recorder.operation and guards.py): the operand types and
             # dtypes of before: read the devices, count, nothing else
             try:
                 din = fast[0](a, b)
-                if din is not None:
-                    token = (fast[1], din, None, site)
-                else:
-                    fast = None
             except base:  # noqa: BLE001 (an odd operand: the careful path decides)
-                token = fast = None
-        if token is None:
+                din = None
+        if din is None:
             token = rec.operation(site, name, a, b)
             if token is None:
                 return ops[name](a) if b is unary else ops[name](a, b)
-            fast = rec.fast_ops.get(site)
+            bucket, din = token[0], token[1]
+            fast = rec.fast_ops.get(site[5])
+        else:
+            bucket = fast[1]
         try:
-            if fast is None:  # no fast path here (strict checking raised): as Python does
-                out = rec.runner(token, "one" if b is unary else "two")(ops[name], a, b)
+            if fast is None:  # no fast path here (porter failed to make one): as Python does
+                out = rec.runner((bucket, din, None, site), "one" if b is unary else "two")(
+                    ops[name], a, b
+                )
             elif fast[3]:
                 # the operands leave this frame in a list the runner empties, so an
                 # operand the cell computed is referenced once when the operator runs:
@@ -285,9 +282,9 @@ def _hooks() -> dict[str, types.FunctionType]:
             else:
                 out = fast[2](a, b, None)
         except base as exc:
-            rec.failed(token, exc)
+            rec.failed((bucket, din, None, site), exc)
             raise
-        return out if counted(token, out) else rec.after(token, out)
+        return out if counted(bucket, din, out) else rec.after((bucket, din, None, site), out)
 
     def iop(site, name, a, b, op=None):
         __tracebackhide__ = True  # noqa: F841
@@ -304,8 +301,8 @@ def _hooks() -> dict[str, types.FunctionType]:
                 x[key] = ops[name](item, value)
                 return
             cell, line, col = site[0], site[1], site[2]
-            item = op((cell, line, col, name, ()), name, item, value)
-            setitem((cell, line, col, "__setitem__", ()), item, x, key)
+            item = op((cell, line, col, name, (), site[5]), name, item, value)
+            setitem((cell, line, col, "__setitem__", (), site[5]), item, x, key)
             return
         x[key] = ops[name](item, value)
 

@@ -73,6 +73,7 @@ _MISSING = object()
 _NAMESPACE_CALLS = frozenset({"array_namespace", "__array_namespace__"})
 _STRICT_RAISES = frozenset({"non_standard", "non_standard_usage", "device_specific"})
 _CACHE_LIMIT = 20_000
+_SUGGESTIONS_PER_SITE = 8
 
 #: (standard version, callee, nargs, keyword names) → Verdict, for verdicts that depend
 #: only on the callee and the shape of the call (callees are library facts)
@@ -106,8 +107,9 @@ class Recorder(CallableKinds):
         self.thread: int | None = None
         #: (site, callee, verdict, keyword names) → {(devices_in, device_out): count}
         self._buckets: dict[tuple, dict] = {}
-        #: slot → (function or array type, guard, bucket, runner, site, method name): the
-        #: hook's fast path for calls made the same way again (guards.py)
+        #: slot → (function or array type, guard, bucket, runner, site, method name, the
+        #: first bound method): the hook's fast path for calls made the same way again
+        #: (guards.py)
         self.fast_calls: dict[int, tuple] = {}
         self._verdicts: dict[tuple, Verdict] = {}
         self._interned: dict[tuple, Verdict] = {}
@@ -116,9 +118,9 @@ class Recorder(CallableKinds):
         self._callables: dict[int, tuple] = {}
         self._method_kinds: dict[tuple, tuple] = {}
         self._op_verdicts: dict[tuple, tuple] = {}
-        #: site → (guard, bucket, runner, whether the operands are handed over in a list)
-        #: for operators
-        self.fast_ops: dict[tuple, tuple] = {}
+        #: site key → (guard, bucket, runner, whether the operands are handed over in a
+        #: list, site) for operators
+        self.fast_ops: dict[int, tuple] = {}
         self._filled: list[int] = []
         #: per cell: id → object found plain (receiver types, callables), read by the hook
         self.plain_receivers = PLAIN_RECEIVERS
@@ -223,7 +225,16 @@ class Recorder(CallableKinds):
                 if entry is not None:
                     guard = call_guard(receiver, args, kwargs, shared is None)
                     run = self.runner(token, "call")
-                    self.fast_calls[site[4]] = (entry[0], guard, bucket, run, site, entry[1])
+                    method = f if callee.kind == "method" else None
+                    self.fast_calls[site[4]] = (
+                        entry[0],
+                        guard,
+                        bucket,
+                        run,
+                        site,
+                        entry[1],
+                        method,
+                    )
         except Exception as exc:  # porter's fault: never the person's
             self._internal(exc)
             return None
@@ -335,7 +346,7 @@ class Recorder(CallableKinds):
                 template = op_template(spelled, boxed)
                 boxed = template != spelled  # (in-place operators: never handed over)
                 guard = operator_guard(a, b, UNARY)
-                self.fast_ops[site] = (guard, bucket, self.runner(token, template), boxed)
+                self.fast_ops[site[5]] = (guard, bucket, self.runner(token, template), boxed, site)
         except Exception as exc:  # porter's fault: the operation goes on unrecorded
             self._internal(exc)
             return None
@@ -417,18 +428,27 @@ class Recorder(CallableKinds):
 
     # -- results -----------------------------------------------------------------------
     def records(self) -> list[CallRecord]:
-        """The merged calls, in source order."""
+        """The merged calls, in source order: one record per site, callee, verdict and
+        devices; a site whose suggestion follows values that change (``x.sum(axis=k)``
+        in a loop) keeps one record per suggestion, up to `_SUGGESTIONS_PER_SITE`."""
         merged: dict[tuple, list] = {}
+        suggestions: dict[tuple, set] = {}
         for (site, callee, verdict, keywords), bucket in self._buckets.items():
             for (din, dout), count in bucket.items():
                 key = (site, callee.qualname, verdict.status, din, dout, keywords)
+                seen = suggestions.setdefault(key, set())
+                if verdict.suggestion in seen or len(seen) < _SUGGESTIONS_PER_SITE:
+                    seen.add(verdict.suggestion)
+                    key = (*key, verdict.suggestion)
+                else:  # counted with the site's last kept suggestion
+                    key = (*key, max(seen, key=str))
                 entry = merged.get(key)
                 if entry is None:
                     merged[key] = [count, callee, verdict]
                 else:
                     entry[0] += count
         out = []
-        for (site, qualname, status, din, dout, keywords), (
+        for (site, qualname, status, din, dout, keywords, _), (
             count,
             callee,
             verdict,

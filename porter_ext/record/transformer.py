@@ -229,13 +229,14 @@ class CallSiteTransformer(ast.NodeTransformer):
     def _op_site(
         self, node: ast.AST, name: str, operands: list[ast.expr] = ()
     ) -> tuple[ast.Constant, tuple]:
-        """An operation's site: ``(cell, line, col, name, slots)``, one slot per operand
-        that is read twice (a name; None for a literal or an operand read once)."""
+        """An operation's site: ``(cell, line, col, name, slots, key)``, one slot per
+        operand that is read twice (a name; None for a literal or an operand read once),
+        and a number of its own (the key of its fast path)."""
         self.sites += 1
         slots = tuple(_new_slot() if isinstance(o, ast.Name) else None for o in operands)
         if all(slot is None for slot in slots):
             slots = ()  # no operand is read twice: the hook settles plain values itself
-        site = (self.cell, node.lineno, node.col_offset, name, slots)
+        site = (self.cell, node.lineno, node.col_offset, name, slots, _new_slot())
         self.site_values.append(site)
         return _at(ast.Constant(site), node), slots
 

@@ -47,16 +47,17 @@ def read_into(values: Any, out: list[str]) -> None:
     get = _type_backend.get
     for a in values:
         t = type(a)
+        if t is list or t is tuple:
+            for item in a[:16]:
+                bi = backend_of(item)
+                if bi is not None:
+                    out.append(bi.device_of(item))
+            continue
         try:
             b = get(t, _MISSING)
         except Exception:  # noqa: BLE001 (a type whose __hash__ raises: not an array)
             continue
         if b is None:
-            if t is list or t is tuple:
-                for item in a[:16]:
-                    bi = backend_of(item)
-                    if bi is not None:
-                        out.append(bi.device_of(item))
             continue
         if b is _MISSING:
             b = backend_of(a)

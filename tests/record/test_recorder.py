@@ -283,3 +283,24 @@ def test_one_site_reads_devices_the_same_way_on_every_path():
     run = record("for _ in range(3):\n    y = np.add(L, L)\n", L=nested, np=np)
     [call] = [c for c in run.calls if c.name == "numpy.add"]
     assert call.count == 3 and call.devices_in == []  # items of items are not read
+
+
+def test_a_sites_fast_path_reads_each_calls_devices_and_checks_its_arguments():
+    """After a site's first call, its generated guard decides: the same argument types
+    (and values, where the verdict read them) are counted with each call's own devices;
+    anything else takes the careful path."""
+    xp = pytest.importorskip("array_api_strict")
+    a = xp.ones(2, device=xp.Device("device1"))
+    b = xp.ones(2, device=xp.Device("device2"))
+    run = record("for x in [a, a, b, b, a]:\n    y = xp.sum(x)\n    z = x * 2\n", xp=xp, a=a, b=b)
+    counts = {(c.name, c.devices_in[0], c.device_out): c.count for c in run.calls}
+    assert counts == {
+        ("array_api_strict.sum", "device1", "device1"): 3,
+        ("array_api_strict.sum", "device2", "device2"): 2,
+        ("Array.__mul__", "device1", "device1"): 3,
+        ("Array.__mul__", "device2", "device2"): 2,
+    }
+    # a value the suggestion is made from changes mid-loop: each value keeps its own
+    run = record("for k in [0, 0, 1, 0]:\n    y = x.sum(axis=k)\n", x=np.ones((2, 2)))
+    suggestions = sorted((c.suggestion, c.count) for c in run.calls if c.name == "ndarray.sum")
+    assert suggestions == [("xp.sum(x, axis=0)", 3), ("xp.sum(x, axis=1)", 1)]
