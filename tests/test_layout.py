@@ -14,6 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "porter_ext"
 STAGES = {
     "guard": 0,
     "_version": 0,
+    "_lazy": 0,
     "spec": 1,
     "backends": 1,
     "record": 2,

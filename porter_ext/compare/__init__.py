@@ -1,27 +1,32 @@
 """Comparing a replay with the original run: numbers against the float64 reference (or
 per-dtype tolerances), named kinds of difference, determinism, devices.
 
-Importing this package imports NumPy but no other array library.
+Importing this package is cheap: its names import their modules (which import NumPy,
+and no other array library) when first used.
 """
 
-from porter_ext.compare.devices import device_findings
-from porter_ext.compare.model import (
-    DIFFERENCE_KINDS,
-    DeviceFinding,
-    ErrorHistogram,
-    OutputComparison,
-)
-from porter_ext.compare.numeric import NumericDiff, compare_values
-from porter_ext.compare.outputs import Baseline, compare_outputs, expected_device
-from porter_ext.compare.tolerance import (
-    DEFAULT_POLICY,
-    POLICIES,
-    REFERENCE_RULE,
-    ReferenceRule,
-    Tolerance,
-    TolerancePolicy,
-    get_policy,
-)
+from porter_ext._lazy import lazy_names
+
+_NAMES = {
+    "device_findings": "devices",
+    "DIFFERENCE_KINDS": "model",
+    "DeviceFinding": "model",
+    "ErrorHistogram": "model",
+    "OutputComparison": "model",
+    "NumericDiff": "numeric",
+    "compare_values": "numeric",
+    "Baseline": "outputs",
+    "compare_outputs": "outputs",
+    "expected_device": "outputs",
+    "DEFAULT_POLICY": "tolerance",
+    "POLICIES": "tolerance",
+    "REFERENCE_RULE": "tolerance",
+    "ReferenceRule": "tolerance",
+    "Tolerance": "tolerance",
+    "TolerancePolicy": "tolerance",
+    "get_policy": "tolerance",
+}
+__getattr__, __dir__ = lazy_names(__name__, _NAMES)
 
 __all__ = [
     "DEFAULT_POLICY",

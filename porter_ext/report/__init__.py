@@ -1,28 +1,37 @@
 """The report stage: the report model (JSON schema `porter.report/1`) and its views.
 
 Importing this package is cheap: jinja2, jsonschema and matplotlib are imported only
-when a report is rendered, validated or plotted.
+when a report is rendered, validated or plotted, and its names import their modules when
+first used.
 """
 
-from porter_ext.report.findings import FindingGroup, group_findings
-from porter_ext.report.html import render_html
-from porter_ext.report.markdown import render_markdown
-from porter_ext.report.model import (
-    NON_STANDARD_STATUSES,
-    SCHEMA,
-    BackendEntry,
-    CellEntry,
-    Environment,
-    ErrorHistogram,
-    OutputEntry,
-    ReplayEntry,
-    Report,
-    Source,
-    Summary,
-    load_report,
-)
-from porter_ext.report.validation import ReportError, report_schema, validate
-from porter_ext.report.write import format_of, render, write_report
+from porter_ext._lazy import lazy_names
+
+_NAMES = {
+    "FindingGroup": "findings",
+    "group_findings": "findings",
+    "render_html": "html",
+    "render_markdown": "markdown",
+    "NON_STANDARD_STATUSES": "model",
+    "SCHEMA": "model",
+    "BackendEntry": "model",
+    "CellEntry": "model",
+    "Environment": "model",
+    "ErrorHistogram": "model",
+    "OutputEntry": "model",
+    "ReplayEntry": "model",
+    "Report": "model",
+    "Source": "model",
+    "Summary": "model",
+    "load_report": "model",
+    "ReportError": "validation",
+    "report_schema": "validation",
+    "validate": "validation",
+    "format_of": "write",
+    "render": "write",
+    "write_report": "write",
+}
+__getattr__, __dir__ = lazy_names(__name__, _NAMES)
 
 __all__ = [
     "NON_STANDARD_STATUSES",

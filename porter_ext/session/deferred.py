@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from porter_ext.report.model import CellEntry, RewriteEntry
+from porter_ext.session.magic_lines import mask_magics
 
 __all__ = ["NEVER_CALLED", "Deferred", "pending", "settle", "unexercised_defs"]
 
@@ -108,7 +109,6 @@ def definitions_only(code: str, name: str) -> str:
 
 def def_spans(source: str) -> dict[str, tuple[int, int]]:
     """The cell's top-level functions: name → (first line, last line)."""
-    from porter_ext.session.fix_support import mask_magics
 
     tree = ast.parse(mask_magics(source)[0])
     return {
@@ -120,7 +120,6 @@ def def_spans(source: str) -> dict[str, tuple[int, int]]:
 
 def top_level_reads(source: str) -> set[str]:
     """The names the cell's own statements read (not its function or class bodies)."""
-    from porter_ext.session.fix_support import mask_magics
 
     tree = ast.parse(mask_magics(source)[0])
     return {

@@ -17,6 +17,7 @@ from porter_ext.report.model import (
     RewriteEntry,
     RewriteSiteEntry,
 )
+from porter_ext.session.magic_lines import mask_magics
 
 _Key = tuple[int, int, str]
 
@@ -33,31 +34,6 @@ class Round:
     why: str | None = None
     #: the line a replay failed at, and the spec it failed on
     failed_line: int | None = None
-
-
-_MAGIC_MARK = "pass  # porter: IPython line {}"
-
-
-def mask_magics(source: str) -> tuple[str, dict[str, str]]:
-    """The cell with each one-line magic and shell command (``%load_ext x``, ``!ls``)
-    replaced by a ``pass`` placeholder at its indentation, and the lines to put back."""
-    out, lines = [], {}
-    for number, line in enumerate(source.split("\n")):
-        body = line.lstrip()
-        if body.startswith(("%", "!")) and not body.startswith("%%"):
-            mark = _MAGIC_MARK.format(number)
-            lines[mark] = body
-            line = line[: len(line) - len(body)] + mark
-        out.append(line)
-    return "\n".join(out), lines
-
-
-def unmask(source: str, lines: Mapping[str, str]) -> str:
-    out = []
-    for line in source.split("\n"):
-        body = line.lstrip()
-        out.append(line[: len(line) - len(body)] + lines[body] if body in lines else line)
-    return "\n".join(out)
 
 
 _MIXES = re.compile(r"\S+ mixes (\w+) and (\w+):")

@@ -33,7 +33,6 @@ from porter_ext.session.fix_support import (
     finding_count,
     idle_functions,
     kept_capture,
-    mask_magics,
     mixed_operators,
     namespace_arrays,
     namespace_imports,
@@ -43,9 +42,9 @@ from porter_ext.session.fix_support import (
     site_entries,
     site_key,
     unexercised_specs,
-    unmask,
     what_differs,
 )
+from porter_ext.session.magic_lines import mask_magics, unmask
 
 __all__ = ["FixRun", "MAX_SINGLE_TRIES", "prepare"]
 
