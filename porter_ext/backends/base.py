@@ -167,6 +167,10 @@ class Backend(ABC):
     #: array is on that device (torch's ``is_cpu``), read on the recorder's hot path
     #: before `device_of` (a C attribute read, where `device_of` is a Python call)
     quick_device: tuple[str, str] | None = None
+    #: prefixes of the names (relative to the array namespace) of the library's own
+    #: device-agnostic runtime API (torch's ``accelerator.``): recorded, and not judged
+    #: by the standard (it is how portable code reaches a device in that library)
+    runtime_api: tuple[str, ...] = ()
     #: whether the library reuses an operand's buffer when the operand is a temporary
     #: (NumPy's temporary elision: it needs the operand referenced once)
     elides_temporaries: bool = False

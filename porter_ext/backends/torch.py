@@ -25,6 +25,7 @@ class TorchBackend(Backend):
     title = "PyTorch"
     module = "torch"
     quick_device = ("is_cpu", "cpu")
+    runtime_api = ("accelerator.",)
     distribution = "torch"
     extra = "torch"
     aliases = ("pytorch",)

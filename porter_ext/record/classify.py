@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from porter_ext.backends import HELPERS, LIBRARIES, backend_for, dtype_name
+from porter_ext.backends import HELPERS, LIBRARIES, backend_for, dtype_name, get_backend
 from porter_ext.record.resolve import Callee
 from porter_ext.spec.replacements import choose, find, render_suggestion
 from porter_ext.spec.standard import FunctionSpec, Standard
@@ -139,6 +139,16 @@ def classify(
             None,
             f"{callee.qualname} belongs to {callee.library}, not to an array namespace: not "
             "checked against the standard",
+        )
+    if callee.kind == "function" and callee.name.startswith(
+        get_backend(callee.library).runtime_api
+    ):
+        return Verdict(
+            "outside_namespace",
+            None,
+            None,
+            f"{callee.qualname} is {callee.library}'s device-agnostic runtime API: not in the "
+            "standard, and the portable way to reach a device in this library",
         )
     entry = choose(entries, args, kwargs, self_obj) if entries else None
     suggestion = render_suggestion(entry, args, kwargs, self_obj) if entry is not None else None

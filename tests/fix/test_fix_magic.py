@@ -138,13 +138,6 @@ def test_a_definition_nothing_calls_is_refused_even_beside_other_array_calls(she
     assert port.entry.rewrite.status == "verified", port.entry.rewrite.reason
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the recorder judges torch.accelerator.* by the standard (torch's backend lists it "
-    "as a namespace), so the rewrite has as many findings as the original (non_standard for "
-    "device_specific) and --fix refuses it; needs record/classify or backends/torch to treat "
-    "the device-agnostic runtime API as outside the array namespace",
-)
 def test_torch_cuda_runtime_calls_are_fixed_into_torch_accelerator(shell):
     port = _fix(shell, "n = torch.cuda.device_count()\nok = torch.cuda.is_available()\n",
                 "--in-process -b numpy")  # fmt: skip

@@ -226,3 +226,9 @@ def test_in_place_item_updates_record_their_read_operator_and_write():
     assert (2, "ndarray.__iadd__", "standard") in names
     assert one(lines, 4, "ndarray.__getitem__").count == 3
     assert 6 not in lines  # a dict's item: plain Python
+
+
+def test_torchs_device_agnostic_runtime_api_is_not_judged_by_the_standard():
+    _, lines = calls_at("n = torch.accelerator.device_count()\nm = torch.cuda.device_count()\n")
+    assert one(lines, 1, "torch.accelerator.device_count").status == "outside_namespace"
+    assert one(lines, 2, "torch.cuda.device_count").status == "device_specific"
