@@ -77,6 +77,17 @@ def get_backend(library: str) -> Backend:
         ) from None
 
 
+def forget_foreign_types() -> None:
+    """Drop the cached types no library owns (the person's classes, found not to be
+    arrays), so that the cache keeps none of them alive (the recorder calls this when a
+    cell ends). Python's and the libraries' own types stay."""
+    for t in [t for t, backend in BY_TYPE.items() if backend is None]:
+        module = getattr(t, "__module__", None)
+        root = module.partition(".")[0] if isinstance(module, str) else None
+        if root != "builtins" and root not in _ROOTS:
+            BY_TYPE.pop(t, None)
+
+
 def backend_of_module(module_name: str) -> Backend | None:
     """The adapter whose library the module ``module_name`` belongs to (``jaxlib.x`` → jax)."""
     return _ROOTS.get(module_name.partition(".")[0])

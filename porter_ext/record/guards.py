@@ -11,7 +11,8 @@ code is compiled once per shape (a handful per session); each site gets a functi
 object whose globals hold its constants.
 
 A guard returns the devices the arguments are on (what `values.devices_in` gives), or
-None when the call is not made the same way: the hook then takes the careful path.
+None when the call is not made the same way: the hook then takes the careful path. Its
+``library_facts`` says whether its constants are all library facts (memo.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from porter_ext.record.memo import library_fact
 from porter_ext.record.values import NO_SELF, backend_of, devices_in
 
 _CODE: dict[tuple[str, str], types.CodeType] = {}
@@ -39,6 +41,7 @@ class _Builder:
 
     def __init__(self) -> None:
         self.names: dict[str, Any] = {}
+        self.facts = True  # every constant a library fact (memo.py may keep the guard)
         self.conditions: list[str] = []
         self.devices: list[str] = []
         self.general = False  # devices read by `devices_in` (lists, keyword arrays)
@@ -46,6 +49,7 @@ class _Builder:
     def constant(self, value: Any) -> str:
         name = f"C{len(self.names)}"
         self.names[name] = value
+        self.facts = self.facts and library_fact(value)
         return name
 
     def same_type(self, expr: str, value: Any) -> None:
@@ -91,7 +95,9 @@ class _Builder:
             devices = "(" + "".join(f"{d}, " for d in self.devices) + ")"
         test = " and ".join(self.conditions) or "True"
         body = f"    if {test}:\n        return {devices}\n    return None\n"
-        return _function(params, body, self.names)
+        guard = _function(params, body, self.names)
+        guard.library_facts = self.facts
+        return guard
 
 
 def call_guard(self_obj: Any, args: tuple, kwargs: dict, values: bool) -> types.FunctionType:

@@ -16,19 +16,15 @@ recorder's own per-cell caches and in the slots it clears when it stops.
 from __future__ import annotations
 
 import _thread
-import sys
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from porter_ext.backends.registry import forget_foreign_types
 from porter_ext.guard import PorterInternalError, debug
 from porter_ext.record.classify import (
     Verdict,
-    classify,
-    is_conditional,
-    table_entries,
-    value_sensitive,
 )
 from porter_ext.record.guards import call_guard, operator_guard
 from porter_ext.record.hooks_importlib_bootstrap import (
@@ -44,7 +40,13 @@ from porter_ext.record.hooks_importlib_bootstrap import (
 )
 from porter_ext.record.kinds import _MAYBE, WRAPPERS, CallableKinds
 from porter_ext.record.kinds import methods as _methods
-from porter_ext.record.model import CallRecord
+from porter_ext.record.memo import (
+    library_fact,
+    recall_call,
+    recall_operation,
+    remember_call,
+    remember_operation,
+)
 from porter_ext.record.operators import REFLECTED, classify_index, classify_operation, operand_kind
 from porter_ext.record.resolve import (
     Callee,
@@ -64,37 +66,32 @@ from porter_ext.record.values import (
     device_out,
     devices_in,
     read_into,
-    value_key,
 )
+from porter_ext.record.verdicts import Verdicts, alias, host_callee, operator_callee, strict_error
 from porter_ext.spec.standard import DEFAULT_VERSION, standard
 
 _MODULE = types.ModuleType
 _MISSING = object()
 _NAMESPACE_CALLS = frozenset({"array_namespace", "__array_namespace__"})
 _STRICT_RAISES = frozenset({"non_standard", "non_standard_usage", "device_specific"})
-_CACHE_LIMIT = 20_000
-_SUGGESTIONS_PER_SITE = 8
+_BOUND = (types.BuiltinMethodType, types.MethodType)
 
-#: (standard version, callee, nargs, keyword names) → Verdict, for verdicts that depend
-#: only on the callee and the shape of the call (callees are library facts)
-_shared_verdicts: dict[tuple, Verdict] = {}
-_aliases: dict[tuple[Callee, str], Callee] = {}
 _attributes: dict[tuple[type, str], Callee | None] = {}
-_operators: dict[tuple[str, str, str], Callee] = {}
-_host_callees: dict[tuple[str, str], Callee] = {}
 
 
 def clear_caches() -> None:
     """Forget every process-wide fact the recorder learnt (callees, verdicts)."""
-    from porter_ext.record import compiled, resolve
+    from porter_ext.record import compiled, memo, resolve, verdicts
 
     compiled.clear()
-    for cache in (_shared_verdicts, _methods, _aliases, _attributes, _operators, _host_callees):
+    memo.clear()
+    verdicts.clear()
+    for cache in (_methods, _attributes):
         cache.clear()
     resolve.clear_caches()
 
 
-class Recorder(CallableKinds):
+class Recorder(CallableKinds, Verdicts):
     """Records the array calls of one cell run. Use `activate` around the run."""
 
     def __init__(
@@ -163,6 +160,7 @@ class Recorder(CallableKinds):
         self.plain_callables.clear()
         ARRAY_RECEIVERS.clear()
         ARRAY_CALLABLES.clear()
+        forget_foreign_types()
 
     def _internal(self, exc: BaseException) -> None:
         """porter's own failure while recording: one warning per distinct error (a loop
@@ -191,11 +189,15 @@ class Recorder(CallableKinds):
         Under strict checking, a call outside the standard raises here."""
         __tracebackhide__ = True  # noqa: F841 (read by IPython's traceback formatter)
         try:
+            remembered = recall_call((site[4], self.version))
+            token = self._recalled(site, f, args, kwargs, remembered) if remembered else None
+            if token is not None:
+                return token
             kind, callee, self_obj, forced = self._kind(f)
             if callee is not None and kind == _MAYBE:
                 if forced == "host_sync":
                     lib = backend_of(args[0]) if len(args) == 1 and not kwargs else None
-                    callee = None if lib is None else _host_callee(lib.name, callee.name)
+                    callee = None if lib is None else host_callee(lib.name, callee.name)
                 elif not devices_in(args, kwargs):
                     callee = None  # another library's function, given no array
             if callee is None:
@@ -206,7 +208,7 @@ class Recorder(CallableKinds):
                 and spelled is not None
                 and not callee.name.endswith(spelled)
             ):
-                callee = _alias(callee, spelled, f.__wrapped__ if type(f) in WRAPPERS else f)
+                callee = alias(callee, spelled, f.__wrapped__ if type(f) in WRAPPERS else f)
             verdict, shared = self._verdict(site, callee, args, kwargs, self_obj, forced)
             bucket = self._bucket(site, callee, verdict, tuple(kwargs))
             token = (bucket, devices_in(args, kwargs, _NO_SELF if self_obj is None else self_obj),
@@ -235,12 +237,41 @@ class Recorder(CallableKinds):
                         entry[1],
                         method,
                     )
+                    if guard.library_facts and library_fact(entry[0]):
+                        remember_call((site[4], self.version),
+                                      (*entry, guard, callee, verdict, tuple(kwargs)))  # fmt: skip
         except Exception as exc:  # porter's fault: never the person's
             self._internal(exc)
             return None
         if self.strict and verdict.status in _STRICT_RAISES and type(f) is not RejectedFunction:
             self.after(token, None)
-            raise _strict_error(callee, verdict, site[1])
+            raise strict_error(callee, verdict, site[1])
+        return token
+
+    def _recalled(self, site: tuple, f: Any, args: tuple, kwargs: dict, memo: tuple) -> Any:
+        """The token of a call its site's remembered guard accepts (memo.py), or None."""
+        target, method, guard, callee, verdict, kwnames = memo
+        if self.strict and verdict.status in _STRICT_RAISES:
+            return None  # the careful path raises
+        if target is f:
+            receiver = _NO_SELF
+        elif (
+            method is not None
+            and type(f) in _BOUND
+            and type(f.__self__) is target
+            and f.__name__ == method
+        ):
+            receiver = f.__self__
+        else:
+            return None
+        din = guard(receiver, args, kwargs)
+        if din is None:
+            return None
+        bucket = self._bucket(site, callee, verdict, kwnames)
+        token = (bucket, din, (site, callee, verdict, f, kwnames), site)
+        run = self.runner(token, "call")
+        self.fast_calls[site[4]] = (target, guard, bucket, run, site, method,
+                                    f if method is not None else None)  # fmt: skip
         return token
 
     def failed(self, token: tuple, exc: BaseException) -> None:
@@ -312,6 +343,10 @@ class Recorder(CallableKinds):
                 return None
             if attribute:
                 return self._attribute(site, array, name)
+            if not indexing:
+                token = self._recalled_operation(site, spelled, a, b)
+                if token is not None:
+                    return token
             other = b if array is a else a
             key = (site, name, operand_kind(array, backend_of),
                    None if other is UNARY else operand_kind(other, backend_of),
@@ -323,7 +358,7 @@ class Recorder(CallableKinds):
                     verdict = classify_index(std, name, key[2], key[3], key[4])
                 else:
                     verdict = classify_operation(std, backend, name, key[2], key[3])
-                callee = _operator(backend, name, "index" if indexing else "operator")
+                callee = operator_callee(backend, name, "index" if indexing else "operator")
                 hit = self._op_verdicts[key] = (
                     callee,
                     verdict,
@@ -347,12 +382,29 @@ class Recorder(CallableKinds):
                 boxed = template != spelled  # (in-place operators: never handed over)
                 guard = operator_guard(a, b, UNARY)
                 self.fast_ops[site[5]] = (guard, bucket, self.runner(token, template), boxed, site)
+                if guard.library_facts:
+                    remember_operation((site[5], self.version, spelled),
+                                       (guard, callee, verdict, template, boxed))  # fmt: skip
         except Exception as exc:  # porter's fault: the operation goes on unrecorded
             self._internal(exc)
             return None
         if self.strict and verdict.status in _STRICT_RAISES:
             self.after(token, None)
-            raise _strict_error(callee, verdict, site[1])
+            raise strict_error(callee, verdict, site[1])
+        return token
+
+    def _recalled_operation(self, site: tuple, name: str, a: Any, b: Any) -> tuple | None:
+        """The token of an operator its site's remembered guard accepts, or None."""
+        memo = recall_operation((site[5], self.version, name))
+        if memo is None:
+            return None
+        guard, callee, verdict, template, boxed = memo
+        din = guard(a, b)
+        if din is None or (self.strict and verdict.status in _STRICT_RAISES):
+            return None
+        bucket = self._bucket(site, callee, verdict, ())
+        token = (bucket, din, None, site)
+        self.fast_ops[site[5]] = (guard, bucket, self.runner(token, template), boxed, site)
         return token
 
     def _attribute(self, site: tuple, obj: Any, name: str) -> tuple | None:
@@ -364,167 +416,6 @@ class Recorder(CallableKinds):
             return None
         verdict, _ = self._verdict(site, callee, (), {}, obj, None)
         return (self._bucket(site, callee, verdict, ()), devices_in((obj,), None), None, site)
-
-    # -- verdicts ----------------------------------------------------------------------
-    def _verdict(self, site, callee, args, kwargs, self_obj, forced) -> tuple[Verdict, Any]:
-        """(verdict, True when it depends only on the callee and the shape of the call,
-        None when it depends on argument values, False when it is not to be reused)."""
-        if forced == "acknowledged":
-            return Verdict(forced, None, None, "called through the backend escape hatch"), False
-        if forced == "host_sync":
-            message = f"{callee.name}() of an array copies it to the host and waits for the device"
-            return Verdict("host_sync", None, None, message), False
-        entries = self._entries.get(callee)
-        if entries is None:
-            entries = self._entries[callee] = table_entries(callee)
-        conditional = bool(entries) and is_conditional(entries)
-        sensitive = not conditional and value_sensitive(callee, args, kwargs)
-        if conditional or sensitive:
-            # the verdict depends on argument values: key it by what the conditions and the
-            # suggestion read (literals, array ranks and dtypes, types), and intern equal
-            # verdicts so that a call in a loop merges into one record
-            try:
-                key = (
-                    site,
-                    callee,
-                    value_key(self_obj),
-                    tuple(value_key(a) for a in args),
-                    tuple((k, value_key(v)) for k, v in kwargs.items()),
-                )
-                hash(key)
-            except Exception:  # noqa: BLE001 (an argument the person made unhashable)
-                key = None
-            verdict = self._verdicts.get(key) if key is not None else None
-            if verdict is None:
-                verdict = classify(callee, args, kwargs, self_obj, self.standard, entries)
-                interned = (
-                    callee,
-                    verdict.status,
-                    verdict.standard_name,
-                    verdict.suggestion,
-                    verdict.message,
-                )
-                verdict = self._interned.setdefault(interned, verdict)
-                if key is not None:
-                    self._verdicts[key] = verdict
-            # the fast path may reuse it while the same values come back (the same
-            # objects, or arrays of the same type, dtype and rank)
-            return verdict, None
-        key = (self.version, callee, len(args), tuple(kwargs))
-        verdict = _shared_verdicts.get(key)
-        if verdict is None:
-            verdict = classify(callee, args, kwargs, self_obj, self.standard, entries)
-            if len(_shared_verdicts) > _CACHE_LIMIT:
-                _shared_verdicts.clear()
-            _shared_verdicts[key] = verdict
-        return verdict, True
-
-    def _bucket(self, site, callee, verdict, kwnames) -> dict:
-        key = (site[:4], callee, verdict, kwnames)
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            bucket = self._buckets[key] = {}
-        return bucket
-
-    # -- results -----------------------------------------------------------------------
-    def records(self) -> list[CallRecord]:
-        """The merged calls, in source order: one record per site, callee, verdict and
-        devices; a site whose suggestion follows values that change (``x.sum(axis=k)``
-        in a loop) keeps one record per suggestion, up to `_SUGGESTIONS_PER_SITE`."""
-        merged: dict[tuple, list] = {}
-        suggestions: dict[tuple, set] = {}
-        for (site, callee, verdict, keywords), bucket in self._buckets.items():
-            for (din, dout), count in bucket.items():
-                key = (site, callee.qualname, verdict.status, din, dout, keywords)
-                seen = suggestions.setdefault(key, set())
-                if verdict.suggestion in seen or len(seen) < _SUGGESTIONS_PER_SITE:
-                    seen.add(verdict.suggestion)
-                    key = (*key, verdict.suggestion)
-                else:  # counted with the site's last kept suggestion
-                    key = (*key, max(seen, key=str))
-                entry = merged.get(key)
-                if entry is None:
-                    merged[key] = [count, callee, verdict]
-                else:
-                    entry[0] += count
-        out = []
-        for (site, qualname, status, din, dout, keywords, _), (
-            count,
-            callee,
-            verdict,
-        ) in merged.items():
-            cell, line, col = site[:3]
-            message = verdict.message
-            origin = None
-            if self.cell is not None and cell != self.cell:
-                origin = cell
-                message = f"(in code from cell {cell}) {message}".strip()
-            out.append(
-                CallRecord(
-                    line=line,
-                    col=col,
-                    name=qualname,
-                    library=callee.library,
-                    kind=callee.kind,
-                    status=status,
-                    standard_name=verdict.standard_name,
-                    suggestion=verdict.suggestion,
-                    devices_in=list(din),
-                    device_out=dout,
-                    count=count,
-                    message=message,
-                    keywords=list(keywords),
-                    origin_cell=origin,
-                )  # fmt: skip
-            )
-        out.sort(key=lambda r: (r.line, r.col))
-        return out
-
-
-def _strict_error(callee: Callee, verdict: Verdict, line: int) -> NonStandardError:
-    return NonStandardError(
-        f"{callee.qualname} is outside the array API standard ({verdict.status})"
-        + (f": write {verdict.suggestion}" if verdict.suggestion else "")
-        + (f". {verdict.message}" if verdict.message else ""),
-        name=callee.qualname,
-        suggestion=verdict.suggestion,
-    ).at_line(line)
-
-
-def _host_callee(lib: str, name: str) -> Callee:
-    callee = _host_callees.get((lib, name))
-    if callee is None:
-        callee = _host_callees[(lib, name)] = Callee(lib, "function", name, name)
-    return callee
-
-
-def _operator(backend: Any, name: str, kind: str) -> Callee:
-    key = (backend.name, name, kind)
-    callee = _operators.get(key)
-    if callee is None:
-        callee = _operators[key] = Callee(
-            backend.name, kind, name, f"{backend.array_type_name}.{name}"
-        )
-    return callee
-
-
-def _alias(callee: Callee, spelled: str, f: Any) -> Callee:
-    """The callee as the call spelled it, when a library binds one function to several
-    names (NumPy's ``concatenate`` is its ``concat``): portability depends on the spelling.
-    Only a name the callee's own namespace binds to the same object counts (not ``as``);
-    ``f`` is the library's function itself (never a strict namespace's wrapper)."""
-    key = (callee, spelled)
-    alias = _aliases.get(key)
-    if alias is None:
-        alias = callee
-        module = sys.modules.get(callee.qualname.rpartition(".")[0])
-        if module is not None and getattr(module, spelled, None) is f:
-            prefix = callee.name.rpartition(".")[0]
-            name = f"{prefix}.{spelled}" if prefix else spelled
-            qual_prefix = callee.qualname[: len(callee.qualname) - len(callee.name)]
-            alias = Callee(callee.library, callee.kind, name, qual_prefix + name)
-            _aliases[key] = alias
-    return alias
 
 
 def install_hooks(namespace: dict) -> None:

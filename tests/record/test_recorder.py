@@ -304,3 +304,39 @@ def test_a_sites_fast_path_reads_each_calls_devices_and_checks_its_arguments():
     run = record("for k in [0, 0, 1, 0]:\n    y = x.sum(axis=k)\n", x=np.ones((2, 2)))
     suggestions = sorted((c.suggestion, c.count) for c in run.calls if c.name == "ndarray.sum")
     assert suggestions == [("xp.sum(x, axis=0)", 3), ("xp.sum(x, axis=1)", 1)]
+
+
+def test_a_cell_run_again_is_recorded_the_same_and_its_memo_keeps_nothing_of_the_persons():
+    """A site's guard is remembered across runs of its cell (memo.py) only when it holds
+    library facts: the second run records what the first did, and a class of the
+    person's that a guard held is freed with the person's last reference to it."""
+    import gc
+    import weakref
+
+    from porter_ext.record.cell import RecordSettings
+
+    class Scale(float):
+        pass
+
+    namespace = {"np": np, "torch": torch, "x": np.ones((2, 2)), "t": torch.ones(2)}
+    namespace["s"] = Scale(2.0)
+    source = (
+        "for k in [0, 0, 1]:\n"
+        "    y = np.add(x, 1.0)\n"
+        "    z = y * s\n"
+        "    u = y.sum(axis=k)\n"
+        "    v = torch.exp(t) + t\n"
+    )
+
+    def summary(run):
+        return sorted((c.line, c.name, c.status, c.suggestion, c.count, tuple(c.devices_in),
+                       c.device_out) for c in run.calls)  # fmt: skip
+
+    first = summary(run_recorded(source, namespace, RecordSettings(cell=1)))
+    again = summary(run_recorded(source, namespace, RecordSettings(cell=2)))
+    assert again == first
+    assert ("xp.sum(x, axis=1)", 1) in [(c[3], c[4]) for c in first]
+    held = weakref.ref(Scale)
+    del Scale, namespace["s"], namespace["z"]
+    gc.collect()
+    assert held() is None
