@@ -102,7 +102,8 @@ def test_worker_killed_mid_cell(ip):
     def kill_soon() -> None:
         time.sleep(1.5)
         for worker in list(pool.workers.values()):
-            process = getattr(getattr(worker.km, "provisioner", None), "process", None)
+            manager = getattr(worker, "km", None)  # (a remote worker has no local process)
+            process = getattr(getattr(manager, "provisioner", None), "process", None)
             if worker.spec.library == "torch" and process is not None:
                 os.kill(process.pid, signal.SIGKILL)
 
