@@ -291,7 +291,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
                               backends=backends, progress=sys.stderr.isatty())  # fmt: skip
     except RunError as exc:
         raise CliError(f"{exc}; nothing was written") from None
-    ported, outcome = ported_notebook(nb, report, source.name)
+    ported, outcome, report = ported_notebook(nb, report, source.name)
     if report_path is not None:
         _write(report, report_path, fmt, args, source)
     try:

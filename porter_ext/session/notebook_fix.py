@@ -59,24 +59,25 @@ def fix_sources(nb: Any, timeout: float | None = None) -> Any:
     return work
 
 
-def settle_report(report: Any) -> None:
-    """Give each deferred rewrite (definitions verified where a later cell calls them,
-    `porter_ext.session.deferred`) its verdict, in ``report`` itself, and plan again.
+def settled_report(report: Any) -> Any:
+    """``report`` with each deferred rewrite (definitions verified where a later cell
+    calls them, `porter_ext.session.deferred`) given its verdict, and its plan made
+    again from them."""
+    import dataclasses
 
-    In place: the CLI holds this report and writes it after porting."""
     from porter_ext.fix.plan import build_plan
     from porter_ext.session.deferred import settle
 
     settled = settle(report.cells)
-    if settled != report.cells:
-        report.cells[:] = settled
-        report.plan[:] = build_plan(report.cells)
+    if settled == report.cells:
+        return report
+    return dataclasses.replace(report, cells=list(settled), plan=build_plan(settled))
 
 
-def ported_notebook(nb: Any, report: Any, origin: str) -> tuple[Any, FixOutcome]:
-    """The original notebook with the rewrites that verified applied, and what happened
-    (the report's deferred rewrites settled first, `settle_report`)."""
-    settle_report(report)
+def ported_notebook(nb: Any, report: Any, origin: str) -> tuple[Any, FixOutcome, Any]:
+    """The original notebook with the rewrites that verified applied, what happened, and
+    the report with its deferred rewrites settled (`settled_report`)."""
+    report = settled_report(report)
     ported = copy.deepcopy(nb)
     rewrites = {
         cell.index: cell.rewrite
@@ -107,7 +108,7 @@ def ported_notebook(nb: Any, report: Any, origin: str) -> tuple[Any, FixOutcome]
             note += f"; {rewrite.reason}"
         outcome.applied.append((index, rewrite.status, note))
     ported.metadata[PORTED_KEY] = {"ported_from": origin}
-    return ported, outcome
+    return ported, outcome, report
 
 
 def is_ported_notebook(path: Any) -> bool:
