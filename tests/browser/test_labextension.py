@@ -528,39 +528,22 @@ STARTED = """async () => {
 }"""
 
 
-def test_startup_overhead(browser, lab):
-    """JupyterLab's start to `restored`, with porter-ext and with it disabled (page
-    config), alternated, three rounds or more: the least disturbed (the minimum) of each,
-    since other work on the machine only ever adds time. Also printed: what porter's
-    activation and its files took inside a start."""
+def test_porter_activates_inside_jupyterlabs_start_and_only_when_enabled(browser, lab):
+    """porter-ext activates within JupyterLab's start (its performance mark is there)
+    and not at all when the page config disables it. What it costs the start is
+    measured by benchmarks/bench_labextension.py (tests do not assert timings)."""
     page_config = lab.config / "labconfig" / "page_config.json"
-    times: dict[bool, list[float]] = {True: [], False: []}
-    own: list[dict[str, float]] = []
     try:
-        for round_ in range(8):
-            for enabled in (False, True):
-                disabled = {} if enabled else {"porter-ext": True}
-                page_config.write_text(json.dumps({"disabledExtensions": disabled}))
-                context = browser.new_context(viewport={"width": 1280, "height": 900})
-                page = context.new_page()
-                page.goto(lab.lab_url(), timeout=60_000)
-                page.wait_for_function("() => window.jupyterapp", timeout=60_000)
-                started = page.evaluate(STARTED)
-                times[enabled].append(started["restored"])
-                assert (started["activate"] is not None) == enabled
-                if enabled:
-                    own.append(started)
-                context.close()
-            if round_ >= 2 and min(times[True]) - min(times[False]) < 300:
-                break
+        for enabled in (False, True):
+            disabled = {} if enabled else {"porter-ext": True}
+            page_config.write_text(json.dumps({"disabledExtensions": disabled}))
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            page = context.new_page()
+            page.goto(lab.lab_url(), timeout=60_000)
+            page.wait_for_function("() => window.jupyterapp", timeout=60_000)
+            started = page.evaluate(STARTED)
+            context.close()
+            assert (started["activate"] is not None) == enabled
+            assert started["fetch"] > 0  # (JupyterLab loads a disabled one's entry too)
     finally:
         page_config.unlink(missing_ok=True)
-    with_it, without = min(times[True]), min(times[False])
-    activate = min(o["activate"] for o in own)
-    fetch = min(o["fetch"] for o in own)
-    print(
-        f"\nJupyterLab start ({len(own)} rounds): {without:.0f} ms without porter-ext, "
-        f"{with_it:.0f} ms with it (+{with_it - without:.0f} ms, x{with_it / without:.2f}); "
-        f"porter's activation {activate:.1f} ms, its files {fetch:.0f} ms"
-    )
-    assert with_it - without < 300
