@@ -15,6 +15,7 @@ freed. `clear` forgets everything (``porter_ext.clear_caches``).
 
 from __future__ import annotations
 
+import sys
 import types
 from typing import Any
 
@@ -41,9 +42,10 @@ def _library_module(module: Any) -> bool:
 
 
 def library_fact(value: Any) -> bool:
-    """Whether ``value`` is a fact of Python or of an array library (never the person's
-    object): a literal, a tuple of them, a type or object of a library's modules, an
-    adapter."""
+    """Whether ``value`` is a fact of Python or of an array library, never an object the
+    person made: a literal, a tuple of them, an adapter, a type or function of a
+    library's modules, or a library's dtype or device object (a library's other objects,
+    a model or a scalar the person made, are the person's)."""
     t = type(value)
     if t in _LITERALS or isinstance(value, Backend):
         return True
@@ -53,7 +55,16 @@ def library_fact(value: Any) -> bool:
         return _library_module(value.__module__)
     if isinstance(value, types.FunctionType | types.BuiltinFunctionType):
         return _library_module(getattr(value, "__module__", None))
-    return _library_module(t.__module__)
+    name = t.__name__.lower()
+    if ("dtype" in name or name == "device") and _library_module(t.__module__):
+        return True
+    # a library's own callable object (NumPy's ufuncs): its module binds it by its name
+    module = getattr(value, "__module__", None)
+    return (
+        callable(value)
+        and _library_module(module)
+        and getattr(sys.modules.get(module), getattr(value, "__name__", ""), None) is value
+    )
 
 
 def _remember(store: dict, key: tuple, entry: tuple) -> None:
