@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -400,6 +401,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("porter: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`porter lint . | head`): stop quietly, as a tool killed
+        # by SIGPIPE does, and keep Python's final flush from raising again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13  # SIGPIPE
     except Exception as exc:  # a bug in porter: one line, the traceback under PORTER_DEBUG=1
         internal_error("porter " + " ".join((argv or sys.argv[1:])[:1]), exc)
         return 2

@@ -173,3 +173,23 @@ def test_report_converts_json_and_names_bad_fields(tmp_path, example_report):
     result = porter("report", str(src))
     assert result.returncode == 2
     assert "status" in result.stderr and "weird" in result.stderr
+
+
+def test_a_reader_that_goes_away_stops_porter_quietly(tmp_path):
+    """``porter lint . | head``: the closed pipe is not an internal error."""
+    import subprocess
+    import sys
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "m.py").write_text("import numpy as np\n" + "y = np.concatenate([x, x])\n" * 3000)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "porter_ext.cli", "lint", str(package), "--format", "text"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.stdout.read(10)
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait() == 141
+    assert err == ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from porter_ext.report.text import visible
 from porter_ext.ui.html import (
     calls_html,
     devices_html,
@@ -54,7 +55,8 @@ def cell_text(entry: CellEntry) -> str:
         if replay.status != "ok":
             why = replay.error.message if replay.error else (replay.reason or "")
             lines.append(f"  replay {replay.backend}: {replay.status} {why}".rstrip())
-    return "\n".join(lines)
+    # every view shows bidi controls and invisible characters as their escapes
+    return visible("\n".join(lines))
 
 
 def cell_html(entry: CellEntry) -> str:

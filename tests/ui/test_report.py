@@ -63,3 +63,20 @@ def test_the_report_mime_type_carries_the_report_for_the_jupyterlab_extension(re
         data = report_bundle(report, fmt)[REPORT_MIME_TYPE]
         assert Report.from_dict(data).to_dict() == report.to_dict()
     assert REPORT_MIME_TYPE not in report_bundle(report, "html")  # HTML was asked for
+
+
+def test_the_plain_text_view_shows_bidi_controls_as_escapes():
+    """A bidi override in text a cell produced (here a replay's reason) would reorder the
+    line in a terminal or a plain-text front end: `text/plain` writes it as ``\\u202e``,
+    as the HTML and Markdown views do."""
+    from porter_ext.report.model import CellEntry, ReplayEntry
+    from porter_ext.ui.mime import cell_text
+
+    entry = CellEntry(
+        index=0,
+        execution_count=1,
+        source="x = 1",
+        replays=[ReplayEntry(backend="torch", status="skipped", reason="evil\u202eoverride")],
+    )
+    text = cell_text(entry)
+    assert "\u202e" not in text and "evil\\u202eoverride" in text
