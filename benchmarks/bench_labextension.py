@@ -9,15 +9,13 @@ start. Target (issue 12): porter-ext adds < 300 ms to JupyterLab's start.
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.browser.support import lab_server  # noqa: E402
-from tests.browser.test_labextension import STARTED  # noqa: E402
+from tests.browser.support import lab_server, lab_start  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -27,23 +25,15 @@ def startup(rounds: int = 8) -> None:
 
     with tempfile.TemporaryDirectory() as tmp, lab_server(Path(tmp)) as lab, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM)
-        page_config = lab.config / "labconfig" / "page_config.json"
         times: dict[bool, list[float]] = {True: [], False: []}
         own: list[dict] = []
         try:
             for _ in range(rounds):
                 for enabled in (False, True):
-                    disabled = {} if enabled else {"porter-ext": True}
-                    page_config.write_text(json.dumps({"disabledExtensions": disabled}))
-                    context = browser.new_context(viewport={"width": 1280, "height": 900})
-                    page = context.new_page()
-                    page.goto(lab.lab_url(), timeout=60_000)
-                    page.wait_for_function("() => window.jupyterapp", timeout=60_000)
-                    started = page.evaluate(STARTED)
+                    started = lab_start(browser, lab, enabled=enabled)
                     times[enabled].append(started["restored"])
                     if enabled:
                         own.append(started)
-                    context.close()
         finally:
             browser.close()
     with_it, without = min(times[True]), min(times[False])

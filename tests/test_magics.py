@@ -8,20 +8,14 @@ import sys
 
 import numpy as np
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 torch = pytest.importorskip("torch")
 
 
 @pytest.fixture
-def ip():
-    shell = InteractiveShell.instance()
-    shell.reset(new_session=False)
-    shell.run_line_magic("load_ext", "porter_ext")
-    yield shell
-    shell.run_line_magic("port", "off")
-    shell.run_line_magic("unload_ext", "porter_ext")
-    shell.reset(new_session=False)
+def ip(port_shell):
+    yield port_shell
+    port_shell.run_line_magic("port", "off")
 
 
 def run(ip, source):

@@ -174,3 +174,34 @@ def lab_server(base: Path) -> Iterator[LabServer]:
                 process.kill()
                 process.wait()
         log.close()
+
+
+#: in a started JupyterLab: ms to ``app.restored``, porter's activation (its performance
+#: mark; None when it did not activate) and the time its files took to load
+STARTED = """async () => {
+  await window.jupyterapp.restored;
+  const activate = performance.getEntriesByName('porter-ext:activate')[0];
+  const files = performance.getEntriesByType('resource')
+    .filter(r => r.name.includes('/lab/extensions/porter-ext/'));
+  return {
+    restored: performance.now(),
+    activate: activate ? activate.duration : null,
+    fetch: files.reduce((t, r) => t + r.duration, 0),
+  };
+}"""
+
+
+def lab_start(browser: Any, lab: LabServer, *, enabled: bool) -> dict[str, Any]:
+    """One JupyterLab start in a fresh browser context, with porter-ext enabled or
+    disabled by the page config: what `STARTED` reads of it."""
+    disabled = {} if enabled else {"porter-ext": True}
+    page_config = lab.config / "labconfig" / "page_config.json"
+    page_config.write_text(json.dumps({"disabledExtensions": disabled}))
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(lab.lab_url(), timeout=60_000)
+        page.wait_for_function("() => window.jupyterapp", timeout=60_000)
+        return page.evaluate(STARTED)
+    finally:
+        context.close()

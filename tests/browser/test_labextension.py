@@ -9,7 +9,6 @@ expects does not depend on the other stages' wording beyond the contract's JSON.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -22,7 +21,7 @@ import nbformat
 import pytest
 
 from porter_ext.ui.mime import MIME_TYPE, REPORT_MIME_TYPE
-from tests.browser.support import ROOT, LabServer, lab_server, save_screenshot
+from tests.browser.support import ROOT, LabServer, lab_server, lab_start, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -515,35 +514,14 @@ def test_notebook7_renders_a_cell_result(page, page_log, lab):
     assert [e for e in page_log.errors if e not in NOTEBOOK7_OWN_ERRORS] == []
 
 
-STARTED = """async () => {
-  await window.jupyterapp.restored;
-  const activate = performance.getEntriesByName('porter-ext:activate')[0];
-  const files = performance.getEntriesByType('resource')
-    .filter(r => r.name.includes('/lab/extensions/porter-ext/'));
-  return {
-    restored: performance.now(),
-    activate: activate ? activate.duration : null,
-    fetch: files.reduce((t, r) => t + r.duration, 0),
-  };
-}"""
-
-
 def test_porter_activates_inside_jupyterlabs_start_and_only_when_enabled(browser, lab):
     """porter-ext activates within JupyterLab's start (its performance mark is there)
     and not at all when the page config disables it. What it costs the start is
     measured by benchmarks/bench_labextension.py (tests do not assert timings)."""
-    page_config = lab.config / "labconfig" / "page_config.json"
     try:
         for enabled in (False, True):
-            disabled = {} if enabled else {"porter-ext": True}
-            page_config.write_text(json.dumps({"disabledExtensions": disabled}))
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            page = context.new_page()
-            page.goto(lab.lab_url(), timeout=60_000)
-            page.wait_for_function("() => window.jupyterapp", timeout=60_000)
-            started = page.evaluate(STARTED)
-            context.close()
+            started = lab_start(browser, lab, enabled=enabled)
             assert (started["activate"] is not None) == enabled
             assert started["fetch"] > 0  # (JupyterLab loads a disabled one's entry too)
     finally:
-        page_config.unlink(missing_ok=True)
+        (lab.config / "labconfig" / "page_config.json").unlink(missing_ok=True)

@@ -9,7 +9,6 @@ import threading
 import warnings
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 torch = pytest.importorskip("torch")
 
@@ -17,14 +16,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @pytest.fixture
-def ip():
-    shell = InteractiveShell.instance()
-    shell.reset(new_session=False)
-    shell.run_line_magic("load_ext", "porter_ext")
-    shell.run_cell("import numpy as np, torch, warnings", store_history=True)
-    yield shell
-    shell.run_line_magic("unload_ext", "porter_ext")
-    shell.reset(new_session=False)
+def ip(port_shell):
+    port_shell.run_cell("import numpy as np, torch, warnings", store_history=True)
+    return port_shell
 
 
 def run(ip, source, capsys=None):
