@@ -33,6 +33,7 @@ from .registry import (
     library_of,
     list_backends,
     namespace_backend,
+    namespace_owner,
     parse_spec,
     parse_specs,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "library_of",
     "list_backends",
     "namespace_backend",
+    "namespace_owner",
     "parse_spec",
     "parse_specs",
 ]

@@ -145,6 +145,12 @@ def namespace_backend(module_name: str) -> Backend | None:
     return None
 
 
+def namespace_owner(module_name: str) -> Backend | None:
+    """The adapter whose library a namespace module is, itself or wrapped
+    (``array_api_compat.torch`` is torch's, ``numpy.linalg`` NumPy's), or None."""
+    return namespace_backend(module_name) or backend_of_module(module_name)
+
+
 def list_backends() -> list[BackendInfo]:
     """Every library × device this process can see, then the missing ones with the reason.
 

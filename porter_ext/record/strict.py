@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from porter_ext.backends import backend_of_module, namespace_backend
+from porter_ext.backends import namespace_owner
 from porter_ext.spec.standard import DEFAULT_VERSION, VERSIONS, FunctionSpec, standard
 
 
@@ -227,7 +227,7 @@ def _library_label(real: Any) -> str:
     """The spec name of the library a namespace module belongs to (``array_api_compat.torch``
     is torch's), or the module's own name for anything else."""
     name = getattr(real, "__name__", "")
-    backend = namespace_backend(name) or backend_of_module(name)
+    backend = namespace_owner(name)
     return backend.name if backend is not None else name
 
 

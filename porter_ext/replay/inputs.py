@@ -4,7 +4,8 @@ Arrays move to the target backend (zero-copy through DLPack where possible), als
 lists, tuples and dicts; an input the cell may modify in place is copied on the target
 first whenever its conversion shares memory with the person's array, so a replay can
 never write into the person's data. Names bound to an array API namespace (``xp``,
-``jnp``, NumPy ≥ 2) are rebound to the target's namespace. ``torch``, ``cupy`` and
+``jnp``, NumPy ≥ 2) are rebound to the target's namespace when the target is another
+library (on the original's own library they stay the person's). ``torch``, ``cupy`` and
 ``jax`` are not: a cell that calls ``torch.max`` directly must fail on a JAX replay,
 since that failure is exactly the porting blocker to report. The person's functions are
 re-created over the replay namespace so that they read the replay's ``xp`` and inputs.
@@ -29,6 +30,7 @@ from porter_ext.backends import (
     device_of,
     get_backend,
     namespace_backend,
+    namespace_owner,
 )
 from porter_ext.record.strict import NamespaceView, recorded_namespace, unwrap_namespace
 from porter_ext.replay.analysis import CellIO
@@ -131,7 +133,13 @@ def _base(person_ns: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _rebind(value: object, backend: Backend) -> object:
-    target = backend.namespace()
+    """The namespace a replay on ``backend`` binds where the person bound ``value``: on
+    the library's own replay (the control) the person's module itself, so that the
+    replay runs exactly what the original ran (``np.var(x, ddof=1)`` is NumPy's, not
+    array-api-compat's); the target's array API namespace on another library."""
+    real = unwrap_namespace(value)
+    mine = namespace_owner(getattr(real, "__name__", "")) is backend
+    target = real if mine else backend.namespace()
     if isinstance(value, NamespaceView):
         return recorded_namespace(target, strict=value._strict, version=value._version)
     return target
