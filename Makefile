@@ -5,13 +5,18 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 NOTEBOOK ?= notebooks/01_port_a_torch_function.ipynb
 
-.PHONY: setup demo test chromium node lint bench
+.PHONY: setup demo test chromium node bwrap lint bench
 
 #: the JupyterLab extension's sources: `pip install` rebuilds it when one changes
 LABEXTENSION := labextension/package.json labextension/yarn.lock \
 	$(wildcard labextension/src/*.ts labextension/style/*)
 
-setup: node $(VENV)/.installed
+setup: node bwrap $(VENV)/.installed
+
+# bubblewrap seals replay workers off the person's files for a person who is not root
+# (as root porter uses util-linux's unshare); without either, only the audit hook applies
+bwrap:
+	@command -v bwrap >/dev/null || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) || echo "bubblewrap not installed: workers of a non-root person fall back to the audit hook"
 
 # pip install builds the JupyterLab extension (hatch-jupyter-builder runs jlpm, which
 # jupyterlab brings, and needs Node.js >= 18)

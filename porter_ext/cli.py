@@ -329,13 +329,16 @@ def cmd_backends(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from porter_ext.backends import list_backends
+    from porter_ext.replay.confine import confinement, describe_isolation
     from porter_ext.replay.workers import worker_only_specs
 
     infos = list_backends()
     extra = worker_only_specs(infos)
     infos += extra
+    sealed = confinement()
     if args.json:
-        print(json.dumps([{**asdict(b), "worker": b in extra} for b in infos], indent=1))
+        found = [{**asdict(b), "worker": b in extra, "isolation": sealed.isolation} for b in infos]
+        print(json.dumps(found, indent=1))
         return 0
     width = max((len(b.spec) for b in infos), default=4)
     for b in infos:
@@ -345,6 +348,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
             print(f"{b.spec:<{width}}  {b.version or '':<10}  {devices}{source}")
         else:
             print(f"{b.spec:<{width}}  unavailable: {b.reason}")
+    print(f"replays: {describe_isolation(sealed)}")
     return 0
 
 

@@ -302,6 +302,19 @@ class Backend(ABC):
         worker for such a spec starts with."""
         return {}
 
+    #: what `process_state` gives right after the library is imported: a process that has
+    #: not imported it need not import it to take that state
+    initial_process_state: dict[str, Any] | None = None
+
+    def process_state(self) -> dict[str, Any] | None:
+        """The library's settings of this process that change what a cell computes (error
+        states, default dtype, determinism), picklable; None when there are none or the
+        library is not imported (it is never imported for this)."""
+        return None
+
+    def set_process_state(self, state: dict[str, Any]) -> None:
+        """Make this process's settings ``state`` (as `process_state` gave it)."""
+
     @contextlib.contextmanager
     def replay_context(self, where: str | None) -> Iterator[ReplayScope]:
         """Entered around a replay's run on this backend (``where``: the spec's WHERE);

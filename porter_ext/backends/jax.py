@@ -192,6 +192,17 @@ class JaxBackend(Backend):
             env["JAX_ENABLE_X64"] = "1"
         return env
 
+    initial_process_state = {"x64": False}
+
+    def process_state(self) -> dict[str, Any] | None:
+        jax = loaded("jax")
+        return None if jax is None else {"x64": bool(jax.config.read("jax_enable_x64"))}
+
+    def set_process_state(self, state: dict[str, Any]) -> None:
+        # a worker started with float64 for the reference keeps it
+        x64 = state["x64"] or os.environ.get("JAX_ENABLE_X64") == "1"
+        self.lib().config.update("jax_enable_x64", x64)
+
     def narrows(self, dtype: str) -> str | None:
         """What JAX will turn ``dtype`` into, when it changes it (x64 disabled)."""
         jax = self.lib()

@@ -34,6 +34,17 @@ class NumpyBackend(Backend):
     )
     api_modules = frozenset({"array_api_compat.numpy"})
 
+    initial_process_state = {
+        "errors": {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
+    }
+
+    def process_state(self) -> dict[str, Any] | None:
+        np = loaded("numpy")
+        return None if np is None else {"errors": np.geterr()}
+
+    def set_process_state(self, state: dict[str, Any]) -> None:
+        self.lib().seterr(**state["errors"])
+
     def is_namespace(self, module_name: str) -> bool:
         if module_name == "numpy":  # NumPy 2 implements the standard in its main namespace
             np = loaded("numpy")

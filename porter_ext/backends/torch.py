@@ -56,6 +56,23 @@ class TorchBackend(Backend):
         count = torch.accelerator.device_count()
         return (kind.type, count) if kind is not None and count > 0 else None
 
+    initial_process_state = {"default_dtype": "float32", "deterministic": False, "warn_only": False}
+
+    def process_state(self) -> dict[str, Any] | None:
+        torch = loaded("torch")
+        if torch is None:
+            return None
+        return {
+            "default_dtype": str(torch.get_default_dtype()).removeprefix("torch."),
+            "deterministic": torch.are_deterministic_algorithms_enabled(),
+            "warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
+        }
+
+    def set_process_state(self, state: dict[str, Any]) -> None:
+        torch = self.lib()
+        torch.set_default_dtype(getattr(torch, state["default_dtype"]))
+        torch.use_deterministic_algorithms(state["deterministic"], warn_only=state["warn_only"])
+
     def devices(self) -> list[str]:
         if not self.available()[0]:
             return []

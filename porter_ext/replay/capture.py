@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from porter_ext.replay import rng, transport
+from porter_ext.replay import process_state, rng, transport
 from porter_ext.replay.analysis import CellIO
 
 #: names IPython binds in every namespace; the worker's kernel has its own
@@ -30,6 +30,8 @@ class Capture:
     states: rng.RandomStates
     unsendable: str | None = None  # the reason every replay is skipped
     slots: int = 0  # call sites numbered here (see `transport.reserve_slots`)
+    #: the environment, import path, folder and library settings the run starts from
+    process: process_state.ProcessState | None = None
 
     def release(self) -> None:
         if self.parcel is not None:
@@ -56,8 +58,9 @@ def cell_inputs(io: CellIO, namespace: Mapping[str, Any]) -> dict[str, Any]:
 def capture(io: CellIO, namespace: Mapping[str, Any]) -> Capture:
     """Serialise the cell's inputs now (call before the original run)."""
     states = rng.capture()
+    process = process_state.capture()
     try:
         parcel = transport.pack(cell_inputs(io, namespace), local=True)
     except transport.Unsendable as error:
-        return Capture(None, states, str(error))
-    return Capture(parcel, states, slots=transport.slots_in_use())
+        return Capture(None, states, str(error), process=process)
+    return Capture(parcel, states, slots=transport.slots_in_use(), process=process)

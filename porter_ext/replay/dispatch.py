@@ -100,6 +100,7 @@ def replay_in_workers(
             cwd=None if remote else os.getcwd(),
             slots=capture.slots,
             promote=role == "reference",
+            process=capture.process,
         )
         x64 = role == "reference" and reference is not None and reference[1]
         apart = role == "reference" and not remote

@@ -80,6 +80,10 @@ class ReplayResult:
     unsent: dict[str, str] = field(default_factory=dict)
     #: seconds from sending the replay to having its answer (transport, worker start)
     wall_seconds: float | None = None
+    #: what kept the replay off the person's files: "namespace" (a read-only file system
+    #: of its own, see `confine`), "audit-hook" (Python's own file operations only) or
+    #: "in-process" (nothing: the person asked for a replay in their own process)
+    isolation: str | None = None
 
 
 def collect_outputs(
@@ -163,7 +167,7 @@ def replay_cell(
         io = io if io is not None else analyse(source)
     except (SpecError, SyntaxError) as error:
         return ReplayResult(str(spec), "skipped", reason=str(error))
-    result = ReplayResult(str(spec), "ok")
+    result = ReplayResult(str(spec), "ok", isolation="in-process")
     start = time.perf_counter()
     try:
         prepared = build_namespace(io, person_ns, spec)

@@ -6,7 +6,7 @@ plain memory copy, and a worker that keeps the block mapped reads it without fau
 sender keeps a few free blocks (bounded in bytes) and unlinks the rest; a worker keeps
 its most recent mappings. Blocks are unlinked by the process that made them, at the
 latest when it exits; a block's name carries the process that is to unlink it, so that
-blocks of a process that was killed are swept by the next one.
+blocks of a session that was killed are swept by the next one, whatever became of its pid.
 """
 
 from __future__ import annotations
@@ -38,34 +38,67 @@ def _untracked(block: shared_memory.SharedMemory) -> shared_memory.SharedMemory:
     return block
 
 
-def _name(owner: int) -> str:
-    """A block's name says which process is to unlink it (see `_sweep`)."""
+#: the variable that tells a worker which session owns the blocks it makes
+OWNER_VARIABLE = "PORTER_SESSION_OWNER"
+
+
+def _started(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot), or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def session_owner(pid: int | None = None) -> str:
+    """The name of a porter session: its process and when that started, so that another
+    process given the same pid later is not taken for it."""
+    pid = os.getpid() if pid is None else pid
+    started = _started(pid)
+    return f"{pid}x{started}" if started is not None else str(pid)
+
+
+def owner() -> str:
+    """The session whose blocks this process makes: a worker's is the person's process
+    that started it (handed over in its environment), else this process."""
+    return os.environ.get(OWNER_VARIABLE) or session_owner()
+
+
+def _name(owner: str) -> str:
+    """A block's name says which session is to unlink it (see `sweep`)."""
     return f"porter_{owner}_{secrets.token_hex(6)}"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
+def owner_alive(name: str) -> bool:
+    """Whether the session ``name`` (as `session_owner` writes it) still runs."""
+    pid, _, started = name.partition("x")
+    if not pid.isdigit():
         return True
-    return True
+    if not os.path.isdir("/proc"):
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    now = _started(int(pid))
+    return now is not None and (not started or now == started)
 
 
 _swept = False
 
 
-def _sweep() -> None:
-    """Unlink the blocks of porter processes that ended without doing it (killed)."""
+def sweep(force: bool = False) -> None:
+    """Unlink the blocks of porter sessions that ended without doing it (killed)."""
     global _swept
-    if _swept or not os.path.isdir(_SHM):
+    if (_swept and not force) or not os.path.isdir(_SHM):
         return
     _swept = True
     for name in os.listdir(_SHM):
         parts = name.split("_")
-        ours = len(parts) == 3 and parts[0] == "porter" and parts[1].isdigit()
-        if ours and not _alive(int(parts[1])):
+        if len(parts) == 3 and parts[0] == "porter" and not owner_alive(parts[1]):
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(_SHM, name))
 
@@ -73,23 +106,23 @@ def _sweep() -> None:
 def take(size: int) -> shared_memory.SharedMemory:
     """A block of at least ``size`` bytes: a kept one that fits, else a new one."""
     size = max(size, 1)
-    _sweep()
+    sweep()
     with _lock:
         fits = [b for b in _free if size <= b.size <= 2 * size + (1 << 20)]
         if fits:
             block = min(fits, key=lambda b: b.size)
             _free.remove(block)
             return block
-    block = _untracked(shared_memory.SharedMemory(name=_name(os.getpid()), create=True, size=size))
+    block = _untracked(shared_memory.SharedMemory(name=_name(owner()), create=True, size=size))
     with _lock:
         _mine[block.name] = block
     return block
 
 
 def fresh(size: int) -> shared_memory.SharedMemory:
-    """A new block whose receiver, this process's parent, unlinks it once read (a
-    replay's outputs)."""
-    name = _name(os.getppid())
+    """A new block whose receiver, the session that started this worker, unlinks it once
+    read (a replay's outputs)."""
+    name = _name(owner())
     return _untracked(shared_memory.SharedMemory(name=name, create=True, size=max(size, 1)))
 
 
@@ -125,6 +158,15 @@ def mapped(name: str) -> shared_memory.SharedMemory:
             _closing.append(_mapped.pop(stale))
     close_unused()
     return block
+
+
+def close_later(block: shared_memory.SharedMemory) -> None:
+    """Close ``block`` now, or once the arrays that still view it are gone."""
+    try:
+        block.close()
+    except BufferError:
+        with _lock:
+            _closing.append(block)
 
 
 def close_unused() -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from porter_ext.backends import BackendSpec
-from porter_ext.replay import transport
+from porter_ext.replay import confine, shared_blocks, transport
 from porter_ext.replay.worker_side import COMM_TARGET, ReplayReply, ReplayRequest
 
 KERNEL_NAME = "porter-worker"
@@ -70,6 +70,8 @@ class Worker(ABC):
         #: why the kernel could not even be started (reported by the replay)
         self.launch_error: str | None = None
         self.cancelled = False
+        #: what keeps its replays off the person's files, when this side knows it
+        self.isolation: str | None = None
 
     # -- what a subclass provides -------------------------------------------------------
     def launch(self) -> None:  # noqa: B027 (a running kernel has nothing to start)
@@ -89,6 +91,11 @@ class Worker(ABC):
 
     def exit_status(self) -> int | None:
         """The kernel process's exit status once it has ended; None while it runs."""
+        return None
+
+    def environment(self, person: dict[str, str]) -> dict[str, str] | None:
+        """The variables the worker is to have for the person's ``person``; None: the
+        worker's own (a kernel on another machine)."""
         return None
 
     @abstractmethod
@@ -207,7 +214,9 @@ class Worker(ABC):
         parcel = transport.Parcel(bytes(buffers[1]), spans=[tuple(s) for s in header["spans"]],
                                   shm_name=header["shm"], buffers=list(buffers[2:]))  # fmt: skip
         try:
-            reply.result.outputs = transport.unpack(parcel, transport.host_copy, take=True)
+            reply.result.outputs = transport.unpack(
+                parcel, transport.host_copy, take=True, keep_classes=True
+            )
         except Exception as error:  # an output class this process cannot import
             reply.result.outputs = {}
             reply.result.notes.append(f"the replay's outputs could not be read back: {error}")
@@ -268,22 +277,37 @@ class LocalWorker(ZmqMessages, Worker):
         os.makedirs(self.scratch, exist_ok=True)
         km = KernelManager(kernel_name=KERNEL_NAME)
         try:
-            KernelSpecManager().get_kernel_spec(KERNEL_NAME)
+            spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
         except NoSuchKernel:  # a source checkout: the spec shipped beside the package
             data = json.loads(kernel_spec_file().read_text())
-            km._kernel_spec = KernelSpec(resource_dir=str(kernel_spec_file().parent), **data)
-        # caches the person's libraries placed elsewhere: the worker's go to its scratch
-        inherited = {k: v for k, v in os.environ.items() if not k.endswith("_CACHE_DIR")}
-        env = {**inherited, **self.env, "TMPDIR": self.scratch, "PYTHONUNBUFFERED": "1"}
-        # the worker imports the very porter this process runs (a checkout, a wheel)
-        home = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join([home, *filter(None, [env.get("PYTHONPATH")])])
+            spec = KernelSpec(resource_dir=str(kernel_spec_file().parent), **data)
+        # the kernel starts sealed off from the person's files (see `confine`)
+        command = list(spec.argv)
+        if command[0] in ("python", "python3"):  # as jupyter_client does for a bare python
+            command[0] = sys.executable
+        confined = confine.confinement().argv(command, self.scratch)
+        self.isolation = confine.confinement().isolation
+        km._kernel_spec = KernelSpec(
+            resource_dir=spec.resource_dir, **{**spec.to_dict(), "argv": confined}
+        )
+        env = self.environment(dict(os.environ))
         log = open(os.path.join(self.scratch, "kernel.log"), "ab")  # noqa: SIM115
         try:
             km.start_kernel(env=env, cwd=self.scratch, stdout=log, stderr=log)
         finally:
             log.close()
         self.km = km
+
+    def environment(self, person: dict[str, str]) -> dict[str, str]:
+        """The variables of this worker, for the person's ``person``."""
+        # caches the person's libraries placed elsewhere: the worker's go to its scratch
+        inherited = {k: v for k, v in person.items() if not k.endswith("_CACHE_DIR")}
+        env = {**inherited, **self.env, "TMPDIR": self.scratch, "PYTHONUNBUFFERED": "1"}
+        env[shared_blocks.OWNER_VARIABLE] = shared_blocks.owner()
+        # the worker imports the very porter this process runs (a checkout, a wheel)
+        home = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join([home, *filter(None, [env.get("PYTHONPATH")])])
+        return env
 
     def open(self, deadline: float) -> None:
         if self.kc is None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
-from porter_ext.replay import shared_blocks, transport
+from porter_ext.replay import confine, shared_blocks, transport
 
 COMM_TARGET = "porter.replay"
 
@@ -51,6 +51,8 @@ class ReplayRequest:
     slots: int = 0
     #: the float64 reference: floating inputs promoted before the run (see `reference`)
     promote: bool = False
+    #: the person's process state the replay starts from (see `process_state`)
+    process: Any = None
 
 
 @dataclass
@@ -69,6 +71,8 @@ class _Worker:
     pending: dict[str, list] = field(default_factory=dict)
     sandbox: Any = None
     baseline: set[str] = field(default_factory=set)
+    #: the worker's import path when it started (what it needs besides the person's)
+    own_path: list[str] = field(default_factory=list)
 
 
 _worker = _Worker()
@@ -91,6 +95,7 @@ def start(scratch: str, sys_path: list[str], preload: list[str]) -> str:
         backend = get_backend(name)
         if backend.available()[0]:
             backend.lib()
+    _worker.own_path = list(sys.path)
     comm_package.get_comm_manager().register_target(COMM_TARGET, _opened)
     shell = sandbox._shell()
     if shell is not None:
@@ -144,9 +149,19 @@ def replay(request: ReplayRequest, buffers: list) -> tuple[Any, dict[str, Any], 
     from porter_ext.record.model import ErrorInfo
     from porter_ext.replay.run import ReplayResult
 
-    result = ReplayResult(request.label, "ok", role=request.role, worker=request.worker)
+    result = ReplayResult(
+        request.label,
+        "ok",
+        role=request.role,
+        worker=request.worker,
+        isolation=confine.current_isolation(),
+    )
     if request.cwd and os.path.isdir(request.cwd):
         os.chdir(request.cwd)
+    if request.process is not None:
+        from porter_ext.replay import process_state
+
+        process_state.take(request.process, _worker.own_path)
     try:
         spec = parse_spec(request.spec)
         backend = get_backend(spec.library)
@@ -221,9 +236,11 @@ def _run(request: ReplayRequest, ns: dict, backend: Any, result: Any) -> tuple[A
     rng.restore(request.states)
     sandbox = _worker.sandbox
     where = parse_spec(request.label).where
+    before = confine.processes() if confine.in_own_pid_namespace() else set()
     with backend.replay_context(None if request.remote_kernel else where) as scope:
         with sandbox.active(ns):
             run = run_recorded(request.code, ns, settings.record, filename=filename)
+        strays = confine.end_strays(before)
         outputs = {}
         if not isinstance(run.exception, KeyboardInterrupt):
             found = collect_outputs(request.io, ns, run.value)
@@ -242,6 +259,8 @@ def _run(request: ReplayRequest, ns: dict, backend: Any, result: Any) -> tuple[A
         result.status, result.error = "error", run.error
     for command in sandbox.skipped_commands:
         result.notes.append(f"the replay did not run !{command}: shell commands are side effects")
+    if strays:
+        result.notes.append(f"{strays} process(es) the replay started were ended with it")
     if sandbox.figures:
         result.notes.append(f"{sandbox.figures} figure(s) of the replay discarded")
     return result, outputs

@@ -14,8 +14,11 @@ the person's kernel goes (a worker kernel watches its parent).
 from __future__ import annotations
 
 import atexit
+import dataclasses
+import contextlib
 import os
 import secrets
+import shutil
 import tempfile
 import threading
 import time
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 
 from porter_ext.backends import LIBRARIES, BackendInfo, BackendSpec, get_backend
 from porter_ext.record.model import ErrorInfo
-from porter_ext.replay import transport
+from porter_ext.replay import shared_blocks, transport
 from porter_ext.replay.run import ReplayResult
 from porter_ext.replay.worker_kernel import Died, LocalWorker, Worker, WorkerUnavailable
 from porter_ext.replay.worker_side import ReplayReply, ReplayRequest
@@ -64,11 +67,32 @@ class Job:
     apart: bool = False  # in a worker of its own (see `WorkerPool.worker_for`)
 
 
+_SCRATCH_PREFIX = "porter-workers-"
+
+
+def _new_scratch() -> str:
+    """The session's scratch folder (its workers' own, each in a folder of it), named
+    after the session so that the next one removes it if this one is killed."""
+    sweep_scratch()
+    owner = shared_blocks.session_owner()
+    return tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{owner}-")
+
+
+def sweep_scratch() -> None:
+    """Remove the scratch folders of porter sessions that ended without doing it."""
+    top = tempfile.gettempdir()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(top):
+            owner = name[len(_SCRATCH_PREFIX) :].split("-")[0]
+            if name.startswith(_SCRATCH_PREFIX) and not shared_blocks.owner_alive(owner):
+                shutil.rmtree(os.path.join(top, name), ignore_errors=True)
+
+
 @dataclass
 class WorkerPool:
     """The workers of one session, started on first use and reused."""
 
-    scratch: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="porter-workers-"))
+    scratch: str = field(default_factory=_new_scratch)
     workers: dict[tuple, Worker] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -121,6 +145,9 @@ class WorkerPool:
                     raise WorkerUnavailable(worker.launch_error)
                 worker.connect(start + worker.start_timeout(timeout))
                 result.worker = request.worker = worker.label
+                if request.process is not None:
+                    environ = worker.environment(request.process.environ or {})
+                    request.process = dataclasses.replace(request.process, environ=environ)
                 sent = time.monotonic()
                 answer = worker.receive(request.id, worker.send(request, job.parcel), timeout)
             except WorkerUnavailable as error:
@@ -143,15 +170,18 @@ class WorkerPool:
         else:
             result.status, result.error = "error", ErrorInfo("WorkerError", answer)
         result.worker = worker.label if worker.ready else result.worker
+        if result.isolation is None and result.status != "skipped":
+            result.isolation = worker.isolation
         result.wall_seconds = time.monotonic() - sent
         return result
 
     def shutdown(self) -> None:
-        """Stop every worker (no process is left behind)."""
+        """Stop every worker (no process is left behind) and remove what they wrote."""
         with self._lock:
             workers, self.workers = list(self.workers.values()), {}
         for worker in workers:
             worker.stop()
+        shutil.rmtree(self.scratch, ignore_errors=True)  # a later worker makes it again
 
 
 def can_enable_x64(library: str) -> bool:

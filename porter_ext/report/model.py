@@ -150,6 +150,8 @@ class ReplayEntry:
     worker: str | None = None
     #: one of REPLAY_ROLES; "control" replays are not counted as replays to port to
     role: str = "target"
+    #: what kept the replay off the person's files: "namespace", "audit-hook", "in-process"
+    isolation: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -161,6 +163,7 @@ class ReplayEntry:
             "outputs": [output_to_dict(o) for o in self.outputs],
             "worker": self.worker,
             "role": self.role,
+            "isolation": self.isolation,
         }
         if self.calls is not None:
             data["calls"] = [call_to_dict(c) for c in self.calls]
@@ -179,6 +182,7 @@ class ReplayEntry:
             calls=None if calls is None else [call_from_dict(c) for c in calls],
             worker=data.get("worker"),
             role=data.get("role", "target"),
+            isolation=data.get("isolation"),
         )
 
 

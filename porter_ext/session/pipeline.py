@@ -150,6 +150,7 @@ def replay_entries(
                 calls=result.calls,
                 worker=result.worker,
                 role=result.role,
+                isolation=result.isolation,
             )
         )
         if result.role == "target" and result.status in ("ok", "error", "not_exercised"):

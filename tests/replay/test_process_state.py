@@ -1,0 +1,82 @@
+"""A replay starts from the person's process as it is when the cell starts (issue 20,
+``attacks/19-21``): variables set, import path entries added and library settings changed
+after the worker started are taken, and what an earlier replay changed is undone."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.replay.isolation import replays, run, shell
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def ip():
+    ip = shell()
+    run(ip, "import numpy as np, os, sys\nx = np.arange(4.0)")
+    run(ip, "%%port -b numpy --quiet\ny0 = x + 1")  # the worker starts with today's state
+    return ip
+
+
+def _numpy_replay(ip, body: str, spec: str = "numpy"):
+    result = run(ip, f"%%port -b {spec} --quiet\n{body}")
+    assert result.error_in_exec is None, result.output
+    replay = replays(ip.user_ns["_port"])[spec]
+    assert replay.status == "ok", (replay.error, replay.reason)
+    return replay
+
+
+def test_a_variable_set_after_the_worker_started(ip):
+    run(ip, "os.environ['PORTER_TEST_SCALE'] = '3'")
+    try:
+        replay = _numpy_replay(ip, "y = x * float(os.environ.get('PORTER_TEST_SCALE', '1'))")
+        assert {o.name: o.within_tolerance for o in replay.outputs} == {"y": True}
+    finally:
+        run(ip, "del os.environ['PORTER_TEST_SCALE']")
+    # and a variable the person removed is gone from the worker too
+    replay = _numpy_replay(ip, "y = x * float(os.environ.get('PORTER_TEST_SCALE', '1'))")
+    assert {o.name: o.within_tolerance for o in replay.outputs} == {"y": True}
+
+
+def test_a_module_on_a_path_added_after_the_worker_started(ip, tmp_path):
+    (tmp_path / "porter_test_mod21.py").write_text("def f(x):\n    return x * 2\n")
+    run(ip, f"sys.path.insert(0, {str(tmp_path)!r})\nimport porter_test_mod21")
+    try:
+        _numpy_replay(ip, "y = porter_test_mod21.f(x)")
+    finally:
+        run(ip, f"sys.path.remove({str(tmp_path)!r})")
+
+
+def test_an_error_state_an_earlier_replay_set_is_undone(ip):
+    _numpy_replay(ip, "old = np.seterr(all='raise')\ny1 = x + 1")
+    run(ip, "np.seterr(**old)")  # the person restores NumPy's error state
+    quiet_log = "import warnings\nwith warnings.catch_warnings():\n"
+    quiet_log += "    warnings.simplefilter('ignore')\n    y = np.log(x)"
+    replay = _numpy_replay(ip, quiet_log)
+    assert replay.error is None
+
+
+def test_the_persons_error_state_is_taken(ip):
+    run(ip, "old = np.seterr(divide='raise')")
+    try:
+        cell = "try:\n    y = np.log(x)\n    raised = False\nexcept FloatingPointError:\n"
+        result = run(ip, f"%%port -b numpy --quiet\n{cell}    raised = True")
+        assert result.error_in_exec is None
+        assert ip.user_ns["raised"] is True
+        replay = replays(ip.user_ns["_port"])["numpy"]
+        assert {o.name: o.within_tolerance for o in replay.outputs}["raised"] is True
+    finally:
+        run(ip, "np.seterr(**old)")
+
+
+def test_torch_default_dtype_follows_the_person(ip):
+    pytest.importorskip("torch")
+    run(ip, "import torch\ntorch.set_default_dtype(torch.float64)")
+    try:
+        replay = _numpy_replay(ip, "d = str(torch.ones(1).dtype)", "torch")
+        assert {o.name: o.within_tolerance for o in replay.outputs} == {"d": True}
+    finally:
+        run(ip, "torch.set_default_dtype(torch.float32)")
+    replay = _numpy_replay(ip, "d = str(torch.ones(1).dtype)", "torch")
+    assert {o.name: o.within_tolerance for o in replay.outputs} == {"d": True}
