@@ -39,6 +39,8 @@ NUMBERS = [
     "3 s",
 ]
 SPECS = ["", ",", " , ", "nan", "inf", "-1", "1e308", "abc", "'numpy", "numpy:", "tensorflow,numpy"]
+#: devices no machine has: the spelling breaks the library's own grammar
+SPECS += ["torch:cuda:x", "numpy,torch:cuda:-1", "torch:cuda:0:1", "jax:cpu:x", "cupy:tpu"]
 KINDS = ["", ",", "nan", "inf", "-1", "everything", "'any", "non_standard,oops"]
 FORMATS = ["", "nan", "inf", "-1", "1e308", "pdf", "'html", "HTML"]
 #: path values by name; resolved against the fixture's files in `_value`
@@ -223,6 +225,8 @@ def _porter(*args: str) -> subprocess.CompletedProcess:
         ["run", "NOTEBOOK", "--timeout", "2.5e999"],
         ["run", "NOTEBOOK", "--timeout", "inf"],
         ["run", "NOTEBOOK", "--timeout", "nan"],
+        ["run", "NOTEBOOK", "-b", "torch:cuda:x"],
+        ["fix", "NOTEBOOK", "-o", "OUT_IPYNB", "-b", "torch:cuda:x"],
         ["run", "NOTEBOOK", "-o", "DIR"],
         ["run", "NOTEBOOK", "-o", "UNWRITABLE"],
         ["run", "NOTEBOOK", "-o", "NOTEBOOK"],

@@ -21,6 +21,7 @@ from porter_ext.session import get_session
 
 NUMBERS = ["", " ", "nan", "NaN", "inf", "-inf", "-1", "1e308", "1e999", "abc", "'3", '3"', "3 s"]
 SPECS = ["", ",", "nan", "inf", "-1", "1e308", "abc", "'numpy", "numpy:", "tensorflow"]
+SPECS += ["torch:cuda:x", "numpy,torch:cuda:-1", "jax:cpu:x"]  # devices no machine has
 KINDS_OF = {
     "backends": SPECS,
     "rtol": NUMBERS,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import re
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -244,6 +245,12 @@ class Backend(ABC):
         """Whether the module named ``module_name`` is an array API namespace of this library."""
         return module_name in self.api_modules
 
+    def misspelled_device(self, device: str) -> str | None:
+        """Why ``device`` names no device of this library on any machine (its spelling
+        breaks the library's grammar: a spec to refuse as a usage error); None when it
+        may name one, here or elsewhere (whether it is here: `resolve_device`)."""
+        return None
+
     @abstractmethod
     def resolve_device(self, device: str | None) -> Any:
         """The library's device object for a spec device (None: the default).
@@ -327,6 +334,25 @@ class Backend(ABC):
 
 
 _DTYPE_NAMES: dict[tuple[type, Any], str] = {}
+
+
+#: ``TYPE`` or ``TYPE:INDEX``, the index a whole number without leading zeros
+_INDEXED_DEVICE = re.compile(r"([A-Za-z_]+)(?::(?:0|[1-9][0-9]*))?")
+
+
+def indexed_device_error(
+    library: str, device: str, example: str, kinds: tuple[str, ...] = ()
+) -> str | None:
+    """The reason ``device`` is not ``TYPE[:INDEX]`` (of one of ``kinds``, where given),
+    as libraries that number their devices spell them; None when it is."""
+    match = _INDEXED_DEVICE.fullmatch(device)
+    if match is not None and (not kinds or match.group(1).lower() in kinds):
+        return None
+    forms = " or ".join(f"{kind}[:INDEX]" for kind in kinds or ("TYPE",))
+    return (
+        f"{library}:{device} cannot name a {library} device: {library} spells devices "
+        f"{forms}, the index a whole number (e.g. {library}:{example})"
+    )
 
 
 def dtype_name(x: Any) -> str:

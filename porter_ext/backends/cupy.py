@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import Backend, DeviceUnavailable, Namespace, loaded
+from .base import Backend, DeviceUnavailable, Namespace, indexed_device_error, loaded
 from .dlpack import DL_GPU, REFUSED, dlpack_device, host_view, why
 
 if TYPE_CHECKING:
@@ -112,13 +112,17 @@ class CupyBackend(Backend):
     def device_of(self, x: Any) -> str:
         return f"cuda:{x.device.id}"
 
+    def misspelled_device(self, device: str) -> str | None:
+        return indexed_device_error("cupy", device, "cuda:0", ("cuda", "gpu"))
+
     def resolve_device(self, device: str | None) -> Any:
         cupy = self.lib()
         if device is None:
             return cupy.cuda.Device()
-        kind, _, index = device.lower().partition(":")
-        if kind not in ("cuda", "gpu") or (index and not index.isdigit()):
-            raise DeviceUnavailable(f"cupy devices are spelled cuda:N, not {device!r}")
+        misspelled = self.misspelled_device(device)
+        if misspelled is not None:
+            raise DeviceUnavailable(misspelled)
+        index = device.partition(":")[2]
         count, _ = self._device_count()
         number = int(index or 0)
         if number >= count:

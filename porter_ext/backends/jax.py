@@ -10,7 +10,16 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from .base import TRACED, Backend, ConversionError, DeviceUnavailable, Namespace, dtype_name, loaded
+from .base import (
+    TRACED,
+    Backend,
+    ConversionError,
+    DeviceUnavailable,
+    Namespace,
+    dtype_name,
+    indexed_device_error,
+    loaded,
+)
 from .dlpack import DL_CPU, REFUSED, dlpack_device, why
 
 if TYPE_CHECKING:
@@ -150,6 +159,9 @@ class JaxBackend(Backend):
             trail.copied(f"moved {where} → {spell(device)} with jax.device_put")
             x = jax.device_put(x, device)
         return x
+
+    def misspelled_device(self, device: str) -> str | None:
+        return indexed_device_error("jax", device, "cpu:1")
 
     def resolve_device(self, device: str | None) -> Any:
         jax = self.lib()

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import Backend, ConversionError, DeviceUnavailable, Namespace, loaded
+from .base import (
+    Backend,
+    ConversionError,
+    DeviceUnavailable,
+    Namespace,
+    indexed_device_error,
+    loaded,
+)
 from .dlpack import REFUSED, why
 
 if TYPE_CHECKING:
@@ -164,6 +171,9 @@ class TorchBackend(Backend):
             trail.copied(f"moved {tensor.device} → {device} with Tensor.to")
             tensor = tensor.to(device)
         return tensor
+
+    def misspelled_device(self, device: str) -> str | None:
+        return indexed_device_error("torch", device, "cuda:0")
 
     def resolve_device(self, device: str | None) -> Any:
         torch = self.lib()

@@ -122,8 +122,10 @@ def fail_kinds(text: Any, option: str = "--fail-on") -> list[str]:
 
 
 def backend_specs(text: Any, option: str = "--backends") -> list:
-    """Comma-separated backend specs (`porter_ext.backends.parse_specs`), at least one."""
-    from porter_ext.backends import SpecError, parse_specs
+    """Comma-separated backend specs (`porter_ext.backends.parse_specs`), at least one,
+    each with a device its library could have (``torch:cuda:x`` is no device anywhere; a
+    device this machine lacks is skipped later, with its reason)."""
+    from porter_ext.backends import SpecError, get_backend, parse_specs
 
     try:
         specs = parse_specs(str(text))
@@ -131,6 +133,14 @@ def backend_specs(text: Any, option: str = "--backends") -> list:
         raise OptionError(f"{option}: {exc}") from None
     if not specs:
         raise OptionError(f"{option} needs at least one backend spec, e.g. numpy,torch")
+    for spec in specs:
+        wrong = (
+            None
+            if spec.device is None
+            else get_backend(spec.library).misspelled_device(spec.device)
+        )
+        if wrong is not None:
+            raise OptionError(f"{option}: {wrong}")
     return specs
 
 
