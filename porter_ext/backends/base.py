@@ -251,6 +251,12 @@ class Backend(ABC):
         may name one, here or elsewhere (whether it is here: `resolve_device`)."""
         return None
 
+    def place_error(self, where: str, timeout: float) -> str | None:
+        """Why the place a spec's WHERE names for this library (a Dask scheduler) does not
+        answer within ``timeout`` seconds; None when it answers, or when the library has
+        no places of its own (kernels elsewhere are the workers' business)."""
+        return None
+
     @abstractmethod
     def resolve_device(self, device: str | None) -> Any:
         """The library's device object for a spec device (None: the default).

@@ -1,6 +1,7 @@
 """Dask: lazy, chunked arrays on the host (device ``cpu``), namespace
 ``array_api_compat.dask.array``; a spec's WHERE is a distributed scheduler address
-(``dask@tcp://127.0.0.1:8786``).
+(``dask@tcp://127.0.0.1:8786``); a scheduler that does not answer is skipped at the door
+(`DaskBackend.place_error`), with its reason.
 
 A replay on Dask builds a graph; whatever the cell itself forces (``float(x)``,
 ``bool(x)``, ``x.compute()``) is counted, as array-api-extra's ``lazy_xp_function``
@@ -11,6 +12,7 @@ Dask arrays have no DLPack: leaving Dask means computing to NumPy.
 from __future__ import annotations
 
 import contextlib
+import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +21,10 @@ from .dlpack import host_view
 
 if TYPE_CHECKING:
     import numpy
+
+
+#: the port a Dask scheduler listens on when its address names none
+SCHEDULER_PORT = 8786
 
 
 class CountingScheduler:
@@ -72,6 +78,24 @@ class DaskBackend(Backend):
 
     def device_of(self, x: Any) -> str:
         return "cpu"
+
+    def place_error(self, where: str, timeout: float) -> str | None:
+        """A scheduler address (``tcp://host:8786``, ``tls://…``; the port defaults to
+        Dask's 8786) that nothing answers at; other protocols are left to the client."""
+        scheme, sep, rest = where.partition("://")
+        scheme, rest = (scheme, rest) if sep else ("tcp", where)
+        if scheme not in ("tcp", "tls"):
+            return None
+        rest = rest.rstrip("/")
+        host, colon, port = rest.rpartition(":")
+        if not colon or not port.isdigit() or (":" in host and not host.startswith("[")):
+            host, port = rest, str(SCHEDULER_PORT)  # no port (or an IPv6 address without [])
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+                return None
+        except OSError as error:
+            why = error.strerror or str(error) or type(error).__name__
+            return f"no Dask scheduler answers at {where} ({why})"
 
     def resolve_device(self, device: str | None) -> str:
         if device is None or device.lower() == "cpu":

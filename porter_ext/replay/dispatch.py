@@ -52,6 +52,23 @@ def reference_spec(inputs: dict) -> tuple[BackendSpec, bool] | None:
     return BackendSpec("numpy"), False
 
 
+#: seconds the door waits, at most, for a backend's place (a Dask scheduler) to answer
+PLACE_TIMEOUT = 5.0
+
+
+def absent_places(specs: Iterable[BackendSpec], timeout: float | None) -> dict[BackendSpec, str]:
+    """The specs whose place (a WHERE that is the backend's business: a Dask scheduler)
+    does not answer, each with the reason: skipped at the door, never a replay failure."""
+    wait = PLACE_TIMEOUT if timeout is None else min(timeout, PLACE_TIMEOUT)
+    found = {}
+    for spec in specs:
+        if spec.where and kernel_place(spec) is None:
+            reason = get_backend(spec.library).place_error(spec.where, wait)
+            if reason is not None:
+                found[spec] = f"not replayed: {reason}"
+    return found
+
+
 def replay_in_workers(
     code: str,
     io: CellIO,
@@ -71,6 +88,8 @@ def replay_in_workers(
         if control is not None:
             results.insert(0, ReplayResult(str(control), "skipped", reason=reason, role="control"))
         return results  # and no reference: there is nothing to promote
+    absent = absent_places(specs, settings.timeout)
+    specs = [s for s in specs if s not in absent]
     # a target on the original's own spec is a control already: it is not run twice
     shared = control is not None and control in specs
     # the control first: a listing keyed by backend keeps the target of the same spec
@@ -109,4 +128,6 @@ def replay_in_workers(
     if shared:
         twin = next(r for r in results if r.role == "target" and r.spec == str(control))
         results.insert(0, dataclasses.replace(twin, role="control"))
+    at = next((i for i, r in enumerate(results) if r.role == "reference"), len(results))
+    results[at:at] = [ReplayResult(str(s), "skipped", reason=r) for s, r in absent.items()]
     return results

@@ -72,6 +72,7 @@ def test_a_replay_runs_on_a_distributed_scheduler_named_in_the_spec():
     ) as cluster:
         address = cluster.scheduler_address
         assert address.startswith("tcp://127.0.0.1:")
+        assert get_backend("dask").place_error(address, 5.0) is None  # it answers at the door
         person = {"xp": xnp, "x": np.arange(8.0).reshape(4, 2)}
 
         def transitions() -> int:
