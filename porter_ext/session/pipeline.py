@@ -137,6 +137,8 @@ def replay_entries(
             rows = _worker_rows(baseline.compare(result), result)
         compared.append((result, rows))
     compared = _mark_nondeterministic(compared)
+    if not plan_.in_process:  # in this process the shell runs the lines again
+        compared = _mark_unrepeated(compared, code)
     entries, findings = [], []
     for result, rows in compared:
         entries.append(
@@ -246,6 +248,36 @@ def _mark_nondeterministic(compared: list) -> list:
             for row in result_rows
         ]
         out.append((result, result_rows))
+    return out
+
+
+def _mark_unrepeated(compared: list, code: str) -> list:
+    """Outputs made by IPython shell lines that workers do not run again (``out = !cmd``),
+    and what the cell computed from them: shown, not compared, and each replay says why."""
+    from porter_ext.replay.unrepeated import unrepeated_outputs
+
+    found = unrepeated_outputs(code)
+    if not found:
+        return compared
+    out = []
+    for result, rows in compared:
+        marked, names = [], {}
+        for row in rows:
+            root = row.name.partition("[")[0]
+            line = found.get(root)
+            if line is not None:
+                note = f"not compared: it comes from {line}, which the replay does not run"
+                row = _replace(
+                    row, within_tolerance=None, deterministic=None, difference=None, note=note
+                )
+                names.setdefault(line, []).append(root)
+            marked.append(row)
+        for line, roots in names.items():
+            shown = ", ".join(dict.fromkeys(roots))
+            text = f"not compared: {shown} (from {line}, which replays do not run)"
+            if text not in result.notes:  # a target on the control's spec shares its notes
+                result.notes.append(text)
+        out.append((result, marked))
     return out
 
 
