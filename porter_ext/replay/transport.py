@@ -232,15 +232,25 @@ class Receiver:
 _receiver: Receiver | None = None
 
 
-def unpack(parcel: Parcel, place: Callable[[Any, ArrayMeta], Any], *, take: bool = False) -> Any:
+def unpack(
+    parcel: Parcel,
+    place: Callable[[Any, ArrayMeta], Any],
+    *,
+    take: bool = False,
+    keep_classes: bool = False,
+) -> Any:
     """The values of ``parcel``, each array rebuilt by ``place`` from a host view of its
     bytes (writable, aliasing shared memory, when the parcel is local). ``take``: the
     block is this side's to unlink (``place`` must copy); otherwise it stays mapped (see
-    `shared_blocks.mapped`)."""
+    `shared_blocks.mapped`). ``keep_classes``: a class sent by value that is already
+    here (one of the person's, sent to a worker and coming back with a replay's outputs)
+    is taken as it is, never overwritten with the copy in the stream (`_KeepClasses`)."""
     global _receiver
     import numpy as np
 
     block = None
+    if take:
+        shared_blocks.close_unused()  # blocks read earlier whose last views are gone now
     if parcel.shm_name:
         block = (
             shared_memory.SharedMemory(parcel.shm_name)
@@ -254,13 +264,51 @@ def unpack(parcel: Parcel, place: Callable[[Any, ArrayMeta], Any], *, take: bool
     source = None
     previous, _receiver = _receiver, Receiver(place, hosts)
     try:
+        if keep_classes:
+            return _KeepClasses(io.BytesIO(parcel.payload)).load()
         return pickle.loads(parcel.payload)
     finally:
         _receiver = previous
         hosts.clear()
         if block is not None and take:
-            block.close()
-            block.unlink()
+            block.unlink()  # its name goes now; its mapping once no array views it (an
+            shared_blocks.close_later(block)  # exception's traceback can hold one)
+
+
+class _KeepClasses(pickle.Unpickler):
+    """An unpickler that rebuilds cloudpickle's by-value classes by reference where the
+    class is already in this process. cloudpickle finds such a class by its tracking id
+    and then sets every attribute of the stream's copy on it: the methods of the person's
+    class would become the worker's copies (other globals, a file name of the worker's),
+    and a plain call of them would fail."""
+
+    def __init__(self, file: io.BytesIO):
+        super().__init__(file)
+        self.kept: set[int] = set()
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == cloudpickle.cloudpickle.__name__:
+            if name in ("_make_skeleton_class", "_make_skeleton_enum"):
+                return self._skeleton(getattr(cloudpickle.cloudpickle, name))
+            if name == "_class_setstate":
+                return self._class_setstate
+        return super().find_class(module, name)
+
+    def _skeleton(self, make: Callable[..., type]) -> Callable[..., type]:
+        def skeleton(*args: Any) -> type:
+            tracker_id = args[-2]  # both makers take (..., class_tracker_id, extra)
+            known = cloudpickle.cloudpickle._DYNAMIC_CLASS_TRACKER_BY_ID.get(tracker_id)
+            made = make(*args)
+            if known is not None and made is known:
+                self.kept.add(id(made))
+            return made
+
+        return skeleton
+
+    def _class_setstate(self, obj: type, state: Any) -> type:
+        if id(obj) in self.kept:
+            return obj
+        return cloudpickle.cloudpickle._class_setstate(obj, state)
 
 
 def _restore_array(meta: ArrayMeta, grad: Any) -> Any:
@@ -279,11 +327,18 @@ def _restore_array(meta: ArrayMeta, grad: Any) -> Any:
             value = value.requires_grad_(True)
         if grad is not None and type(grad) is type(value.detach()):
             value.grad = grad
-    elif meta.subclass is not None and type(value) is not meta.subclass:
+    elif meta.subclass is not None and type(value) is not meta.subclass and _of_bases(value, meta):
         # a subclass without that constructor: the plain array stands in
         with contextlib.suppress(TypeError):
             value = meta.subclass(value, requires_grad=False)
     return value
+
+
+def _of_bases(value: Any, meta: ArrayMeta) -> bool:
+    """Whether ``value`` is of a type the subclass derives from (a torch tensor for a
+    Parameter): a host NumPy copy of a Parameter (an output read back) stays NumPy."""
+    bases = tuple(k for k in meta.subclass.__mro__[1:] if k is not object)  # type: ignore[union-attr]
+    return isinstance(value, bases)
 
 
 def _receiver_slots() -> list:
