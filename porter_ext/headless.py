@@ -376,8 +376,15 @@ class NotebookRun:
         )
 
     def close(self) -> None:
+        from porter_ext.replay.shared_blocks import sweep
+        from porter_ext.replay.workers import sweep_scratch
+
         self.log.close()
         self.tmp.cleanup()
+        # what the notebook's kernel left when it was killed (or died): its blocks of
+        # shared memory and its workers' scratch
+        sweep(force=True)
+        sweep_scratch()
 
 
 def _cancel_pollers() -> None:

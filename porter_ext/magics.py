@@ -124,14 +124,18 @@ class PortMagics(Magics):
         options = _port_options(self.port, line)
         try:
             result, run = self.session.port_cell(cell, options)
+        except KeyboardInterrupt:
+            # the person stopped the cell: theirs to see, without porter's frames (IPython
+            # shows the frame an exception is raised in, and formatting porter's frames
+            # took seconds)
+            interrupt = KeyboardInterrupt()
+            self.shell.showtraceback((KeyboardInterrupt, interrupt, None))
+            self._failed(interrupt)
+            return None
         except SyntaxError as exc:
             self._record_syntax_error(cell, exc)
             self.shell.showsyntaxerror()
-            # the cell failed, as it does without porter: the running cell's result says
-            # so (the kernel then replies with an error, and `porter run` sees one)
-            running = getattr(self.shell.displayhook, "exec_result", None)
-            if running is not None:
-                running.error_in_exec = exc
+            self._failed(exc)
             return None
         self.session.display_value(run)
         if not options.quiet:
@@ -142,6 +146,13 @@ class PortMagics(Magics):
             __tracebackhide__ = True  # noqa: F841 (read by IPython's traceback formatter)
             raise run.exception
         return None
+
+    def _failed(self, exc: BaseException) -> None:
+        """The cell failed, as it does without porter: the running cell's result says so
+        (the kernel then replies with an error, and `porter run` sees one)."""
+        running = getattr(self.shell.displayhook, "exec_result", None)
+        if running is not None:
+            running.error_in_exec = exc
 
     def _record_syntax_error(self, cell: str, exc: SyntaxError) -> None:
         """A cell that does not parse is still a cell of the report, with its error (and

@@ -186,8 +186,10 @@ def describe_isolation(confined: Confinement) -> str:
 
 
 # -- inside the worker -------------------------------------------------------------------
+@functools.cache
 def current_isolation() -> str:
-    """The protection this process (a worker kernel) runs under."""
+    """The protection this process (a worker kernel) runs under, as it started (read
+    once: a replay takes the person's environment, which does not say)."""
     return os.environ.get(ISOLATION_VARIABLE, AUDIT_HOOK)
 
 

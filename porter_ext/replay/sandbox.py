@@ -11,6 +11,7 @@ prints and displays are discarded and counted.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 from collections.abc import Iterator
@@ -48,6 +49,9 @@ class Sandbox:
     refused: list[str] = field(default_factory=list)
     skipped_commands: list[str] = field(default_factory=list)
     figures: int = 0
+    #: what the replay printed (dropped here, never sent) and displayed
+    printed: Printed = field(default_factory=lambda: Printed())
+    displays: int = 0
 
     def inside(self, path: Any) -> bool:
         if isinstance(path, int):
@@ -93,15 +97,66 @@ class Sandbox:
 
     @contextlib.contextmanager
     def active(self, namespace: dict) -> Iterator[None]:
-        """Guard one replay running in ``namespace``: files, IPython lines, figures."""
+        """Guard one replay running in ``namespace``: files, IPython lines, figures, and
+        what it prints or displays (counted and dropped in the worker: a replay that
+        prints a million lines costs the person's process nothing)."""
         self.refused, self.skipped_commands, self.figures = [], [], 0
-        with _ipython_in(namespace, self):
+        self.printed, self.displays = Printed(), 0
+        with _ipython_in(namespace, self), _dropped_output(self):
             self.armed = True
             try:
                 yield
             finally:
                 self.armed = False
                 self.figures = close_figures()
+
+    def output_notes(self) -> list[str]:
+        """What the replay printed, displayed and plotted, for its notes."""
+        notes = []
+        if self.printed.lines or self.printed.characters:
+            notes.append(f"the replay printed {self.printed.lines} line(s) (not shown)")
+        if self.displays:
+            notes.append(f"{self.displays} display(s) of the replay discarded")
+        if self.figures:
+            notes.append(f"{self.figures} figure(s) of the replay discarded")
+        return notes
+
+
+class Printed(io.TextIOBase):
+    """A stream that counts what is written to it and keeps none of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines = 0
+        self.characters = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.characters += len(text)
+        self.lines += text.count("\n")
+        return len(text)
+
+
+@contextlib.contextmanager
+def _dropped_output(sandbox: Sandbox) -> Iterator[None]:
+    shell = _shell()
+    publisher = getattr(shell, "display_pub", None)
+
+    def publish(*args: Any, **kw: Any) -> None:
+        sandbox.displays += 1
+
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = sandbox.printed
+    if publisher is not None:
+        publisher.publish = publish
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+        if publisher is not None:
+            del publisher.publish  # the class's own again
 
 
 _installed: Sandbox | None = None

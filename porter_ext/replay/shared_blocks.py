@@ -56,7 +56,7 @@ def session_owner(pid: int | None = None) -> str:
     process given the same pid later is not taken for it."""
     pid = os.getpid() if pid is None else pid
     started = _started(pid)
-    return f"{pid}x{started}" if started is not None else str(pid)
+    return f"{pid}_{started}" if started is not None else f"{pid}_"
 
 
 def owner() -> str:
@@ -66,15 +66,18 @@ def owner() -> str:
 
 
 def _name(owner: str) -> str:
-    """A block's name says which session is to unlink it (see `sweep`)."""
-    return f"porter_{owner}_{secrets.token_hex(6)}"
+    """A block's name says which session is to unlink it (see `sweep`):
+    ``porter_PID_STARTxTOKEN``."""
+    return f"porter_{owner}x{secrets.token_hex(6)}"
 
 
-def owner_alive(name: str) -> bool:
-    """Whether the session ``name`` (as `session_owner` writes it) still runs."""
-    pid, _, started = name.partition("x")
+def owner_alive(pid: str, started: str) -> bool:
+    """Whether the session of process ``pid`` that started at ``started`` (as
+    `session_owner` writes them; an empty ``started``: any) still runs."""
     if not pid.isdigit():
         return True
+    if not started.isdigit():  # a name of an older porter: the pid alone tells
+        started = ""
     if not os.path.isdir("/proc"):
         try:
             os.kill(int(pid), 0)
@@ -98,7 +101,9 @@ def sweep(force: bool = False) -> None:
     _swept = True
     for name in os.listdir(_SHM):
         parts = name.split("_")
-        if len(parts) == 3 and parts[0] == "porter" and not owner_alive(parts[1]):
+        if len(parts) != 3 or parts[0] != "porter":
+            continue
+        if not owner_alive(parts[1], parts[2].partition("x")[0]):
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(_SHM, name))
 

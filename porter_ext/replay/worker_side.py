@@ -96,6 +96,7 @@ def start(scratch: str, sys_path: list[str], preload: list[str]) -> str:
         if backend.available()[0]:
             backend.lib()
     _worker.own_path = list(sys.path)
+    confine.current_isolation()  # before any replay takes the person's environment
     comm_package.get_comm_manager().register_target(COMM_TARGET, _opened)
     shell = sandbox._shell()
     if shell is not None:
@@ -261,6 +262,5 @@ def _run(request: ReplayRequest, ns: dict, backend: Any, result: Any) -> tuple[A
         result.notes.append(f"the replay did not run !{command}: shell commands are side effects")
     if strays:
         result.notes.append(f"{strays} process(es) the replay started were ended with it")
-    if sandbox.figures:
-        result.notes.append(f"{sandbox.figures} figure(s) of the replay discarded")
+    result.notes += sandbox.output_notes()
     return result, outputs

@@ -14,8 +14,8 @@ the person's kernel goes (a worker kernel watches its parent).
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import contextlib
+import dataclasses
 import os
 import secrets
 import shutil
@@ -83,8 +83,8 @@ def sweep_scratch() -> None:
     top = tempfile.gettempdir()
     with contextlib.suppress(OSError):
         for name in os.listdir(top):
-            owner = name[len(_SCRATCH_PREFIX) :].split("-")[0]
-            if name.startswith(_SCRATCH_PREFIX) and not shared_blocks.owner_alive(owner):
+            pid, _, started = name[len(_SCRATCH_PREFIX) :].split("-")[0].partition("_")
+            if name.startswith(_SCRATCH_PREFIX) and not shared_blocks.owner_alive(pid, started):
                 shutil.rmtree(os.path.join(top, name), ignore_errors=True)
 
 

@@ -44,7 +44,7 @@ def _left(owner: str) -> dict[str, list[str]]:
     top = tempfile.gettempdir()
     return {
         "scratch": glob.glob(os.path.join(top, f"porter-workers-{owner}-*")),
-        "blocks": glob.glob(f"/dev/shm/porter_{owner}_*"),
+        "blocks": glob.glob(f"/dev/shm/porter_{owner}x*"),
     }
 
 
@@ -71,3 +71,31 @@ def test_a_killed_session_is_swept_by_the_next_one():
     following, done = _person("exit")
     assert done.returncode == 0, done.stderr[-2000:]
     assert _left(seen["owner"]) == {"scratch": [], "blocks": []}
+
+
+def test_porter_run_leaves_no_blocks_of_its_kernel(tmp_path):  # attacks/73, 74
+    import nbformat
+
+    from porter_ext.replay.shared_blocks import owner_alive
+
+    notebook = tmp_path / "nb.ipynb"
+    nb = nbformat.v4.new_notebook()
+    cells = ["import numpy as np\nx = np.arange(4.0)", "y = x * 2"]
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nbformat.write(nb, notebook)
+    before = set(glob.glob("/dev/shm/porter_*"))
+    porter = [sys.executable, "-m", "porter_ext.cli"]
+    for command in (
+        ["run", str(notebook), "-o", str(tmp_path / "r.json")],
+        ["fix", str(notebook), "-o", str(tmp_path / "ported.ipynb")],
+    ):
+        argv = [*porter, *command, "-b", "numpy"]
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        new = set(glob.glob("/dev/shm/porter_*")) - before
+        orphans = []
+        for path in new:
+            _, pid, rest = os.path.basename(path).split("_")
+            if not owner_alive(pid, rest.partition("x")[0]):
+                orphans.append(path)
+        assert orphans == [], command[0]

@@ -124,14 +124,16 @@ def test_interrupting_the_cell_stops_its_replays(ip):
     run(ip, "import numpy as np\na = np.ones(2)")
     timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
-    start = time.monotonic()
     result = run(
         ip,
         "%%port -b torch --no-control --quiet\nwhile 'numpy' not in type(a).__module__:\n    pass\nb = a + 1",
     )
     timer.join()
     assert isinstance(result.error_in_exec, KeyboardInterrupt)
-    assert time.monotonic() - start < 5
+    # the person's interrupt, without porter's frames (formatting them took seconds; the
+    # time from Ctrl-C to the prompt is measured in benchmarks/bench_workers.py)
+    assert "KeyboardInterrupt" in result.output
+    assert "porter_ext" not in result.output
     run(ip, "%%port -b torch --quiet\nc = a * 2")
     assert replays(ip.user_ns["_port"])["torch"].status == "ok"
 
@@ -188,18 +190,36 @@ def test_unsendable_inputs_are_named(ip, setup, name, kind):
 
 
 def test_replays_on_several_backends_run_at_once(ip):
-    run(ip, "import time, numpy as np\nx = np.ones(2)")
-    run(ip, "%%port -b numpy,torch,jax --no-control --quiet\ny = x + 1")  # workers up
-    start = time.monotonic()
-    run(
-        ip,
-        "%%port -b numpy,torch,jax --no-control --quiet\nif 'numpy' not in type(x).__module__ or True:\n    time.sleep(1)\ny = x + 1",
+    """Each replay waits at a barrier on 127.0.0.1 that opens only once all three have
+    reached it: replays run in turn would wait there until their socket times out."""
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))
+    opened = threading.Event()
+
+    def barrier() -> None:
+        waiting = [server.accept()[0] for _ in range(3)]
+        opened.set()
+        for connection in waiting:
+            connection.sendall(b"go")
+            connection.close()
+
+    threading.Thread(target=barrier, daemon=True).start()
+    ip.user_ns.update(PERSON=os.getpid(), PORT=server.getsockname()[1])
+    run(ip, "import socket, os, numpy as np\nx = np.ones(2)")
+    cell = (
+        "if os.getpid() != PERSON:\n"
+        "    with socket.create_connection(('127.0.0.1', PORT), timeout=120) as s:\n"
+        "        passed = s.recv(2)\n"
+        "y = x + 1"
     )
-    elapsed = time.monotonic() - start
-    assert all(r.status == "ok" for r in replays(ip.user_ns["_port"]).values())
-    # in turn it would take four seconds (the original's and three replays'); at once about
-    # two, with room for a loaded machine
-    assert elapsed < 3.5, elapsed
+    try:
+        run(ip, f"%%port -b numpy,torch,jax --no-control --timeout 300 --quiet\n{cell}")
+    finally:
+        server.close()
+    found = replays(ip.user_ns["_port"])
+    assert {k: r.status for k, r in found.items()} == dict.fromkeys(["numpy", "torch", "jax"], "ok")
+    assert opened.is_set()
 
 
 def test_missing_connection_file_is_skipped(ip, tmp_path):
@@ -313,3 +333,14 @@ def test_blocks_of_a_killed_process_are_swept():
     shared_blocks.give_back(block)
     assert not os.path.exists(f"/dev/shm/porter_{dead}_abcdef012345")
     assert os.path.exists(f"/dev/shm/{block.name}")  # a live process's block stays
+
+
+def test_what_a_replay_prints_stays_in_the_worker(ip):  # attacks/33
+    ip.user_ns["PERSON"] = os.getpid()
+    run(ip, "import numpy as np, os\nx = np.arange(4.0)")
+    cell = "n = 1 if os.getpid() == PERSON else 50_000\nfor i in range(n):\n    print('line', i)"
+    result = run(ip, f"%%port -b numpy --no-control --quiet\n{cell}\ny = x * 2")
+    assert result.output.count("line") == 1  # the person's own print, once
+    replay = replays(ip.user_ns["_port"])["numpy"]
+    assert replay.status == "ok"
+    assert "the replay printed 50000 line(s) (not shown)" in replay.reason

@@ -1,0 +1,113 @@
+"""Workers sealed off the person's files (issue 20), measured through ``%%port`` in a real
+InteractiveShell. Three figures, each against its target:
+
+1. starting a worker in its namespaces (``unshare`` as root, else bubblewrap) against
+   starting it with the audit hook alone: the first ``%%port -b numpy`` cell of a fresh
+   pool, less the plain cell (target <= 1.2x);
+2. a warm sealed worker's overhead for a small cell (target <= 50 ms);
+3. Ctrl-C during replays: from the signal to the prompt (target <= 1 s).
+
+Minimum of a few rounds each.
+
+    python benchmarks/bench_isolation.py [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+from bench_workers import shell, timed
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+
+def _first_cell(ip, isolation: str) -> float:
+    from porter_ext.replay import confine
+    from porter_ext.replay.workers import shutdown_workers
+
+    shutdown_workers()
+    os.environ[confine.CHOICE_VARIABLE] = isolation
+    confine.confinement.cache_clear()
+    confine.confinement()  # found once per process: not part of a worker's start
+    cell = "y = x + 1"
+    spent = timed(ip, f"%%port -b numpy --no-control --quiet\n{cell}") - timed(ip, cell)
+    (replay,) = ip.user_ns["_port"].entry.replays
+    assert replay.status == "ok" and replay.isolation == (
+        "namespace" if isolation != "audit-hook" else "audit-hook"
+    ), replay
+    return spent
+
+
+def start(ip, rounds: int) -> float:
+    from porter_ext.replay import confine
+
+    ip.run_cell("import numpy as np\nx = np.ones(4)")
+    os.environ.pop(confine.CHOICE_VARIABLE, None)
+    confine.confinement.cache_clear()
+    sealed = confine.confinement()
+    if sealed.isolation != confine.NAMESPACE:
+        print(f"1. no namespaces here ({sealed.how}): nothing to compare")
+        return 0.0
+    tool = sealed.how
+    hook, walled = [], []
+    for _ in range(rounds):  # interleaved: the machine's noise hits both alike
+        hook.append(_first_cell(ip, "audit-hook"))
+        walled.append(_first_cell(ip, tool))
+    ratio = min(walled) / min(hook)
+    print(
+        f"1. a worker's start: {min(walled):.2f} s in namespaces ({tool}), "
+        f"{min(hook):.2f} s with the audit hook alone; ratio {ratio:.2f} (target <= 1.2)"
+    )
+    os.environ.pop(confine.CHOICE_VARIABLE, None)
+    confine.confinement.cache_clear()
+    return ratio / 1.2
+
+
+def warm(ip, rounds: int) -> float:
+    ip.run_cell("import numpy as np\nx = np.ones(4)")
+    cell = "y = x + 1"
+    timed(ip, f"%%port -b numpy --no-control --quiet\n{cell}")  # the worker is up
+    best = min(
+        timed(ip, f"%%port -b numpy --no-control --quiet\n{cell}") - timed(ip, cell)
+        for _ in range(rounds)
+    )
+    print(f"2. a warm sealed worker's overhead, small cell: {best * 1e3:.1f} ms (target <= 50 ms)")
+    return best / 0.05
+
+
+def interrupt(ip, rounds: int) -> float:
+    ip.user_ns["PERSON"] = os.getpid()
+    ip.run_cell("import numpy as np, os, time\nx = np.ones(4)")
+    cell = (
+        "%%port -b numpy,strict --quiet\nif os.getpid() != PERSON:\n    time.sleep(60)\ny = x * 2"
+    )
+    waits = []
+    for _ in range(rounds):
+        timed(ip, "%%port -b numpy,strict --quiet\ny = x * 2")  # workers up
+        fired: list[float] = []
+
+        def fire(fired: list[float] = fired) -> None:
+            fired.append(time.perf_counter())
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Timer(2.0, fire).start()
+        result = ip.run_cell(cell)
+        waits.append(time.perf_counter() - fired[0])
+        assert isinstance(result.error_in_exec, KeyboardInterrupt), result
+    print(f"3. Ctrl-C during replays to the prompt: {min(waits):.2f} s (target <= 1 s)")
+    return min(waits) / 1.0
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    ip = shell()
+    ratios = [start(ip, rounds), warm(ip, rounds), interrupt(ip, rounds)]
+    print("ratios to target (<= 1 meets it):", ", ".join(f"{r:.2f}" for r in ratios))
+
+
+if __name__ == "__main__":
+    main()
