@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import builtins
+import contextlib
 import inspect
 import io
 import linecache
@@ -175,9 +176,11 @@ def run_recorded(
     tree: ast.Module | None = None,
     ast_transformers: Iterable[Callable[[ast.Module], ast.Module]] = (),
     recorder: Recorder | None = None,
+    recording: bool = True,
 ) -> CellRun:
     """Run ``source`` (plain Python: IPython syntax already transformed) in ``namespace``
-    while recording its array calls. A SyntaxError propagates before anything runs."""
+    while recording its array calls (``recording=False``: as it is, recording nothing).
+    A SyntaxError propagates before anything runs."""
     settings = settings or RecordSettings()
     cell = settings.cell
     # top-level ``await`` compiles to a coroutine, run below as IPython runs such a cell
@@ -191,8 +194,11 @@ def run_recorded(
     # ``for i in range(n)`` makes ints only where ``range`` is Python's own
     range_is_builtin = namespace.get("range", builtins.range) is builtins.range
     key = None if transformers else (source, compile_flags, split_last, range_is_builtin)
-    compiled = cached(key, cell, filename) if key is not None else None
-    if compiled is None:
+    compiled = cached(key, cell, filename) if key is not None and recording else None
+    if not recording:
+        tree = parse_cell(source, filename, settings.compile_flags)
+        compiled = compile_plain(tree, filename, compile_flags, split_last)
+    elif compiled is None:
         if tree is None:
             tree = parse_cell(source, filename, settings.compile_flags)
         try:
@@ -210,14 +216,15 @@ def run_recorded(
                 parse_cell(source, filename), filename, compile_flags, split_last
             )
     code, last_code = compiled
-    install_hooks(namespace)
+    if recording:
+        install_hooks(namespace)
     register_cell_file(cell, filename)
     rec.namespace = namespace
     run = CellRun(source=source, calls=[])
     __tracebackhide__ = True  # noqa: F841 (read by IPython's traceback formatter)
     start = time.perf_counter()
     try:
-        with rec.activate():
+        with rec.activate() if recording else contextlib.nullcontext():
             if code.co_flags & inspect.CO_COROUTINE:
                 run_coroutine(eval(code, namespace))
             else:

@@ -71,6 +71,21 @@ class PortResult:
         return cell_text(self.entry)
 
 
+class UnrecordedResult(PortResult):
+    """A ``%%port`` cell that ran without recording (see `porter_ext.session.turns`): its
+    one warning says why; its entry holds no calls and is in no report."""
+
+    def __init__(self, entry: CellEntry, reason: str):
+        super().__init__(entry, [reason])
+        self.reason = reason
+
+    def _ipython_display_(self) -> None:
+        """Nothing to show but the warning, which the magic prints."""
+
+    def __repr__(self) -> str:
+        return self.reason
+
+
 def environment() -> Environment:
     """Python and every backend porter can see (unavailable ones with their reasons)."""
     from porter_ext.backends import list_backends

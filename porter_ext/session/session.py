@@ -30,7 +30,8 @@ from porter_ext.record.transformer import transform
 from porter_ext.report.model import CellEntry, Report
 from porter_ext.session import fixing
 from porter_ext.session.options import PortOptions, SessionConfig
-from porter_ext.session.result import PortResult, environment
+from porter_ext.session.result import PortResult, UnrecordedResult, environment
+from porter_ext.session.turns import TURNS
 
 _HIDDEN_NAMES = HOOK_NAMES
 
@@ -70,8 +71,36 @@ class Session:
         """Run a cell once in the person's namespace while recording it, and keep the result.
 
         The cell's exception (if any) is in ``run.exception``: the caller re-raises it.
-        A SyntaxError propagates before anything runs or is recorded.
+        A SyntaxError propagates before anything runs or is recorded. A cell of another
+        thread waits for its turn (`porter_ext.session.turns`), or runs unrecorded.
         """
+        refused = TURNS.take()
+        if refused is not None:
+            return self._unrecorded(source, refused, namespace)
+        try:
+            return self._port_cell(source, options, namespace)
+        finally:
+            TURNS.release()
+
+    def _unrecorded(
+        self, source: str, reason: str, namespace: dict | None
+    ) -> tuple[PortResult, CellRun]:
+        """The cell run as without porter, nothing of it recorded or kept."""
+        if self.shell is not None:
+            code, namespace = self._transform(source), self.shell.user_ns
+            settings = RecordSettings(compile_flags=self.shell.compile.flags)
+            filename = self.shell.compile.cache(code, self._execution_count() or 0)
+        else:
+            code, settings, filename = source, RecordSettings(), None
+            namespace = namespace if namespace is not None else {}
+        run = run_recorded(code, namespace, settings, filename=filename, recording=False)
+        count = self._execution_count()
+        entry = CellEntry(None, count, source, run.error, calls=[], notes=[reason])
+        return UnrecordedResult(entry, reason), run
+
+    def _port_cell(
+        self, source: str, options: PortOptions | None, namespace: dict | None
+    ) -> tuple[PortResult, CellRun]:
         options = options or PortOptions()
         count = self._execution_count()
         cell = count if count is not None else len(self.cells)
