@@ -14,7 +14,8 @@ import dataclasses
 import sys
 from typing import Any
 
-from porter_ext.guard import internal_error
+from porter_ext.guard import guarded, internal_error
+from porter_ext.record import as_written
 from porter_ext.record.cell import (
     NO_VALUE,
     CellRun,
@@ -50,6 +51,7 @@ class Session:
         self._on_code = ""
         self._on_raw = ""
         self._on_plan = None
+        self._on_armed: list = []  # the functions of earlier recorded cells, armed for it
         self.cell_index: int | None = None  # set by `porter run` for notebook cells
         self._pool: Any = None
         #: set by `porter run`: the report must judge the whole notebook, so what would
@@ -121,29 +123,40 @@ class Session:
             if options.no_replay
             else list(options.backends if options.backends is not None else self.config.backends)
         )
-        plan = self._plan(code, namespace, specs, options)
-        fix = (
-            fixing.start(self, source, code, namespace, specs, options, cell)
-            if options.fix
-            else None
-        )
-        record = RecordSettings(
-            cell=cell,
-            strict=options.strict,
-            version=options.version or self.config.version,
-            compile_flags=flags,
-        )
-        run = run_recorded(code, namespace, record, filename=filename, ast_transformers=others)
-        warnings = list(run.warnings)
-        entry = CellEntry(
-            index=self.cell_index,
-            execution_count=count,
-            source=source,
-            error=run.error,
-            calls=run.calls,
-        )
-        entry = self._replay(entry, plan, code, namespace, run, record, options, warnings)
-        entry = fixing.finish(self, fix, entry, namespace, run, record, options, warnings)
+        # the person's functions of earlier recorded cells record their calls again (their
+        # rewrite, in this run and in the inputs its replays get) until the cell is done
+        armed = as_written.arm()
+        ran = False
+        try:
+            plan = self._plan(code, namespace, specs, options)
+            fix = (
+                fixing.start(self, source, code, namespace, specs, options, cell)
+                if options.fix
+                else None
+            )
+            record = RecordSettings(
+                cell=cell,
+                strict=options.strict,
+                version=options.version or self.config.version,
+                compile_flags=flags,
+            )
+            run = run_recorded(code, namespace, record, filename=filename, ast_transformers=others)
+            ran = True
+            warnings = list(run.warnings)
+            entry = CellEntry(
+                index=self.cell_index,
+                execution_count=count,
+                source=source,
+                error=run.error,
+                calls=run.calls,
+            )
+            entry = self._replay(entry, plan, code, namespace, run, record, options, warnings)
+            entry = fixing.finish(self, fix, entry, namespace, run, record, options, warnings)
+        finally:
+            if ran:  # what the cell defined is left as written, as a plain run leaves it
+                with guarded("giving the cell's functions their code as written"):
+                    as_written.restore(namespace, code, filename, flags, others)
+            as_written.disarm(armed)
         result = self.add(entry, warnings)
         return result, run
 
@@ -308,6 +321,7 @@ class Session:
         self._on_recorder = rec
         self._on_raw = info.raw_cell or ""
         self._on_code = self.shell.transform_cell(self._on_raw)
+        self._on_armed = as_written.arm()  # as in `port_cell`, until `_post_run_cell`
         self._on_plan = self._plan(self._on_code, self.shell.user_ns, self.config.backends)
         rec.start()
 
@@ -330,6 +344,24 @@ class Session:
         rec = self._on_recorder
         if rec is None:
             return
+        armed, self._on_armed = self._on_armed, []
+        try:
+            self._record_on_cell(rec, result)
+        finally:
+            if getattr(result, "error_before_exec", None) is None:
+                with guarded("giving the cell's functions their code as written"):
+                    self._restore_on_cell(result)
+            as_written.disarm(armed)
+
+    def _restore_on_cell(self, result: Any) -> None:
+        """What a cell ``%port on`` recorded defined is left as written."""
+        raw = result.info.raw_cell if getattr(result, "info", None) else ""
+        compiler = self.shell.compile
+        filename = compiler.get_code_name(raw, self._on_code, result.execution_count)
+        others = [t.visit for t in self.shell.ast_transformers if not isinstance(t, OnTransformer)]
+        as_written.restore(self.shell.user_ns, self._on_code, filename, compiler.flags, others)
+
+    def _record_on_cell(self, rec: Recorder, result: Any) -> None:
         from porter_ext.record.cell import error_info
 
         rec.stop()

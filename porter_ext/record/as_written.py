@@ -1,0 +1,227 @@
+"""The person's functions as they wrote them, between recorded cells.
+
+A recorded cell runs its rewrite (transformer.py), so the functions and classes it
+defines are made of rewritten code, whose calls go through porter's hooks. Left so, the
+person's session would keep porter's code after the cell: a function's bytecode would
+name the hooks, a later plain cell would run through them, and a function sent away by
+value (joblib, dask, cloudpickle) would take porter along. So once a cell has run, each
+function made of its rewrite gets the code of the same source compiled plainly (same
+file name, same lines: the code a plain run makes), and porter keeps the rewritten code
+beside it: a later recorded cell puts it back for its own run (`armed`), so that the
+calls inside the person's functions are recorded there, and in its replays, as before.
+
+The functions are found from the namespace: its functions, the classes the person
+defined there (their methods, static and class methods, properties), instances of those
+classes, decorated functions (``__wrapped__``, closures) and containers, within a bound.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import dis
+import functools
+import inspect
+import itertools
+import threading
+import types
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
+
+#: objects looked at when searching a namespace for the functions of recorded cells
+VISIT_LIMIT = 20_000
+#: recorded cells whose plain code is kept (functions a later call makes need it)
+KEPT_CELLS = 256
+
+_HOOKS = frozenset(HOOK_NAMES)
+_PROLOGUE = frozenset({"RESUME", "MAKE_CELL", "COPY_FREE_VARS", "RETURN_GENERATOR", "POP_TOP"})
+
+_lock = threading.Lock()
+#: function -> (its rewritten code, its plain code)
+_twins: weakref.WeakKeyDictionary[types.FunctionType, tuple[types.CodeType, types.CodeType]]
+_twins = weakref.WeakKeyDictionary()
+#: file name of a recorded cell -> its plain code objects by (qualified name, first line)
+_plain: OrderedDict[str, dict[tuple[str, int], list[types.CodeType]]] = OrderedDict()
+
+
+def _nested(code: types.CodeType) -> Iterator[types.CodeType]:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from _nested(const)
+
+
+def _start(code: types.CodeType) -> tuple[int, int] | None:
+    """Where the code's body starts in the source (line, column): what tells two lambdas
+    of one line apart."""
+    for ins in dis.get_instructions(code):
+        if ins.opname in _PROLOGUE or ins.positions is None:
+            continue
+        if ins.positions.lineno is not None and ins.positions.col_offset is not None:
+            return ins.positions.lineno, ins.positions.col_offset
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _rewritten(code: types.CodeType) -> bool:
+    """Whether the code (or code nested in it) calls porter's hooks."""
+    return bool(_HOOKS & set(code.co_names)) or any(_rewritten(c) for c in _nested(code))
+
+
+def plain_code(
+    source: str,
+    filename: str,
+    flags: int = 0,
+    transformers: Iterable[Callable[[ast.Module], ast.Module]] = (),
+) -> dict[tuple[str, int], list[types.CodeType]]:
+    """The code objects of ``source`` compiled as a plain run compiles it (the same AST
+    transformers and compiler flags), by (qualified name, first line)."""
+    flags |= ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    tree = compile(source, filename, "exec", flags | ast.PyCF_ONLY_AST, dont_inherit=True)
+    for transformer in transformers:
+        tree = transformer(tree)
+    ast.fix_missing_locations(tree)
+    module = compile(tree, filename, "exec", flags, dont_inherit=True)
+    index: dict[tuple[str, int], list[types.CodeType]] = {}
+    for code in _nested(module):
+        index.setdefault((code.co_qualname, code.co_firstlineno), []).append(code)
+    return index
+
+
+def _match(code: types.CodeType) -> types.CodeType | None:
+    """The plain code of a rewritten code object of a recorded cell, if known."""
+    with _lock:
+        index = _plain.get(code.co_filename)
+    if index is None:
+        return None
+    found = index.get((code.co_qualname, code.co_firstlineno), [])
+    if len(found) > 1:
+        start = _start(code)
+        found = [c for c in found if _start(c) == start]
+    if len(found) != 1:
+        return None
+    plain = found[0]
+    same = plain.co_freevars == code.co_freevars and plain.co_argcount == code.co_argcount
+    return plain if same and plain.co_flags == code.co_flags else None
+
+
+def _functions(namespace: Mapping[str, Any], files: set[str]) -> list[types.FunctionType]:
+    """Functions reachable from ``namespace`` whose code is a recorded cell's rewrite."""
+    home = namespace.get("__name__", "__main__")
+    found: list[types.FunctionType] = []
+    seen: set[int] = set()
+    todo = list(namespace.values())
+    budget = VISIT_LIMIT
+    while todo and budget > 0:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        budget -= 1
+        if isinstance(obj, types.FunctionType):
+            code = obj.__code__
+            if code.co_filename in files and _rewritten(code):
+                found.append(obj)
+            todo.extend(c.cell_contents for c in obj.__closure__ or () if _filled(c))
+            todo.extend(vars(obj).values())  # __wrapped__ (functools.wraps), attributes
+        elif isinstance(obj, type):
+            if obj.__module__ == home:  # a class of the person's: its methods
+                todo.extend(vars(obj).values())
+        elif isinstance(obj, (staticmethod, classmethod, types.MethodType)):
+            todo.append(obj.__func__)
+        elif isinstance(obj, property):
+            todo.extend((obj.fget, obj.fset, obj.fdel))
+        elif isinstance(obj, (functools.partial, functools.cached_property)):
+            todo.append(obj.func)
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            todo.extend(itertools.islice(obj, budget))
+        elif isinstance(obj, dict):
+            todo.extend(itertools.islice(obj.values(), budget))
+        elif type(obj).__module__ == home:  # an instance of the person's class
+            todo.append(type(obj))
+            with contextlib.suppress(TypeError):
+                todo.extend(itertools.islice(vars(obj).values(), budget))
+        elif callable(obj):  # a library's wrapper (jax.jit, lru_cache), read without running
+            wrapped = inspect.getattr_static(obj, "__wrapped__", None)
+            if isinstance(wrapped, types.FunctionType):
+                todo.append(wrapped)
+    return found
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018
+    except ValueError:
+        return False
+    return True
+
+
+def restore(
+    namespace: Mapping[str, Any],
+    source: str,
+    filename: str,
+    flags: int = 0,
+    transformers: Iterable[Callable[[ast.Module], ast.Module]] = (),
+) -> int:
+    """After the recorded cell ``source`` (compiled as ``filename``) ran in ``namespace``:
+    every function there made of a recorded cell's rewrite gets its plain code back, and
+    keeps its rewrite for `armed`. Returns how many functions were given their code."""
+    with _lock:
+        files = {*_plain, filename}
+    found = _functions(namespace, files)
+    if any(f.__code__.co_filename == filename for f in found):  # the cell made functions
+        index = plain_code(source, filename, flags, transformers)
+        with _lock:
+            _plain[filename] = index
+            _plain.move_to_end(filename)
+            while len(_plain) > KEPT_CELLS:
+                _plain.popitem(last=False)
+    count = 0
+    for function in found:
+        rewritten = function.__code__
+        plain = _match(rewritten)
+        if plain is None:
+            continue
+        function.__code__ = plain
+        with _lock:
+            _twins[function] = (rewritten, plain)
+        count += 1
+    return count
+
+
+def arm() -> list[types.FunctionType]:
+    """Give the functions of earlier recorded cells their rewritten code (for the run of
+    a recorded cell, so that the calls inside them are recorded); returns them, for
+    `disarm`."""
+    with _lock:
+        twins = list(_twins.items())
+    armed = []
+    for function, (rewritten, plain) in twins:
+        if function.__code__ is plain:
+            function.__code__ = rewritten
+            armed.append(function)
+    return armed
+
+
+def disarm(armed: Iterable[types.FunctionType]) -> None:
+    """Give the functions `arm` armed their plain code back (unless the cell gave one
+    code of its own)."""
+    for function in armed:
+        with _lock:
+            rewritten, plain = _twins.get(function, (None, None))
+        if plain is not None and function.__code__ is rewritten:
+            function.__code__ = plain
+
+
+@contextlib.contextmanager
+def armed() -> Iterator[None]:
+    """`arm` for the block, then `disarm`."""
+    functions = arm()
+    try:
+        yield
+    finally:
+        disarm(functions)
