@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import mmap
 import os
 import secrets
 import threading
@@ -172,6 +173,25 @@ def close_later(block: shared_memory.SharedMemory) -> None:
     except BufferError:
         with _lock:
             _closing.append(block)
+
+
+def maps_privately(name: str | None) -> bool:
+    """Whether the block ``name`` can be mapped copy-on-write here (see
+    `mapped_privately`): where shared memory is a file (Linux)."""
+    return name is not None and os.path.exists(os.path.join(_SHM, name.lstrip("/")))
+
+
+def mapped_privately(name: str) -> mmap.mmap:
+    """The block ``name`` mapped copy-on-write for one reader: writes copy the pages they
+    touch, in this process only, so several workers read one block without a copy each.
+    Never kept (a later cell's data in a reused block must not meet pages copied here);
+    unmapped when the last array viewing it goes."""
+    fd = os.open(os.path.join(_SHM, name.lstrip("/")), os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        return mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    finally:
+        os.close(fd)
 
 
 def close_unused() -> None:

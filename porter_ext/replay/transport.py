@@ -238,20 +238,27 @@ def unpack(
     *,
     take: bool = False,
     keep_classes: bool = False,
+    copy_on_write: bool = False,
 ) -> Any:
     """The values of ``parcel``, each array rebuilt by ``place`` from a host view of its
     bytes (writable, aliasing shared memory, when the parcel is local). ``take``: the
     block is this side's to unlink (``place`` must copy); otherwise it stays mapped (see
     `shared_blocks.mapped`). ``keep_classes``: a class sent by value that is already
     here (one of the person's, sent to a worker and coming back with a replay's outputs)
-    is taken as it is, never overwritten with the copy in the stream (`_KeepClasses`)."""
+    is taken as it is, never overwritten with the copy in the stream (`_KeepClasses`).
+    ``copy_on_write``: the block is mapped privately for this one parcel, so that writes
+    to its arrays copy the pages they touch and nothing else while other workers read the
+    same block (ask `shared_blocks.maps_privately` first)."""
     global _receiver
     import numpy as np
 
     block = None
     if take:
         shared_blocks.close_unused()  # blocks read earlier whose last views are gone now
-    if parcel.shm_name:
+    private = None
+    if parcel.shm_name and copy_on_write:
+        private = shared_blocks.mapped_privately(parcel.shm_name)
+    elif parcel.shm_name:
         block = (
             shared_memory.SharedMemory(parcel.shm_name)
             if take
@@ -259,7 +266,12 @@ def unpack(
         )
     hosts = []
     for i, (start, nbytes) in enumerate(parcel.spans):
-        source = block.buf[start : start + nbytes] if block is not None else parcel.buffers[i]
+        if private is not None:
+            source = memoryview(private)[start : start + nbytes]
+        elif block is not None:
+            source = block.buf[start : start + nbytes]
+        else:
+            source = parcel.buffers[i]
         hosts.append(np.frombuffer(source, dtype=np.uint8))
     source = None
     previous, _receiver = _receiver, Receiver(place, hosts)

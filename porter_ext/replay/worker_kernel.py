@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -223,6 +224,19 @@ class Worker(ABC):
         return reply
 
 
+_launching: ThreadPoolExecutor | None = None
+_launching_lock = threading.Lock()
+
+
+def _launcher() -> ThreadPoolExecutor:
+    """The thread every local worker is started from, alive as long as this process."""
+    global _launching
+    with _launching_lock:
+        if _launching is None:
+            _launching = ThreadPoolExecutor(max_workers=1, thread_name_prefix="porter-launch")
+        return _launching
+
+
 def _message_buffers(parcel: transport.Parcel, local: bool) -> list:
     """The arrays' bytes as message buffers, for a kernel that cannot map the shared block."""
     block = parcel._block
@@ -293,7 +307,13 @@ class LocalWorker(ZmqMessages, Worker):
         env = self.environment(dict(os.environ))
         log = open(os.path.join(self.scratch, "kernel.log"), "ab")  # noqa: SIM115
         try:
-            km.start_kernel(env=env, cwd=self.scratch, stdout=log, stderr=log)
+            # from porter's one long-lived thread: a sealed worker ends with the thread
+            # that started it (PR_SET_PDEATHSIG), and a cell's thread may end before the
+            # session does
+            start = _launcher().submit(
+                km.start_kernel, env=env, cwd=self.scratch, stdout=log, stderr=log
+            )
+            start.result()
         finally:
             log.close()
         self.km = km

@@ -13,6 +13,7 @@ adds what the later stages make of them and answers.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import gc
 import os
 import pickle
@@ -200,10 +201,13 @@ def _namespace(request: ReplayRequest, parcel: transport.Parcel, backend: Any, d
     from porter_ext.replay.placement import Placer, home_globals
 
     def place(host: Any, meta: transport.ArrayMeta) -> Any:
-        return transport.own_library(host, meta, private=not request.exclusive)
+        return transport.own_library(host, meta, private=not (request.exclusive or shared))
 
     transport.reserve_slots(request.slots)
-    values = transport.unpack(parcel, place)
+    # a block other workers read too is mapped copy-on-write (no copy of the inputs per
+    # worker); where it cannot be, each array is copied before the replay may write it
+    shared = not request.exclusive and shared_blocks.maps_privately(parcel.shm_name)
+    values = transport.unpack(parcel, place, copy_on_write=shared)
     if request.promote:
         from porter_ext.replay.reference import promote_inputs
 
@@ -238,7 +242,13 @@ def _run(request: ReplayRequest, ns: dict, backend: Any, result: Any) -> tuple[A
     sandbox = _worker.sandbox
     where = parse_spec(request.label).where
     before = confine.processes() if confine.in_own_pid_namespace() else set()
-    with backend.replay_context(None if request.remote_kernel else where) as scope:
+    with contextlib.ExitStack() as stack:
+        context = backend.replay_context(None if request.remote_kernel else where)
+        try:
+            scope = stack.enter_context(context)
+        except Exception as error:  # the place answered but cannot serve (not a scheduler)
+            where_text = f" at {where}" if where else ""
+            return _skipped(result, f"{backend.name}{where_text} cannot run it: {error}"), {}
         with sandbox.active(ns):
             run = run_recorded(request.code, ns, settings.record, filename=filename)
         strays = confine.end_strays(before)

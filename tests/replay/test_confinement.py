@@ -222,3 +222,21 @@ def test_porter_backends_says_which_protection_applies():
     assert "replays: isolation audit-hook (PORTER_ISOLATION=audit-hook" in fallback.stdout
     listed = subprocess.run([*porter, "--json"], capture_output=True, text=True, cwd=ROOT)
     assert {b["isolation"] for b in json.loads(listed.stdout)} == {"namespace"}
+
+
+def test_workers_outlive_the_thread_that_started_them():
+    """A sealed worker ends with the thread that started it (PR_SET_PDEATHSIG): started
+    from a cell's thread that then ends, it would die before the next cell."""
+    import threading
+
+    from porter_ext.replay.workers import shutdown_workers
+
+    ip = shell()
+    shutdown_workers()  # the next cell starts fresh workers, from its own thread
+    run(ip, "import numpy as np\nx = np.arange(6.0)")
+    cell = threading.Thread(target=run, args=(ip, "%%port -b numpy --quiet\na = x + 1"))
+    cell.start()
+    cell.join()
+    assert replays(ip.user_ns["_port"])["numpy"].status == "ok"
+    run(ip, "%%port -b numpy --quiet\nc = x + 2")
+    assert replays(ip.user_ns["_port"])["numpy"].status == "ok"

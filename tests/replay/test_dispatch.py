@@ -48,3 +48,32 @@ def test_a_place_that_does_not_answer_is_skipped_with_its_reason(
     assert build_plan([ported.entry]) == []  # a place that is not there is nothing to fix
     assert "plan:" not in result.output
     assert replays(ported, "control")["numpy"].status == "ok"
+
+
+def test_a_place_that_answers_but_is_no_scheduler_is_skipped(port_shell):
+    """Something listens, but it is not a Dask scheduler: the worker's client fails to
+    start, and the replay is skipped with what it said, not a replay failure."""
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            connection.sendall(b"HTTP/1.0 200 OK\r\n\r\nnot a scheduler" * 100)
+            connection.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    spec = f"dask@tcp://127.0.0.1:{server.getsockname()[1]}"
+    try:
+        run(port_shell, "import numpy as np\nx = np.arange(4.0)")
+        run(port_shell, f"%%port -b {spec} --timeout 60 --quiet\ny = x * 2")
+    finally:
+        server.close()
+    replay = replays(port_shell.user_ns["_port"])[spec]
+    assert replay.status == "skipped"
+    assert replay.reason.startswith(f"dask at {spec.partition('@')[2]} cannot run it: ")
+    assert build_plan([port_shell.user_ns["_port"].entry]) == []
