@@ -83,6 +83,8 @@ class Sandbox:
             )
             if writes and path is not None and not self.inside(path):
                 self.refuse(path)
+        elif event == "os.mkdir" and args[2:3] in ((), (None,), (-1,)) and _exists(args[0]):
+            return  # fails with FileExistsError: nothing changes (makedirs(exist_ok=True))
         elif event in _PATH_EVENTS:
             for i in _PATH_EVENTS[event]:
                 if i < len(args) and args[i] is not None and not self.inside(args[i]):
@@ -157,6 +159,13 @@ def _dropped_output(sandbox: Sandbox) -> Iterator[None]:
         sys.stdout, sys.stderr = saved
         if publisher is not None:
             del publisher.publish  # the class's own again
+
+
+def _exists(path: Any) -> bool:
+    try:
+        return os.path.lexists(path)
+    except (TypeError, ValueError):
+        return False
 
 
 _installed: Sandbox | None = None

@@ -284,9 +284,15 @@ class Walker:
             add_seeds(s.writes, call_writes(node))
             if isinstance(node.func, ast.Name):
                 s.passed.setdefault(node.func.id, set()).update(passed_names(node))
-            code = magic_code(node)
-            if code is not None:
-                self.body(code, s)
+            found = magic_code(node)
+            if found is not None and found[1]:
+                self.body(found[0], s)
+            elif found is not None:
+                # %timeit runs its code now, top to bottom, in a namespace of its own that
+                # reads the cell's: as a class body does
+                child = Scope("class")
+                self.body(found[0], child)
+                self.finish(child, s)
         else:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):

@@ -33,6 +33,13 @@ from porter_ext.replay.analysis import analyse
         ("match p:\n    case [a, b]:\n        s = a + b + k", ["p", "k"], ["a", "b", "s"]),
         ("get_ipython().run_line_magic('time', 'z = f(x)')", ["get_ipython", "f", "x"], ["z"]),
         ("get_ipython().run_line_magic('timeit', '-n 3 -r 1 g(y)')", ["get_ipython", "g", "y"], []),
+        # %timeit assigns in a namespace of its own: `c` stays the cell's input (02.07)
+        (
+            "get_ipython().run_line_magic('timeit', 'c, e = h(x)')\n"
+            "get_ipython().run_line_magic('timeit', 'add(c, 1)')",
+            ["get_ipython", "h", "x", "add", "c"],
+            [],
+        ),
     ],
 )
 def test_inputs_and_outputs(source: str, inputs: list[str], outputs: list[str]) -> None:

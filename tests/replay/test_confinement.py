@@ -240,3 +240,10 @@ def test_workers_outlive_the_thread_that_started_them():
     assert replays(ip.user_ns["_port"])["numpy"].status == "ok"
     run(ip, "%%port -b numpy --quiet\nc = x + 2")
     assert replays(ip.user_ns["_port"])["numpy"].status == "ok"
+
+
+def test_importing_pyplot_is_no_refused_write(ip):  # notebooks/mpl_import_replay_refused
+    pytest.importorskip("matplotlib")
+    port = _port(ip, "import matplotlib.pyplot as plt")
+    for entry in replays(port).values():
+        assert entry.status == "ok", entry.error
