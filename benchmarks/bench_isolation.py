@@ -5,7 +5,11 @@ InteractiveShell. Three figures, each against its target:
    starting it with the audit hook alone: the first ``%%port -b numpy`` cell of a fresh
    pool, less the plain cell (target <= 1.2x);
 2. a warm sealed worker's overhead for a small cell (target <= 50 ms);
-3. Ctrl-C during replays: from the signal to the prompt (target <= 1 s).
+3. Ctrl-C during replays: from the signal to the prompt (target <= 1 s);
+4. memory: the peak extra PSS of the person's process and its workers (shared memory
+   included) while ``-b numpy,torch,jax,strict`` replays ``y = x * 2`` on a 256 MiB
+   float32 input, as a multiple of the input (issue 20's target: 4 backends of a 1 GiB
+   input under 3 GiB extra, that is <= 3x).
 
 Minimum of a few rounds each.
 
@@ -102,10 +106,66 @@ def interrupt(ip, rounds: int) -> float:
     return min(waits) / 1.0
 
 
+def _tree_pss(root: int) -> int:
+    """Proportional set size of ``root`` and every process below it, in bytes."""
+    rows = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as stat:
+                    rows.append((int(name), int(stat.read().rsplit(")", 1)[1].split()[1])))
+            except OSError:
+                continue
+    tree, grown = {root}, True
+    while grown:
+        grown = False
+        for pid, parent in rows:
+            if parent in tree and pid not in tree:
+                tree.add(pid)
+                grown = True
+    total = 0
+    for pid in tree:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as rollup:
+                for line in rollup:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            continue
+    return total
+
+
+def memory(ip, rounds: int) -> float:
+    size = 256 << 20
+    ip.run_cell(f"import numpy as np\nx = np.ones({size // 4}, dtype=np.float32)")
+    specs = "-b numpy,torch,jax,strict --quiet"
+    timed(ip, f"%%port {specs}\ny0 = x[:4] + 1")  # the workers up
+    time.sleep(1)
+    base = _tree_pss(os.getpid())
+    peak = [base]
+    running = [True]
+
+    def sample() -> None:
+        while running[0]:
+            peak[0] = max(peak[0], _tree_pss(os.getpid()))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        timed(ip, f"%%port {specs}\ny = x * 2")
+    finally:
+        running[0] = False
+        sampler.join()
+    extra = (peak[0] - base) / size
+    print(f"4. 256 MiB input on 4 backends: peak extra {extra:.1f}x the input (target <= 3x)")
+    return extra / 3
+
+
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     ip = shell()
-    ratios = [start(ip, rounds), warm(ip, rounds), interrupt(ip, rounds)]
+    ratios = [start(ip, rounds), warm(ip, rounds), interrupt(ip, rounds), memory(ip, rounds)]
     print("ratios to target (<= 1 meets it):", ", ".join(f"{r:.2f}" for r in ratios))
 
 

@@ -242,7 +242,8 @@ def unpack(
 ) -> Any:
     """The values of ``parcel``, each array rebuilt by ``place`` from a host view of its
     bytes (writable, aliasing shared memory, when the parcel is local). ``take``: the
-    block is this side's to unlink (``place`` must copy); otherwise it stays mapped (see
+    block is this side's to unlink (at once: ``place`` may keep views of it, which hold
+    its pages until they go, see `host_kept`); otherwise it stays mapped (see
     `shared_blocks.mapped`). ``keep_classes``: a class sent by value that is already
     here (one of the person's, sent to a worker and coming back with a replay's outputs)
     is taken as it is, never overwritten with the copy in the stream (`_KeepClasses`).
@@ -410,6 +411,12 @@ def own_library(host: Any, meta: ArrayMeta, *, private: bool) -> Any:
         if hasattr(namespace, "bfloat16"):
             value = namespace.astype(value, namespace.bfloat16)
     return value
+
+
+def host_kept(host: Any, meta: ArrayMeta) -> Any:
+    """``host`` as it is: a view of a block this side takes (a replay's outputs, read
+    without a copy; the block's name is gone at once, its pages once no array views it)."""
+    return host
 
 
 def host_copy(host: Any, meta: ArrayMeta) -> Any:

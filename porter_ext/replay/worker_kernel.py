@@ -216,7 +216,7 @@ class Worker(ABC):
                                   shm_name=header["shm"], buffers=list(buffers[2:]))  # fmt: skip
         try:
             reply.result.outputs = transport.unpack(
-                parcel, transport.host_copy, take=True, keep_classes=True
+                parcel, transport.host_kept, take=True, keep_classes=True
             )
         except Exception as error:  # an output class this process cannot import
             reply.result.outputs = {}
