@@ -205,7 +205,7 @@ def test_a_failing_rewrite_leaves_the_cell_running_and_the_transformer_registere
 ):
     from porter_ext.session import session as session_module
 
-    def broken(tree, cell):
+    def broken(tree, cell, **_):
         raise RuntimeError("porter bug")
 
     ip.run_line_magic("port", "on")

@@ -16,6 +16,7 @@ import { Text } from '@codemirror/state';
 import { EditorView, ViewPlugin } from '@codemirror/view';
 
 import { applyRewrite, entryOfCell, shortName, sourceOffset } from './cells';
+import { utf16Column } from './columns';
 import { visibleText } from './text';
 import { ICellEntry, isFinding, isMuted, verifiedRewrite } from './types';
 
@@ -35,7 +36,7 @@ function span(
   if (!exact && name && !at.text.includes(shortName(name))) {
     return null; // the cell changed and the call is no longer on this line
   }
-  const from = at.from + Math.min(Math.max(col, 0), at.length);
+  const from = at.from + utf16Column(at.text, col); // col: characters
   NAME.lastIndex = from - at.from;
   const m = NAME.exec(at.text);
   const to = m ? from + m[0].length : at.to;

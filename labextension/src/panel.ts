@@ -11,6 +11,7 @@ import { Notification } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { applyRewrite, entryOfCell, sourceOffset } from './cells';
+import { utf16Column } from './columns';
 import { appendText, el, num } from './text';
 import { ICellEntry, isFinding, isMuted, verifiedRewrite } from './types';
 
@@ -298,8 +299,15 @@ export class PortingPanel extends Widget {
       : 0;
     notebook.mode = 'edit';
     void cell.ready.then(() => {
-      cell.editor?.setCursorPosition({ line: line - 1 + offset, column: col });
-      cell.editor?.focus();
+      const editor = cell.editor;
+      if (!editor) {
+        return;
+      }
+      const at = line - 1 + offset;
+      // col counts characters; the editor's column, UTF-16 units of the line
+      const column = utf16Column(editor.getLine(at) ?? '', col);
+      editor.setCursorPosition({ line: at, column });
+      editor.focus();
     });
   }
 

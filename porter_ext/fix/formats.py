@@ -108,6 +108,8 @@ def as_sarif(result: LintResult) -> str:
             }
         },
         "results": results,
+        # columns count characters (code points), not SARIF's default UTF-16 code units
+        "columnKind": "unicodeCodePoints",
     }
     if result.errors:
         run["invocations"] = [

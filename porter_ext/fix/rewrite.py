@@ -35,6 +35,7 @@ from porter_ext.fix.cellscope import (
 )
 from porter_ext.fix.checks import Analyzer, Site
 from porter_ext.fix.static import collect_imports
+from porter_ext.record.positions import LINE_BREAK, in_characters
 from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
 from porter_ext.spec.standard import DEFAULT_VERSION, standard
 
@@ -422,7 +423,9 @@ def rewrite_source(
     whose import is then not repeated."""
     tree = ast.parse(source)
     names = collect_imports(tree, dict(imports or {}))
-    sites = Analyzer(names, standard(version), arrays).run(tree)
+    # lint's columns are ast's (UTF-8 bytes); libcst's and the recorder's count characters
+    lines = LINE_BREAK.split(source)
+    sites = in_characters(Analyzer(names, standard(version), arrays).run(tree), lines)
     by_key = {_key(s.line, s.col, s.end_line, s.end_col): s for s in sites}
     module = cst.parse_module(source)
     wrapper = MetadataWrapper(module)

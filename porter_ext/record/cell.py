@@ -203,9 +203,16 @@ def run_recorded(
             tree = parse_cell(source, filename, settings.compile_flags)
         try:
             compiled = rewrite_and_compile(
-                key, tree, cell, filename, compile_flags, split_last, transformers,
+                key,
+                tree,
+                cell,
+                filename,
+                compile_flags,
+                split_last,
+                transformers,
                 range_is_builtin,
-            )  # fmt: skip
+                source,
+            )
         except SyntaxError:
             raise
         except Exception as exc:  # record nothing rather than break the cell

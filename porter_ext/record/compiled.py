@@ -76,10 +76,12 @@ def rewrite_and_compile(
     split_last: bool,
     transformers: list,
     range_is_builtin: bool = False,
+    source: str | None = None,
 ) -> tuple[types.CodeType, types.CodeType | None]:
-    """Rewrite ``tree`` for recording (then apply ``transformers``), compile it, and
-    keep it under ``key`` (None: not kept)."""
-    rewriter = CallSiteTransformer(cell, range_is_builtin=range_is_builtin)
+    """Rewrite ``tree`` (parsed from ``source``: its sites' columns count characters) for
+    recording (then apply ``transformers``), compile it, and keep it under ``key`` (None:
+    not kept)."""
+    rewriter = CallSiteTransformer(cell, range_is_builtin=range_is_builtin, source=source)
     tree = rewriter.visit(tree)
     for transformer in transformers:
         tree = transformer(tree)

@@ -16,7 +16,8 @@ Every rewritten node keeps the plain operation on a path that costs a type check
 - ``x[i]``, ``x[i] = v``, ``x += v`` and ``x.T`` likewise, with the index or value
   evaluated exactly once on either path.
 
-Sites are constant tuples ``(cell, line, col, spelled, slot)``; calls that use their
+Sites are constant tuples ``(cell, line, col, spelled, slot)``, ``col`` in characters of
+the line (`porter_ext.record.positions`: converted here, once per site); calls that use their
 caller's frame (``super()``, ``locals()``…) and IPython's own calls
 (``get_ipython().run_line_magic(...)``) are left alone, so that ``%time x = ...`` and
 ``!cmd`` lines keep working.
@@ -41,6 +42,7 @@ from porter_ext.record.hooks_importlib_bootstrap import (
     TYPE_NAME,
 )
 from porter_ext.record.plain_names import PlainNames, plain_names
+from porter_ext.record.positions import Columns
 
 #: builtins that look at the calling frame: routing them through a hook would change them
 _FRAME_CALLS = frozenset(
@@ -180,10 +182,20 @@ def _hook(name: str, args: list[ast.expr]) -> ast.Call:
 
 class CallSiteTransformer(ast.NodeTransformer):
     """Rewrites the calls, operators and indexing of one cell; ``cell`` identifies the
-    cell in every site tuple."""
+    cell in every site tuple, ``source`` is the text the tree was parsed from (its
+    columns count characters in the site tuples; None: the tree's byte columns, right
+    for an ASCII source)."""
 
-    def __init__(self, cell: int | str, *, attributes: bool = True, range_is_builtin: bool = False):
+    def __init__(
+        self,
+        cell: int | str,
+        *,
+        attributes: bool = True,
+        range_is_builtin: bool = False,
+        source: str | None = None,
+    ):
         self.cell = cell
+        self.columns = Columns(source)
         self.attributes = attributes
         self.range_is_builtin = range_is_builtin
         #: the names holding Python values where the rewrite is now (plain_names.py)
@@ -222,7 +234,8 @@ class CallSiteTransformer(ast.NodeTransformer):
 
     def _site(self, node: ast.AST, spelled: str | None = None, shape: int = OTHER_SITE):
         self.sites += 1
-        site = (self.cell, node.lineno, node.col_offset, spelled, _new_slot(), shape)
+        col = self.columns(node.lineno, node.col_offset)
+        site = (self.cell, node.lineno, col, spelled, _new_slot(), shape)
         self.site_values.append(site)
         return _at(ast.Constant(site), node)
 
@@ -236,7 +249,8 @@ class CallSiteTransformer(ast.NodeTransformer):
         slots = tuple(_new_slot() if isinstance(o, ast.Name) else None for o in operands)
         if all(slot is None for slot in slots):
             slots = ()  # no operand is read twice: the hook settles plain values itself
-        site = (self.cell, node.lineno, node.col_offset, name, slots, _new_slot())
+        col = self.columns(node.lineno, node.col_offset)
+        site = (self.cell, node.lineno, col, name, slots, _new_slot())
         self.site_values.append(site)
         return _at(ast.Constant(site), node), slots
 
@@ -523,7 +537,15 @@ def _fix_keep(tree: ast.AST, node: ast.AST) -> ast.AST:
     return tree
 
 
-def transform(tree: ast.Module, cell: int | str, *, range_is_builtin: bool = False) -> ast.Module:
-    """Rewrite ``tree`` in place for recording (every new node is located where the call
-    was, so no pass over the whole tree is needed to fix locations)."""
-    return CallSiteTransformer(cell, range_is_builtin=range_is_builtin).visit(tree)
+def transform(
+    tree: ast.Module,
+    cell: int | str,
+    *,
+    range_is_builtin: bool = False,
+    source: str | None = None,
+) -> ast.Module:
+    """Rewrite ``tree`` (parsed from ``source``) in place for recording (every new node
+    is located where the call was, so no pass over the whole tree is needed to fix
+    locations)."""
+    rewriter = CallSiteTransformer(cell, range_is_builtin=range_is_builtin, source=source)
+    return rewriter.visit(tree)

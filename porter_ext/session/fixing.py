@@ -331,7 +331,7 @@ def _put_in_effect(code: str, namespace: Any, cell: int | str) -> None:
     keep = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
     tree.body = [node for node in tree.body if isinstance(node, keep)]
     if tree.body:  # recorded like any cell's code, so later cells see its calls
-        tree = ast.fix_missing_locations(transform(tree, cell))
+        tree = ast.fix_missing_locations(transform(tree, cell, source=code))
         exec(compile(tree, f"<porter fix of cell {cell}>", "exec"), namespace)  # noqa: S102
 
 

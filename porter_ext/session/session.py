@@ -446,7 +446,9 @@ class OnTransformer(ast.NodeTransformer):
             filename = self.session._on_filename()
             if filename is not None:  # runners on its lines: warnings point at the cell
                 register_cell_file(label, filename)
-            return transform(node, label)
+            # the text IPython parsed (its columns: characters); none for a cell not recorded
+            recorded = self.session._on_recorder is not None
+            return transform(node, label, source=self.session._on_code if recorded else None)
         except Exception as exc:
             print(
                 f"porter: could not rewrite the cell for recording ({exc}); it runs unrecorded",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from html import escape
 from typing import TYPE_CHECKING
@@ -114,9 +115,20 @@ def source_line(source: str, line: int | None) -> str | None:
     return lines[line - 1] if line is not None and 1 <= line <= len(lines) else None
 
 
-def _caret(text: str, col: int) -> int:
-    """`col` is a UTF-8 byte offset (what `ast` gives); the caret needs characters."""
-    return len(text.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+def _caret(text: str, col: int) -> str:
+    """What goes before a caret under character `col` of `text` (``col`` counts
+    characters) as the line is shown: invisible characters as their escapes, tabs kept,
+    wide East Asian characters (and emoji) two cells, combining marks none."""
+    return "".join(
+        "\t"
+        if ch == "\t"
+        else ""
+        if unicodedata.combining(ch)
+        else "  "
+        if unicodedata.east_asian_width(ch) in "WF"
+        else " "
+        for ch in visible(text[:col])
+    )
 
 
 def call_label(call: CallRecord) -> str:
@@ -136,7 +148,7 @@ def call_detail_html(entry: CellEntry, call: CallRecord) -> str:
     text = source_line(entry.source, call.line)
     if text is not None:
         gutter = f"{call.line} | "
-        caret = " " * (len(gutter) + _caret(text, call.col)) + "^"
+        caret = " " * len(gutter) + _caret(text, call.col) + "^"
         parts.append(f'<pre style="margin:4px 0">{_t(gutter + text)}\n{caret}</pre>')
     if call.suggestion:
         parts.append(f"<p>Use instead: <code>{_t(call.suggestion)}</code></p>")

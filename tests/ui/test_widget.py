@@ -214,9 +214,7 @@ def test_person_text_is_escaped_in_every_html_value(evil):
 
 def test_unicode_survives_and_the_caret_counts_characters():
     source = "α = 1\nβ = x.sum(1)  # 日本語 ✓\n"
-    item = call(
-        2, len("β = ".encode()), "Tensor.sum", "non_standard", suggestion="xp.sum(x, axis=1)"
-    )
+    item = call(2, len("β = "), "Tensor.sum", "non_standard", suggestion="xp.sum(x, axis=1)")
     entry = CellEntry(index=None, execution_count=7, source=source, calls=[item])
     detail = call_detail_html(entry, item)
     assert "2 | β = x.sum(1)  # 日本語 ✓\n        ^" in detail
