@@ -366,7 +366,8 @@ def cmd_install_kernels(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    """Exit 1 on findings (notes that need a run do not count), 2 on a path it cannot read."""
+    """Exit 1 on findings (notes that need a run do not count), 2 on a path it cannot read
+    (a FIFO or device named on the command line is one: only regular files are read)."""
     from porter_ext.fix.formats import render
     from porter_ext.fix.lint import LintError, lint_paths
 
@@ -374,6 +375,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
         result = lint_paths(args.paths)
     except LintError as exc:
         raise CliError(str(exc)) from None
+    for reason in result.skipped:  # a FIFO or device found in a directory: never read
+        print(f"porter: skipped {reason}", file=sys.stderr)
     print(render(result, args.format))
     return 1 if result.failed else 0
 

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import lru_cache
 
 from porter_ext.backends import LIBRARIES, get_backend
 from porter_ext.compare.devices import CREATION, FROM_ARRAY
-from porter_ext.fix.source import NAMESPACE, SourceModel
+from porter_ext.fix.flow import FlowModel
+from porter_ext.fix.scopes import Function
+from porter_ext.fix.source import _ARRAY_USES as ARRAY_USES
 from porter_ext.fix.static import (
     PYTHON_TYPES,
     UNKNOWN,
@@ -44,7 +47,7 @@ CODE_OF = {name: code for code, name in CODES.items()}
 _HOST_MESSAGE = "{name}(x) on an array copies to the host and waits for pending device work"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Site:
     """One finding in one piece of source (the path and cell are added by the caller)."""
 
@@ -67,8 +70,9 @@ class Site:
         return CODES[self.code]
 
 
-class Analyzer(SourceModel, ast.NodeVisitor):
-    """Walks one module (or notebook cell) and collects its `Site`s."""
+class Analyzer(FlowModel):
+    """Walks one module (or notebook cells, in order) and collects its `Site`s; names
+    are what they are where they are used (`porter_ext.fix.flow`)."""
 
     def __init__(
         self, imports: dict[str, str], std: Standard, arrays: dict[str, str] | None = None
@@ -76,55 +80,24 @@ class Analyzer(SourceModel, ast.NodeVisitor):
         super().__init__(imports, std, arrays)
         self.sites: list[Site] = []
 
-    # -- scopes ----------------------------------------------------------------------
-    def run(self, tree: ast.Module) -> list[Site]:
-        self._bind(tree.body, self.scopes[-1])
-        for stmt in tree.body:
-            self.visit(stmt)
-        return self.sites
-
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        for decorator in node.decorator_list:
-            self.visit(decorator)
-        for default in (*node.args.defaults, *node.args.kw_defaults):
-            if default is not None:
-                self.visit(default)
-        args = node.args
-        params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-        params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-        scope: dict[str, object] = {
-            p: NAMESPACE if p == "xp" else self.hints.get(p, UNKNOWN) for p in params
-        }
-        self.scopes.append(scope)
-        self.array_params.append(self._array_params(node.body, set(params) - {"self", "cls"}))
-        self._bind(node.body, scope)
-        for stmt in node.body:
-            self.visit(stmt)
-        self.scopes.pop()
-        self.array_params.pop()
-
-    visit_FunctionDef = visit_AsyncFunctionDef = _function
-
     # -- visiting ---------------------------------------------------------------------
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        self.scopes.append({a.arg: UNKNOWN for a in node.args.args})
-        self.visit(node.body)
-        self.scopes.pop()
-
     def visit_Attribute(self, node: ast.Attribute) -> None:
         """Attribute reads of arrays (``x.T`` on an array that may not be 2-D, ``x.real``)."""
+        if isinstance(node.value, ast.Name) and node.attr in ARRAY_USES:
+            self.used_as_array(node.value.id)
         receiver = self._array(node.value)
         if receiver is not None and find(receiver.library, "attribute", node.attr):
-            self.check(
-                node, self._callee(receiver.library, "attribute", node.attr), (), {}, receiver
-            )
+            self.check(node, _callee(receiver.library, "attribute", node.attr), (), {}, receiver)
         self.visit(node.value)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        self._parameter_uses(node)
         dotted = self.dotted_of(func)
         name = self.namespace_name(func) if dotted is None else None
-        receiver = self._array(func.value) if isinstance(func, ast.Attribute) else None
+        receiver = None
+        if dotted is None and name is None and isinstance(func, ast.Attribute):
+            receiver = self._array(func.value)
         if dotted is not None:
             callee = callee_of(dotted)
             if callee is not None and not _is_class_name(callee, self.std):
@@ -135,7 +108,7 @@ class Analyzer(SourceModel, ast.NodeVisitor):
                 self.check_call(node, _portable(name), None)
                 self.check_creation(node, name, f"xp.{name}")
         elif receiver is not None and isinstance(func, ast.Attribute):
-            self.check_call(node, self._callee(receiver.library, "method", func.attr), receiver)
+            self.check_call(node, _callee(receiver.library, "method", func.attr), receiver)
         elif (
             isinstance(func, ast.Name)
             and func.id in PYTHON_TYPES
@@ -144,109 +117,114 @@ class Analyzer(SourceModel, ast.NodeVisitor):
             and self._array(node.args[0]) is not None
         ):
             message = _HOST_MESSAGE.format(name=func.id)
-            self.add(node, "PA004", func.id, message, None)
+            self.add(node, ("PA004", func.id, message, None, False, None, False))
         self.visit(func.value if isinstance(func, ast.Attribute) else func)
         for arg in node.args:
             self.visit(arg)
         for keyword in node.keywords:
             self.visit(keyword.value)
 
-    @staticmethod
-    def _callee(library: str, kind: str, name: str) -> Callee:
-        type_name = get_backend(library).array_type_name if library != "*" else "array"
-        return Callee(library, kind, name, f"{type_name}.{name}")
-
     # -- checks -----------------------------------------------------------------------
-    def add(self, node: ast.AST, code: str, name: str, message: str, suggestion: str | None,
-            needs_run: bool = False, entry: Replacement | None = None,
-            undecided: bool = False) -> None:  # fmt: skip
-        self.sites.append(
-            Site(
-                node.lineno,
-                node.col_offset,
-                getattr(node, "end_lineno", None) or node.lineno,
-                getattr(node, "end_col_offset", None) or node.col_offset,
-                code,
-                name,
-                message,
-                suggestion,
-                needs_run,
-                entry,
-                undecided,
-            )
-        )
+    def add(self, node: ast.expr, judged: _Judged) -> None:
+        line, col = node.lineno, node.col_offset
+        end = (node.end_lineno or line, node.end_col_offset or col)
+        self.sites.append(Site(line, col, *end, *judged))
 
     def check_call(self, node: ast.Call, callee: Callee, receiver: object) -> None:
-        spread = any(isinstance(a, ast.Starred) for a in node.args) or any(
-            k.arg is None for k in node.keywords
-        )
-        args = tuple(UNKNOWN if isinstance(a, ast.Starred) else self.value_of(a) for a in node.args)
-        kwargs = {k.arg: self.value_of(k.value) for k in node.keywords if k.arg is not None}
-        self.check(node, callee, args, kwargs, receiver, spread)
+        spread = False
+        args = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                spread = True
+                args.append(UNKNOWN)
+            else:
+                args.append(self.value_of(arg))
+        kwargs = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                spread = True
+            else:
+                kwargs[keyword.arg] = self.value_of(keyword.value)
+        self.check(node, callee, tuple(args), kwargs, receiver, spread)
 
-    def check(self, node: ast.AST, callee: Callee, args: tuple, kwargs: dict, receiver: object,
-              spread: bool = False) -> None:  # fmt: skip
-        """Classify the call as the recorder would, once per way its unknowns may turn out."""
-        if isinstance(callee, _PortableCallee):  # xp.NAME: the library-independent entries
-            entries = find("*", callee.kind, callee.name)
-        else:
-            entries = find(callee.library, callee.kind, callee.name)
-        uncertain = is_uncertain((args, tuple(kwargs.values()), receiver))
-        judged: list[tuple[Verdict, object]] = []
-        for variant in range(VARIANTS if uncertain else 1):
-            a = concretize(args, variant)
-            k = {n: concretize(v, variant) for n, v in kwargs.items()}
-            s = concretize(receiver, variant) if receiver is not None else None
-            entry = choose(entries, a, k, s) if entries else None
-            judged.append((classify(callee, a, k, s, self.std, entries), entry))
-        first = judged[0][0]
-        statuses = {v.status for v, _ in judged}
-        keys = {(v.status, id(e)) for v, e in judged}
-        if spread and first.status == "non_standard_usage":
-            statuses.add("standard")  # the spread arguments may make it standard
-        if len(keys) == 1 and len(statuses) == 1:
-            if first.status != "standard":
-                self.add(node, CODE_OF[first.status], callee.qualname, first.message,
-                         first.suggestion, entry=judged[0][1])  # fmt: skip
-            return
-        shown = (
-            for_display(args),
-            {n: for_display(v) for n, v in kwargs.items()},
-            for_display(receiver) if receiver is not None else None,
-        )
-        suggestions = [
-            render_suggestion(e, *shown) for e in dict.fromkeys(e for _, e in judged if e)
-        ]
-        if "standard" in statuses:
-            self.add(node, "PA100", callee.qualname,
-                     f"whether {callee.qualname} is used as the standard says depends on values "
-                     "the source does not show (argument kinds, array ranks): needs a run "
-                     "(%%port or porter run)", " or ".join(suggestions) or None,
-                     needs_run=True, undecided=True)  # fmt: skip
-            return
-        # outside the standard whatever the values: a finding; only the fix depends on them
-        verdict = next(v for v, _ in judged if v.status != "standard")
-        self.add(node, CODE_OF[verdict.status], callee.qualname,
-                 f"{verdict.message}; which replacement fits depends on values the source "
-                 "does not show (a run with %%port or porter run tells)",
-                 " or ".join(suggestions) or verdict.suggestion, undecided=True)  # fmt: skip
+    def check(
+        self,
+        node: ast.AST,
+        callee: Callee,
+        args: tuple,
+        kwargs: dict,
+        receiver: object,
+        spread: bool = False,
+    ) -> None:
+        """Judge the call; the same call (callee and what the source shows of its
+        arguments) is judged once and remembered, as most calls of a file repeat."""
+        try:
+            named = tuple((name, _key(value)) for name, value in kwargs.items())
+            key = (
+                self.std,
+                type(callee),
+                callee.qualname,
+                callee.library,
+                callee.kind,
+                callee.name,
+                _key(args),
+                named,
+                _key(receiver),
+                spread,
+            )
+            judged = _JUDGED.get(key, _MISSING)
+        except (_Unkeyed, TypeError):
+            key, judged = None, _MISSING
+        if judged is _MISSING:
+            judged = _judge(callee, args, kwargs, receiver, spread, self.std)
+            if key is not None:
+                if len(_JUDGED) >= _JUDGED_MAX:
+                    _JUDGED.clear()
+                _JUDGED[key] = judged
+        if judged is not None:
+            self.add(node, judged)  # type: ignore[arg-type]
 
     def check_creation(self, node: ast.Call, name: str, qualname: str) -> None:
-        """A creation call without ``device=`` in a function that takes arrays."""
-        base = name.rpartition(".")[2]
-        if base not in CREATION or not self.array_params[-1]:
+        """A creation call without ``device=`` in a function that takes arrays (judged
+        at the end of the function, when its uses of its parameters are known)."""
+        function = self.functions[-1]
+        if function is None or name.rpartition(".")[2] not in CREATION:
             return
         if any(k.arg in ("device", None) for k in node.keywords):
             return
-        if base in FROM_ARRAY:
+        if name.rpartition(".")[2] in FROM_ARRAY:
             first = node.args[0] if node.args else None
             if not isinstance(first, ast.List | ast.Tuple | ast.Constant):
                 return  # from an array: it keeps that array's device
-        params = ", ".join(sorted(self.array_params[-1]))
-        self.add(node, "PA005", qualname,
-                 f"{qualname} without device= puts its result on the default device, not "
-                 f"where the function's arrays ({params}) live: pass device=x.device",
-                 None)  # fmt: skip
+        function.creations.append((node, qualname))
+
+    def function_walked(self, function: Function) -> None:
+        if not function.arrays:
+            return
+        params = ", ".join(sorted(function.arrays))
+        for node, qualname in function.creations:
+            message = (
+                f"{qualname} without device= puts its result on the default device, not "
+                f"where the function's arrays ({params}) live: pass device=x.device"
+            )
+            self.add(node, ("PA005", qualname, message, None, False, None, False))
+
+    def _parameter_uses(self, node: ast.Call) -> None:
+        """Parameters passed where the callee takes an array."""
+        function = self.functions[-1]
+        if function is None or len(function.arrays) == len(function.params) or not node.args:
+            return
+        taking = self._array_positions(node.func)
+        for position, arg in enumerate(node.args):
+            if position in taking and isinstance(arg, ast.Name):
+                self.used_as_array(arg.id)
+
+
+@lru_cache(maxsize=1024)
+def _callee(library: str, kind: str, name: str) -> Callee:
+    """An array method or attribute of ``library`` (``Tensor.sum``; ``array.sum`` for xp)."""
+    type_name = get_backend(library).array_type_name if library != "*" else "array"
+    return Callee(library, kind, name, f"{type_name}.{name}")
 
 
 class _PortableCallee(Callee):
@@ -258,6 +236,7 @@ def _portable(name: str) -> Callee:
     return _PortableCallee(LIBRARIES[0], "function", name, f"xp.{name}")
 
 
+@lru_cache(maxsize=4096)
 def _is_class_name(callee: Callee, std: Standard) -> bool:
     """Classes and dtypes called (``torch.Generator()``, ``np.float32(1)``) are not array
     calls unless the table names them (``torch.cuda.Stream``)."""
@@ -265,3 +244,76 @@ def _is_class_name(callee: Callee, std: Standard) -> bool:
     if find(callee.library, callee.kind, callee.name):
         return False
     return base[:1].isupper() or base in std.dtypes
+
+
+#: (code, name, message, suggestion, needs_run, entry, undecided): a `Site` without its place
+_Judged = tuple[str, str, str, "str | None", bool, "Replacement | None", bool]
+#: judgements of calls by what the source shows of them (cleared when it grows past the max)
+_JUDGED: dict[tuple, _Judged | None] = {}
+_JUDGED_MAX = 8192
+_MISSING = object()
+
+
+class _Unkeyed(Exception):
+    """An argument not worth remembering a judgement by (a long string)."""
+
+
+def _key(value: object) -> object:
+    """A key telling apart what the classifier tells apart (1, 1.0 and True differ)."""
+    if isinstance(value, tuple | list):
+        return (type(value), *map(_key, value))
+    if isinstance(value, str | bytes) and len(value) > 64:
+        raise _Unkeyed
+    if isinstance(value, float | complex):
+        return (type(value), repr(value))
+    return (type(value), value)
+
+
+def _judge(
+    callee: Callee, args: tuple, kwargs: dict, receiver: object, spread: bool, std: Standard
+) -> _Judged | None:
+    """Classify the call as the recorder would, once per way its unknowns may turn out."""
+    if isinstance(callee, _PortableCallee):  # xp.NAME: the library-independent entries
+        entries = find("*", callee.kind, callee.name)
+    else:
+        entries = find(callee.library, callee.kind, callee.name)
+    uncertain = is_uncertain((args, tuple(kwargs.values()), receiver))
+    judged: list[tuple[Verdict, object]] = []
+    for variant in range(VARIANTS if uncertain else 1):
+        a = concretize(args, variant)
+        k = {n: concretize(v, variant) for n, v in kwargs.items()}
+        s = concretize(receiver, variant) if receiver is not None else None
+        entry = choose(entries, a, k, s) if entries else None
+        judged.append((classify(callee, a, k, s, std, entries), entry))
+    first = judged[0][0]
+    statuses = {v.status for v, _ in judged}
+    keys = {(v.status, id(e)) for v, e in judged}
+    if spread and first.status == "non_standard_usage":
+        statuses.add("standard")  # the spread arguments may make it standard
+    name = callee.qualname
+    if len(keys) == 1 and len(statuses) == 1:
+        if first.status == "standard":
+            return None
+        code = CODE_OF[first.status]
+        return (code, name, first.message, first.suggestion, False, judged[0][1], False)  # type: ignore[return-value]
+    shown = (
+        for_display(args),
+        {n: for_display(v) for n, v in kwargs.items()},
+        for_display(receiver) if receiver is not None else None,
+    )
+    options = dict.fromkeys(e for _, e in judged if e)
+    suggestions = " or ".join(render_suggestion(e, *shown) for e in options)  # type: ignore[arg-type]
+    if "standard" in statuses:
+        message = (
+            f"whether {name} is used as the standard says depends on values the source "
+            "does not show (argument kinds, array ranks): needs a run (%%port or porter run)"
+        )
+        return ("PA100", name, message, suggestions or None, True, None, True)
+    # outside the standard whatever the values: a finding; only the fix depends on them
+    verdict = next(v for v, _ in judged if v.status != "standard")
+    message = (
+        f"{verdict.message}; which replacement fits depends on values the source does not "
+        "show (a run with %%port or porter run tells)"
+    )
+    suggestion = suggestions or verdict.suggestion
+    return (CODE_OF[verdict.status], name, message, suggestion, False, None, True)

@@ -1,20 +1,33 @@
 """``porter lint``: the replacement catalogue applied to source without running it.
 
 For pre-commit and CI. Each ``.py`` file (directories are searched for them and for
-notebooks) and each code cell of a notebook is parsed and walked once
-(`porter_ext.fix.checks`); names are resolved from the imports, so ``np.X`` is numpy's
-``X`` after ``import numpy as np`` (in a notebook, the imports of every cell count). A
-finding on a line carrying ``# porter: ignore`` (every code) or
-``# porter: ignore[PA001,host_sync]`` (those codes, by code or name) is dropped.
+notebooks) and each notebook's code cells, in order, are parsed and walked once
+(`porter_ext.fix.checks`): a name is what the statements before its use made it
+(`porter_ext.fix.flow`: a list appended to before it becomes a tensor is a list there;
+after a branch, only what is an array on every path counts as one). Names are resolved
+from the imports, so ``np.X`` is numpy's ``X`` after ``import numpy as np`` (in a
+notebook, the imports of every cell count). A finding on a line carrying
+``# porter: ignore`` (every code) or ``# porter: ignore[PA001,host_sync]`` (those codes,
+by code or name) is dropped.
+
+Time and memory are linear in the file's size: a big file is parsed in pieces cut
+between top-level statements and walked as it is parsed, the garbage collector paused
+(it would rescan the whole walk's objects, again and again), and a call judged once for
+all its repeats. Only regular files are read: a FIFO, device or socket named on the
+command line is a usage error; one found in a directory is skipped with its reason.
 """
 
 from __future__ import annotations
 
 import ast
+import gc
 import json
+import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter_ext.fix.checks import CODES, Analyzer, Site
@@ -26,9 +39,9 @@ __all__ = ["CODES", "LintError", "LintFinding", "LintResult", "lint_paths", "lin
 _IGNORE = re.compile(r"#\s*porter:\s*ignore(?:\[([\w\s,]*)\])?")
 #: directories never searched (virtual environments, caches, version control)
 _SKIP_DIRS = frozenset(
-    {".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", ".ipynb_checkpoints",
-     ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", ".tox"}
-)  # fmt: skip
+    (".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", ".ipynb_checkpoints")
+    + (".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", ".tox")
+)
 #: cell magics whose body is Python: the rest (%%bash, %%html…) are not linted
 _PYTHON_CELL_MAGICS = frozenset({"port", "time", "timeit", "capture", "prun"})
 
@@ -37,7 +50,11 @@ class LintError(ValueError):
     """A path that cannot be linted (missing, unreadable, not a notebook); one line."""
 
 
-@dataclass(frozen=True)
+class NotRegularFile(LintError):
+    """A file that is not a regular one (a FIFO, a device, a socket): never read."""
+
+
+@dataclass(frozen=True, slots=True)
 class LintFinding:
     """One finding: where (``cell`` is the notebook's code-cell index, 0-based over all
     cells; ``line`` is 1-based within the cell or file, ``col`` 0-based) and what."""
@@ -84,6 +101,8 @@ class LintResult:
     findings: list[LintFinding]
     files: int
     errors: list[str]
+    #: files found in a directory and not read (not regular files), each with the reason
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -111,6 +130,64 @@ def _keep(site: Site, lines: list[str]) -> bool:
     return True
 
 
+#: lines per piece a big file is parsed in (cut only where a top-level statement starts)
+PIECE_LINES = 2000
+#: lines that start at column 0 but continue the statement before them
+_CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
+
+
+def _cut(lines: list[str], at: int) -> int:
+    """The first line from ``at`` on that may start a top-level statement (or the end)."""
+    for number in range(at, len(lines)):
+        line = lines[number]
+        if line[:1] not in _NOT_A_START and not _CONTINUES.match(line):
+            return number
+    return len(lines)
+
+
+_NOT_A_START = frozenset({"", " ", "\t", "\f", "\r", "#", ")", "]", "}"})
+
+
+def _pieces(lines: list[str]) -> Iterator[ast.Module]:
+    """The module parsed piece by piece, each piece's lines numbered as in the file: a
+    big file's tree is never held whole. A cut that splits a statement (a string, a
+    bracket, a decorator) does not parse, and the piece grows until it does."""
+    start = 0
+    while True:
+        size = PIECE_LINES
+        while True:
+            end = _cut(lines, start + size)
+            try:
+                tree = ast.parse("\n" * start + "\n".join(lines[start:end]))
+                break
+            except SyntaxError:
+                if end >= len(lines):
+                    raise
+                size *= 2
+        yield tree
+        if end >= len(lines):
+            return
+        start = end
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a file is walked: the walk makes millions of
+    objects that hold no cycles, and every full collection would scan them all again
+    (the time then grows with the square of the file)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _where(path: str, cell: int | None) -> str:
+    return f"{path}[cell {cell}]" if cell is not None else path
+
+
 def lint_source(
     source: str,
     path: str = "<source>",
@@ -121,14 +198,25 @@ def lint_source(
 ) -> list[LintFinding]:
     """Findings in one piece of Python source; ``imports`` adds names bound elsewhere
     (earlier notebook cells). A syntax error is one finding-free `LintError`."""
-    try:
-        tree = ast.parse(source, filename=path)
-    except SyntaxError as exc:
-        where = f"{path}[cell {cell}]" if cell is not None else path
-        raise LintError(f"{where}:{exc.lineno}: syntax error: {exc.msg}") from None
-    names = collect_imports(tree, dict(imports or {}))
-    sites = Analyzer(names, standard(version)).run(tree)
-    lines = source.splitlines()
+    lines = source.split("\n")
+    analyzer = Analyzer(dict(imports or {}), standard(version))
+    sites: list[Site] = []
+    with _collector_paused():
+        try:
+            for tree in _pieces(lines):
+                analyzer.feed(tree, sites, lines)
+            analyzer.finish()
+        except SyntaxError as exc:
+            raise LintError(f"{_where(path, cell)}:{exc.lineno}: syntax error: {exc.msg}") from None
+        except RecursionError:
+            raise LintError(f"{_where(path, cell)}: nested too deeply to lint") from None
+        return _findings(sites, lines, path, cell)
+
+
+def _findings(
+    sites: list[Site], lines: list[str], path: str, cell: int | None
+) -> list[LintFinding]:
+    sites.sort(key=lambda s: (s.line, s.col, s.code))
     return [
         LintFinding(
             path,
@@ -143,8 +231,8 @@ def lint_source(
             s.suggestion,
             s.needs_run,
             cell,
-        )  # fmt: skip
-        for s in sorted(sites, key=lambda s: (s.line, s.col, s.code))
+        )
+        for s in sites
         if _keep(s, lines)
     ]
 
@@ -165,11 +253,49 @@ def _cell_python(source: str) -> str | None:
     return "\n".join(out)
 
 
-def _notebook_cells(path: Path) -> list[tuple[int, str]]:
+def _read(path: Path) -> str:
+    """A regular file's text. Anything else (a FIFO, a device, a socket) is never read,
+    and the file is opened without waiting (a FIFO put in its place since)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        kind = _not_regular(os.stat(path).st_mode)
+        fd = None if kind else os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise LintError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if fd is not None:
+        with os.fdopen(fd, "rb") as file:
+            kind = _not_regular(os.fstat(fd).st_mode)
+            data = b"" if kind else file.read()
+    if kind:
+        raise NotRegularFile(f"{path}: not a regular file ({kind})")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LintError(f"cannot read {path}: {exc}") from None
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a file that is not a regular one is (None for a regular file)."""
+    for test, kind in _KINDS:
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) else "not a file porter reads"
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def _notebook_cells(path: Path) -> list[tuple[int, str]]:
+    text = _read(path)
+    try:
+        data = json.loads(text)
         cells = data["cells"]
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         raise LintError(f"cannot read {path}: not a notebook ({type(exc).__name__})") from None
     found = []
     for index, cell in enumerate(cells):
@@ -183,48 +309,70 @@ def _notebook_cells(path: Path) -> list[tuple[int, str]]:
     return found
 
 
+def _lint_notebook(path: Path, version: str) -> tuple[list[LintFinding], list[str]]:
+    """The code cells walked in order, as one module: a name is what the cells above it
+    made it; the imports of every cell count (cells are often run out of order)."""
+    shown = str(path)
+    parsed = []
+    errors = []
+    imports: dict[str, str] = {}
+    for index, python in _notebook_cells(path):
+        try:
+            tree = ast.parse(python)
+        except SyntaxError as exc:
+            errors.append(f"{shown}[cell {index}]:{exc.lineno}: syntax error: {exc.msg}")
+            continue
+        collect_imports(tree, imports)
+        parsed.append((index, python.split("\n"), tree, []))
+    analyzer = Analyzer(imports, standard(version))
+    try:
+        for _, lines, tree, sites in parsed:
+            analyzer.feed(tree, sites, lines)
+        analyzer.finish()
+    except RecursionError:
+        return [], [*errors, f"{shown}: nested too deeply to lint"]
+    findings = []
+    for index, lines, _, sites in parsed:
+        findings += _findings(sites, lines, shown, index)
+    return findings, errors
+
+
 def lint_file(path: Path, *, version: str = DEFAULT_VERSION) -> tuple[list[LintFinding], list[str]]:
     """Findings in one ``.py`` file or notebook, and the cells that could not be parsed."""
-    shown = str(path)
-    if path.suffix == ".ipynb":
-        cells = _notebook_cells(path)
-        imports: dict[str, str] = {}
-        parsed = []
-        errors = []
-        for index, python in cells:
-            try:
-                parsed.append((index, python, ast.parse(python)))
-            except SyntaxError as exc:
-                errors.append(f"{shown}[cell {index}]:{exc.lineno}: syntax error: {exc.msg}")
-        for _, _, tree in parsed:
-            collect_imports(tree, imports)
-        findings = []
-        for index, python, _ in parsed:
-            findings += lint_source(python, shown, version=version, imports=imports, cell=index)
-        return findings, errors
-    try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LintError(f"cannot read {path}: {exc}") from None
-    try:
-        return lint_source(source, shown, version=version), []
-    except LintError as exc:
-        return [], [str(exc)]
+    with _collector_paused():
+        if path.suffix == ".ipynb":
+            return _lint_notebook(path, version)
+        source = _read(path)
+        try:
+            return lint_source(source, str(path), version=version), []
+        except LintError as exc:
+            return [], [str(exc)]
 
 
 def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """The ``.py`` files and notebooks under ``paths``, each once, in a stable order."""
+    """The ``.py`` files and notebooks under ``paths``, each once, in a stable order. A path
+    named that is neither a directory nor a regular file is a `LintError` (before any
+    file is read); one found in a directory is yielded, and `lint_paths` skips it."""
+    named = [Path(raw) for raw in paths]
+    for path in named:
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            raise LintError(f"cannot lint {path}: no such file or directory") from None
+        except OSError as exc:
+            raise LintError(f"cannot lint {path}: {exc.strerror or exc}") from None
+        kind = _not_regular(mode)
+        if kind is not None and not stat.S_ISDIR(mode):
+            raise LintError(f"cannot lint {path}: not a regular file ({kind})")
     seen: set[Path] = set()
-    for raw in paths:
-        path = Path(raw)
-        if not path.exists():
-            raise LintError(f"cannot lint {path}: no such file or directory")
+    for path in named:
         if path.is_dir():
             candidates = sorted(
                 p
                 for p in path.rglob("*")
                 if p.suffix in (".py", ".ipynb")
-                and p.is_file()
+                and p.exists()  # not a dangling link
+                and not p.is_dir()
                 and not any(part in _SKIP_DIRS for part in p.relative_to(path).parts[:-1])
             )
         else:
@@ -237,13 +385,16 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
 
 
 def lint_paths(paths: Iterable[str | Path], *, version: str = DEFAULT_VERSION) -> LintResult:
-    """Lint every file under ``paths``; files that do not parse are reported in ``errors``."""
-    findings: list[LintFinding] = []
-    errors: list[str] = []
-    count = 0
+    """Lint every file under ``paths``; files that do not parse are reported in ``errors``,
+    files that are not regular ones (a FIFO found in a directory) in ``skipped``."""
+    result = LintResult([], 0, [])
     for path in iter_files(paths):
-        count += 1
-        found, failed = lint_file(path, version=version)
-        findings += found
-        errors += failed
-    return LintResult(findings, count, errors)
+        try:
+            found, failed = lint_file(path, version=version)
+        except NotRegularFile as exc:
+            result.skipped.append(str(exc))
+            continue
+        result.files += 1
+        result.findings += found
+        result.errors += failed
+    return result

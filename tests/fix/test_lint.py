@@ -4,6 +4,7 @@ static judgements that must match the recorder's (or say they need a run)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import nbformat
 import pytest
 
 from porter_ext.cli import main
+from porter_ext.fix import lint
 from porter_ext.fix.checks import CODES
 from porter_ext.fix.formats import as_github, as_json, as_sarif, as_text
 from porter_ext.fix.lint import LintError, lint_paths, lint_source
@@ -100,10 +102,8 @@ def test_json_format(capsys, result):
     assert data["schema"] == "porter.lint/1" and data["files"] == 6
     assert len(data["findings"]) == len(result.findings)
     first = data["findings"][0]
-    assert set(first) == {
-        "path", "cell", "line", "col", "end_line", "end_col", "code", "kind", "name",
-        "message", "suggestion", "needs_run",
-    }  # fmt: skip
+    fields = {"path", "cell", "line", "col", "end_line", "end_col", "code", "kind", "name"}
+    assert set(first) == fields | {"message", "suggestion", "needs_run"}
     assert {f["kind"] for f in data["findings"]} <= set(CODES.values())
     assert json.loads(as_json(result)) == data
 
@@ -286,3 +286,172 @@ def test_static_verdicts_agree_with_the_recorder():
         static.add((f.line, f.name, f.kind, picked[0] if picked else f.suggestion))
     assert len(static) == 11
     assert static == recorded
+
+
+# --- flow-sensitive names: a name's type where it is used ---------------------------------
+
+
+def _run_lint(*args: str) -> subprocess.CompletedProcess:
+    """The real ``porter lint``; a hang fails the test instead of blocking the suite."""
+    return subprocess.run(
+        [sys.executable, "-m", "porter_ext.cli", "lint", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _flagged(source: str) -> set[tuple[int, str]]:
+    return {(f.line, f.name) for f in lint_source(source)}
+
+
+def test_a_list_later_rebound_to_a_tensor_is_a_list_where_it_is_appended_to(tmp_path):
+    """makemore: ``X.append`` on the list, then ``X = torch.tensor(X)`` (the reproducer,
+    through the real ``porter lint``)."""
+    source = (
+        "import torch\nX, Y = [], []\n"
+        'for w in ["emma", "olivia"]:\n    context = [0] * 3\n    for ch in w + ".":\n'
+        "        X.append(context)\n        Y.append(1)\n"
+        "X = torch.tensor(X)\nY = torch.tensor(Y)\nX.sort()\n"
+    )
+    path = tmp_path / "append.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    nbformat.write(nb, path)
+    out = _run_lint("--format", "json", str(path))
+    found = {(f["line"], f["name"]) for f in json.loads(out.stdout)["findings"]}
+    assert found == {(8, "torch.tensor"), (9, "torch.tensor"), (10, "Tensor.sort")}
+
+
+def test_straight_line_code_types_each_use_by_the_assignment_before_it():
+    source = (
+        "import numpy as np\nx = [3, 1]\nx.sort()\nx = np.ones(3)\nx.sort()\n"
+        "x = sorted(x)\nx.sort()\ny = x = np.ones(2)\ny.sort()\n"
+        "a, b = np.ones(2), [1]\na.sort()\nb.sort()\ndel a\na.sort()\n"
+    )
+    assert _flagged(source) == {(5, "ndarray.sort"), (9, "ndarray.sort"), (11, "ndarray.sort")}
+
+
+def test_after_a_branch_only_what_is_an_array_on_every_path_is_one():
+    source = (
+        "import numpy as np\n"
+        "if c:\n    x = np.ones(3)\nelse:\n    x = [1]\nx.sort()\n"
+        "if c:\n    y = np.ones(3)\nelse:\n    y = np.zeros(3)\ny.sort()\n"
+        "z = np.ones(3)\nif c:\n    z = None\nz.sort()\n"
+        "try:\n    w = np.ones(3)\n    w = [1]\nexcept ValueError:\n    w.sort()\n"
+        "match c:\n    case 1:\n        v = np.ones(3)\n    case _:\n        v = np.ones(2)\nv.sort()\n"
+    )
+    assert _flagged(source) == {(11, "ndarray.sort"), (26, "ndarray.sort")}
+
+
+def test_loops_see_what_the_previous_iteration_left():
+    source = (
+        "import numpy as np\nx = np.ones(3)\nfor i in range(3):\n    x.sort()\n    x = [i]\n"
+        "for i in range(3):\n    y = np.ones(3)\n    y.sort()\n"
+        "z = np.ones(3)\nwhile c:\n    z = z * 2\n    z.sort()\n"
+        "u = []\nfor i in range(3):\n    u.append(i)\n    if i:\n        continue\nu = np.asarray(u)\nu.sort()\n"
+    )
+    assert _flagged(source) == {(8, "ndarray.sort"), (12, "ndarray.sort"), (19, "ndarray.sort")}
+
+
+def test_functions_see_their_parameters_and_the_names_bound_where_they_can_be_called():
+    source = (
+        "import numpy as np\nx = np.ones(3)\n"
+        "def shadow(x):\n    x.sort()\n"
+        "def later():\n    return arr.sort()\n"
+        "def either():\n    return X.append(1)\n"
+        "def local():\n    x = [1]\n    x.sort()\n    x = np.ones(2)\n    x.sort()\n"
+        "def closure():\n    q = np.ones(3)\n    def inner():\n        return q.sort()\n    return inner\n"
+        "class K:\n    def method(self):\n        return arr.sort()\n"
+        "X = []\narr = np.ones(3)\nX = np.asarray(X)\n"
+    )
+    # arr is bound after the functions that read it: they are walked again at the end
+    assert _flagged(source) == {(n, "ndarray.sort") for n in (6, 13, 17, 21)}
+
+
+def test_names_flow_across_notebook_cells_in_order(tmp_path):
+    path = _notebook(
+        tmp_path / "cells.ipynb",
+        "X = []",
+        "X.append(1)",
+        "X = np.asarray(X)",
+        "X.sort()",
+        "def f():\n    return X.sort()",
+    )
+    found = {(f.cell, f.line, f.name) for f in lint_paths([path]).findings}
+    assert found == {(4, 1, "ndarray.sort"), (5, 2, "ndarray.sort")}
+
+
+# --- big and hostile inputs ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("piece", [1, 5, 13, None])
+def test_findings_do_not_depend_on_where_a_big_file_is_cut(monkeypatch, piece):
+    """A big file is parsed in pieces cut between top-level statements: a string, a
+    bracket, a decorator or an ``else`` that spans a cut keeps its meaning and lines."""
+    if piece is not None:
+        monkeypatch.setattr(lint, "PIECE_LINES", piece)
+    block = (
+        "@decorate\ndef f_{n}(a):\n    return a\n"
+        'doc_{n} = """\nnp.cumsum(x)\n"""\n'
+        "value_{n} = np.cumsum(\nx)\n"
+        "if c:\n    pass\nelse:\n    w_{n} = np.cumsum(x)\n"
+    )
+    source = "import numpy as np\n" + "".join(block.format(n=n) for n in range(40))
+    source += "np.cumsum(x)\n"
+    lines = source.count("\n")
+    expected = {1 + 12 * n + k for n in range(40) for k in (7, 12)} | {lines}
+    assert {f.line for f in lint_source(source)} == expected
+    with pytest.raises(LintError, match=rf":{lines + 1}: syntax error"):
+        lint_source(source + "def broken(:\n")
+
+
+def test_memory_does_not_grow_with_the_file(tmp_path):
+    """Bounded memory: linting 2 MB of code takes little more than linting a few lines
+    (the whole syntax tree of a big file is never held at once)."""
+    small, big = tmp_path / "small.py", tmp_path / "big.py"
+    line = "y = np.sum(x, axis=0) + np.mean(x, axis=1) * np.max(z, axis=None)\n"
+    small.write_text("import numpy as np\n" + line)
+    big.write_text("import numpy as np\n" + line * (2_000_000 // len(line)))
+    # the peak resident size of the process itself (VmHWM: ru_maxrss would count the
+    # parent's pages from before the exec)
+    code = (
+        "import sys; from porter_ext.fix.lint import lint_paths; lint_paths([sys.argv[1]]); "
+        "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])"
+    )
+    if not Path("/proc/self/status").exists():
+        pytest.skip("needs /proc/self/status (Linux)")
+    run = [sys.executable, "-c", code]
+    peaks = [
+        int(subprocess.run([*run, str(p)], capture_output=True, text=True, timeout=600).stdout)
+        for p in (small, big)
+    ]
+    grown_mb = (peaks[1] - peaks[0]) / 1024
+    print(f"\npeak memory: {peaks[0] / 1024:.0f} MB for 2 lines, +{grown_mb:.0f} MB for 2 MB")
+    assert grown_mb < 100
+
+
+def test_a_fifo_named_on_the_command_line_is_a_usage_error_not_a_hang(tmp_path):
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    out = _run_lint(str(fifo))
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        f"porter: error: cannot lint {fifo}: not a regular file (a FIFO)"
+    ]
+
+
+def test_a_fifo_found_in_a_directory_is_skipped_with_a_reason(tmp_path):
+    os.mkfifo(tmp_path / "pipe.py")
+    os.mkfifo(tmp_path / "pipe.ipynb")
+    (tmp_path / "ok.py").write_text("import numpy as np\ny = np.cumsum(np.ones(3))\n")
+    out = _run_lint(str(tmp_path))
+    assert out.returncode == 1, out.stderr
+    assert "ok.py:2:5: PA001 non_standard: numpy.cumsum" in out.stdout
+    assert out.stdout.strip().endswith("in 1 file")
+    assert sorted(out.stderr.strip().splitlines()) == [
+        f"porter: skipped {tmp_path / name}: not a regular file (a FIFO)"
+        for name in ("pipe.ipynb", "pipe.py")
+    ]
+    result = lint_paths([tmp_path])
+    assert result.files == 1 and len(result.skipped) == 2
