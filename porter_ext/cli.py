@@ -141,7 +141,13 @@ def build_parser() -> argparse.ArgumentParser:
     backends.add_argument("--json", action="store_true", help="machine-readable output")
 
     kernels = sub.add_parser(
-        "install-kernels", help="install the porter and porter-worker kernelspecs"
+        "install-kernels", help="install the porter kernelspec (and porter-worker, --worker)"
+    )
+    kernels.add_argument(
+        "--worker",
+        action="store_true",
+        help="also porter-worker, for a gateway's host that runs porter's replays "
+        "(it then shows in that host's kernel lists)",
     )
     where = kernels.add_mutually_exclusive_group()
     where.add_argument("--user", action="store_true", help="for this user only")
@@ -357,7 +363,7 @@ def cmd_install_kernels(args: argparse.Namespace) -> int:
 
     prefix = sys.prefix if args.sys_prefix else args.prefix
     try:
-        paths = install_kernels(user=args.user, prefix=prefix)
+        paths = install_kernels(user=args.user, prefix=prefix, worker=args.worker)
     except (OSError, FileNotFoundError) as exc:
         raise CliError(f"cannot install the kernelspecs: {exc}") from None
     for path in paths:

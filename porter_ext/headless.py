@@ -62,7 +62,14 @@ def kernel_manager() -> Any:
         return AsyncKernelManager(kernel_name=KERNEL_NAME)
     except NoSuchKernel:
         spec_file = Path(__file__).resolve().parent.parent / "kernels" / KERNEL_NAME / "kernel.json"
-        argv = ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}", "--ext=porter_ext"]
+        argv = [
+            "python",
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+            "--ext=porter_ext.magics",
+        ]
         data = {"argv": argv, "display_name": "Python 3 (porter)", "language": "python"}
         if spec_file.exists():
             data = json.loads(spec_file.read_text())

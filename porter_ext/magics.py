@@ -248,6 +248,12 @@ def load(ipython: Any) -> None:
     ipython.register_magics(PortMagics)
 
 
+#: what the ``porter`` kernel loads at start (``--ext=porter_ext.magics``): under this
+#: module's name, so that a notebook's own ``%load_ext porter_ext`` (which keeps it
+#: working in any kernel) loads silently instead of printing "already loaded"
+load_ipython_extension = load
+
+
 def unload(ipython: Any) -> None:
     session = get_session(ipython)
     if session.headless:  # the report of a headless run keeps every cell

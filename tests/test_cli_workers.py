@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -28,13 +29,34 @@ def test_backends_name_the_specs_workers_provide():
     assert "from a worker" in porter("backends").stdout
 
 
-def test_install_kernels_installs_both(tmp_path):
-    done = porter("install-kernels", "--prefix", str(tmp_path))
+def test_install_kernels_installs_the_porter_kernel(tmp_path):
+    """The worker's spec is not installed where the Launcher lists kernels, unless a
+    gateway's host asks for it (--worker)."""
+    (tmp_path / "one").mkdir()
+    (tmp_path / "both").mkdir()
+    done = porter("install-kernels", "--prefix", str(tmp_path / "one"))
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "one/share/jupyter/kernels").iterdir()) == ["porter"]
+    done = porter("install-kernels", "--worker", "--prefix", str(tmp_path / "both"))
     assert done.returncode == 0, done.stderr
     for name in ("porter", "porter-worker"):
-        spec = json.loads((tmp_path / "share/jupyter/kernels" / name / "kernel.json").read_text())
+        kernels = tmp_path / "both/share/jupyter/kernels"
+        spec = json.loads((kernels / name / "kernel.json").read_text())
         assert spec["language"] == "python"
     assert porter("install-kernels", "--user", "--sys-prefix").returncode == 2
+
+
+def test_the_package_does_not_list_the_worker_kernel():
+    """A pip install puts only the porter kernel where Jupyter lists kernels (the wheel's
+    data files), and local workers start from the spec inside the package."""
+    import tomllib
+
+    from porter_ext.replay.worker_kernel import kernel_spec_file
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    data = project["tool"]["hatch"]["build"]["targets"]["wheel"]["shared-data"]
+    assert [k for k in data.values() if "kernels/" in k] == ["share/jupyter/kernels/porter"]
+    assert json.loads(kernel_spec_file().read_text())["metadata"]["porter"] == "worker"
 
 
 @pytest.mark.slow

@@ -70,3 +70,24 @@ def test_the_devices_example_flags_default_device_creation():
     assert "replay strict:device1: error" in forgetful
     assert "traced_device" in jitted and "output d landed on the default device cpu:0" in jitted
     assert "default_device_creation" not in portable and "2/2 replays ok" in portable
+
+
+def test_notebook_01_in_the_porter_kernel_loads_porter_silently():
+    """The porter kernel loads porter itself; the notebook's own ``%load_ext porter_ext``
+    (which keeps it working in any kernel) must not print "already loaded"."""
+    import json
+
+    from jupyter_client.kernelspec import KernelSpec
+    from jupyter_client.manager import KernelManager
+
+    spec_dir = ROOT / "kernels" / "porter"
+    data = json.loads((spec_dir / "kernel.json").read_text())
+    manager = KernelManager(kernel_name="porter")
+    manager._kernel_spec = KernelSpec(resource_dir=str(spec_dir), **data)
+    path = ROOT / "notebooks" / "01_port_a_torch_function.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(
+        nb, km=manager, timeout=300, resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
+    assert [c.source[:40] for c in nb.cells if "already loaded" in _text(c)] == []
+    assert "non_standard_usage" in "".join(_text(c) for c in nb.cells)

@@ -325,7 +325,7 @@ class Backend(ABC):
         library is not imported (it is never imported for this)."""
         return None
 
-    def set_process_state(self, state: dict[str, Any]) -> None:
+    def set_process_state(self, state: dict[str, Any]) -> None:  # noqa: B027 (none here)
         """Make this process's settings ``state`` (as `process_state` gave it)."""
 
     @contextlib.contextmanager

@@ -47,8 +47,10 @@ class Died(Exception):
 
 
 def kernel_spec_file() -> Path:
-    """The ``porter-worker`` kernelspec shipped in the source tree / package data."""
-    return Path(__file__).resolve().parents[2] / "kernels" / KERNEL_NAME / "kernel.json"
+    """The ``porter-worker`` kernelspec, inside the package: it is not installed where
+    Jupyter lists kernels (a person never picks it in the Launcher), only porter starts it
+    (`porter install-kernels --worker` installs it on a gateway's host)."""
+    return Path(__file__).resolve().parent / "kernelspec" / "kernel.json"
 
 
 def import_path() -> list[str]:
@@ -285,16 +287,14 @@ class LocalWorker(ZmqMessages, Worker):
     def launch(self) -> None:
         if self.km is not None:
             return
-        from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
+        from jupyter_client.kernelspec import KernelSpec
         from jupyter_client.manager import KernelManager
 
         os.makedirs(self.scratch, exist_ok=True)
         km = KernelManager(kernel_name=KERNEL_NAME)
-        try:
-            spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
-        except NoSuchKernel:  # a source checkout: the spec shipped beside the package
-            data = json.loads(kernel_spec_file().read_text())
-            spec = KernelSpec(resource_dir=str(kernel_spec_file().parent), **data)
+        # always the package's own spec: one installed elsewhere may be of another porter
+        data = json.loads(kernel_spec_file().read_text())
+        spec = KernelSpec(resource_dir=str(kernel_spec_file().parent), **data)
         # the kernel starts sealed off from the person's files (see `confine`)
         command = list(spec.argv)
         if command[0] in ("python", "python3"):  # as jupyter_client does for a bare python
