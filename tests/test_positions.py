@@ -124,11 +124,6 @@ def test_in_characters_converts_lint_sites():
     assert in_characters([ascii_site], ["y = np.power(x)"]) == [ascii_site]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="porter lint's columns are still ast's bytes: lint.py must call "
-    "porter_ext.record.positions.in_characters (remove this marker when it does)",
-)
 def test_lint_json_and_sarif_columns_count_characters():
     from porter_ext.fix.formats import as_sarif
     from porter_ext.fix.lint import LintResult, lint_source

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from porter_ext.fix.checks import CODES, Analyzer, Site
 from porter_ext.fix.static import collect_imports
+from porter_ext.record.positions import in_characters
 from porter_ext.spec.standard import DEFAULT_VERSION, standard
 
 __all__ = ["CODES", "LintError", "LintFinding", "LintResult", "lint_paths", "lint_source"]
@@ -232,7 +233,7 @@ def _findings(
             s.needs_run,
             cell,
         )
-        for s in sites
+        for s in in_characters(sites, lines)  # columns as editors count them
         if _keep(s, lines)
     ]
 
