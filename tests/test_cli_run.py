@@ -12,7 +12,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -36,12 +35,6 @@ def notebook(path: Path, *sources: str) -> Path:
     return path
 
 
-def timed(*args: str, **kw) -> tuple[subprocess.CompletedProcess, float]:
-    start = time.monotonic()
-    result = porter(*args, **kw)
-    return result, time.monotonic() - start
-
-
 def _processes_with(tag: str) -> list[int]:
     """Processes whose environment holds `tag` (the kernel inherits porter's)."""
     found = []
@@ -56,17 +49,13 @@ def _processes_with(tag: str) -> list[int]:
 
 
 def test_a_cell_past_the_timeout_is_stopped_recorded_and_the_run_goes_on(tmp_path):
-    """adv_24: a 25 s sleep under --timeout 3 ran to the end and no timeout was recorded."""
-    path = notebook(tmp_path / "slow.ipynb", "import time", "time.sleep(25)", "x = 1")
-    quick = notebook(tmp_path / "quick.ipynb", "import time", "time.sleep(0)", "x = 1")
+    """adv_24: a 25 s sleep under --timeout 3 ran to the end and no timeout was recorded.
+    The sleep here is an hour: a run that ends at all (within porter()'s 300 s) was
+    stopped, however loaded the machine; the time it takes is a benchmark's business."""
+    path = notebook(tmp_path / "slow.ipynb", "import time", "time.sleep(3600)", "x = 1")
     out = tmp_path / "slow.json"
-    # the same notebook without the sleep: what porter and its kernel cost on this machine
-    # now (a loaded CI machine can take longer than the 10 s an idle one needs)
-    baseline = timed("run", str(quick), "-o", str(tmp_path / "quick.json"))[1]
-    result, seconds = timed("run", str(path), "--timeout", "3", "-o", str(out))
+    result = porter("run", str(path), "--timeout", "3", "-o", str(out))
     assert result.returncode == 0, result.stderr
-    # 3 s of the cell, then the interrupt (or, on a loaded machine, a fresh kernel)
-    assert seconds < max(10, baseline + 3 + 6), (seconds, baseline)
     cells = json.loads(out.read_text())["cells"]
     assert [c["index"] for c in cells] == [0, 1, 2]
     assert cells[1]["error"]["type"] == "TimeoutError"
@@ -81,9 +70,8 @@ def test_a_cell_that_swallows_the_interrupt_gets_a_fresh_kernel(tmp_path):
         "y = 2",
     )
     out = tmp_path / "stubborn.json"
-    result, seconds = timed("run", str(path), "--timeout", "2.5", "-o", str(out))
+    result = porter("run", str(path), "--timeout", "2.5", "-o", str(out))  # ends: stopped
     assert result.returncode == 0, result.stderr
-    assert seconds < 30, seconds
     first, second = json.loads(out.read_text())["cells"]
     assert first["error"]["type"] == "TimeoutError"
     assert any("fresh kernel" in n for n in first["notes"])
@@ -94,9 +82,8 @@ def test_a_kernel_that_dies_ends_the_run_with_exit_2_and_the_report(tmp_path):
     """adv_24: a kernel killed by os._exit hung `porter run` for good."""
     path = notebook(tmp_path / "dies.ipynb", "import os", "os._exit(1)", "x = 1")
     out = tmp_path / "dies.json"
-    result, seconds = timed("run", str(path), "--timeout", "20", "-o", str(out), timeout=120)
-    assert result.returncode == 2
-    assert seconds < 30, seconds
+    result = porter("run", str(path), "--timeout", "20", "-o", str(out), timeout=120)
+    assert result.returncode == 2  # within 120 s: a run that hung would have raised
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "kernel died in cell 1" in lines[0], result.stderr
     cells = json.loads(out.read_text())["cells"]

