@@ -1,13 +1,17 @@
 """One output of a replay against the original run's, leaf by leaf, with named kinds of
 difference.
 
-A leaf is an array, a number, or a plain value (a string, a list of strings) compared by
-equality. Shape and dtype changes are their own kinds (``shape_changed``,
-``dtype_changed``), not numeric mismatches; a numeric mismatch that is only an order or
-a sign per vector is recognised (``order_only``, ``sign_only``). With a float64
-reference for the leaf, floating values are judged against it (`ReferenceRule`);
-without one, by the per-dtype policy, in the precision the value came from: a Python
-float computed from float32 arrays is judged as float32 (``working_dtype``).
+A leaf is an array, a number, a dtype (`DtypeName`: compared by name, whatever library
+made it), or a plain value (a string, a list of strings) compared by equality; any other
+object (a plot, a model) is not compared. Shape and dtype changes are their own kinds
+(``shape_changed``, ``dtype_changed``), not numeric mismatches: a value that came out in
+a narrower dtype (float64 to a backend's default float32) is judged in that dtype. A
+numeric mismatch that is only an order or a sign per vector is recognised
+(``order_only``, ``sign_only``), and an output made by a partition call is compared as a
+partition (`kinds.partition_order`). With a float64 reference for the leaf, floating
+values are judged against it (`ReferenceRule`); without one, by the per-dtype policy, in
+the precision the value came from: a Python float computed from float32 arrays is judged
+as float32 (``working_dtype``).
 NumPy only; the caller moves every value to the host first (`outputs.to_host`).
 """
 
@@ -22,10 +26,11 @@ import numpy as np
 from porter_ext.guard import internal_error
 
 from .arrays import HISTOGRAM_DTYPE, MAP_BLOCKS, ArrayStats, compare_arrays
-from .kinds import recognise
+from .kinds import Partition, partition_order, recognise
 from .tolerance import (
     REFERENCE_RULE,
     ReferenceRule,
+    Tolerance,
     TolerancePolicy,
     dtype_category,
     eps_of,
@@ -36,6 +41,7 @@ __all__ = [
     "HISTOGRAM_DTYPE",
     "MAP_BLOCKS",
     "ArrayStats",
+    "DtypeName",
     "LeafReference",
     "NumericDiff",
     "Keyed",
@@ -55,6 +61,26 @@ class Plain:
 
     def __init__(self, value: Any):
         self.value = value
+
+
+class DtypeName:
+    """A dtype object of any library (``numpy.dtype('float32')``, ``torch.float32``,
+    ``array_api_strict.float32``) as its name: two of them are equal when they name the
+    same dtype."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DtypeName) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"DtypeName({self.name!r})"
 
 
 class Keyed:
@@ -116,15 +142,19 @@ def compare_values(
     references: Mapping[str, LeafReference] | None = None,
     working_dtype: str | None = None,
     rule: ReferenceRule = REFERENCE_RULE,
+    partitions: Mapping[str, Partition] | None = None,
 ) -> list[NumericDiff]:
     """Compare an original output with a replay's: one diff per leaf of nested containers.
 
     Lists and tuples are compared item by item, dicts key by key; a missing key, a
     different length or a container against a leaf is reported as a diff that was not
-    compared. ``references`` maps leaf paths to their float64 reference. Never raises for
-    odd values: what cannot be compared says why.
+    compared. ``references`` maps leaf paths to their float64 reference, ``partitions``
+    the leaves made by a partition call to how. Never raises for odd values: what cannot
+    be compared says why.
     """
-    ctx = _Context(policy or get_policy("porter"), references or {}, working_dtype, rule)
+    ctx = _Context(
+        policy or get_policy("porter"), references or {}, working_dtype, rule, partitions or {}
+    )
     diffs: list[NumericDiff] = []
     _walk(name, expected, actual, ctx, diffs)
     return diffs
@@ -136,6 +166,7 @@ class _Context:
     references: Mapping[str, LeafReference]
     working_dtype: str | None
     rule: ReferenceRule
+    partitions: Mapping[str, Partition]
 
 
 def _walk(path: str, e: Any, a: Any, ctx: _Context, out: list[NumericDiff]) -> None:
@@ -204,7 +235,25 @@ def _judged_dtype(value: Any, arr: np.ndarray, working: str | None) -> np.dtype:
     return np.result_type(dt, np.complex64) if isinstance(value, complex) else dt
 
 
+def _dtypes(path: str, e: Any, a: Any) -> NumericDiff:
+    """Two dtype objects, by name: the same dtype whatever library spells it."""
+    if not (isinstance(e, DtypeName) and isinstance(a, DtypeName)):
+        return _not_compared(path, f"{_what(e)} vs {_what(a)}", within=False)
+    names = {"dtype": a.name, "expected_dtype": e.name}
+    if e == a:
+        diff = _not_compared(path, None, True, **names)
+        return _replace(diff, compared=True, mismatched=0)
+    reason = f"dtype_changed: {e.name} → {a.name} (dtype objects, compared by name)"
+    return _replace(_not_compared(path, reason, None, **names), difference="dtype_changed")
+
+
+def _what(value: Any) -> str:
+    return "a dtype" if isinstance(value, DtypeName) else type(value).__name__
+
+
 def _compare_leaf(path: str, e: Any, a: Any, ctx: _Context) -> NumericDiff:
+    if isinstance(e, DtypeName) or isinstance(a, DtypeName):
+        return _dtypes(path, e, a)
     plain = (Plain, *_PLAIN)
     if isinstance(e, plain) and isinstance(a, plain):
         return _equality(path, e, a)
@@ -215,7 +264,11 @@ def _compare_leaf(path: str, e: Any, a: Any, ctx: _Context) -> NumericDiff:
     ea, aa = as_array(e), as_array(a)
     if ea is None or aa is None:
         if ea is None and aa is None:
-            return _not_compared(path, f"{type(e).__name__} is not an array or a number", None)
+            reason = (
+                f"not compared: a {type(e).__name__} is not data (an array, a number, a "
+                "string or a dtype); plots, models and other objects are left out"
+            )
+            return _not_compared(path, reason, None)
         return _not_compared(path, f"{type(e).__name__} vs {type(a).__name__}", within=False)
     fields = {
         "shape": aa.shape, "dtype": aa.dtype.name,
@@ -237,8 +290,9 @@ def _compare_leaf(path: str, e: Any, a: Any, ctx: _Context) -> NumericDiff:
         return _not_compared(path, reason, None, **fields)
 
 
-def _compare_numbers(path: str, e: Any, ea: np.ndarray, aa: np.ndarray, ctx: _Context,
-                     fields: dict) -> NumericDiff:  # fmt: skip
+def _compare_numbers(
+    path: str, e: Any, ea: np.ndarray, aa: np.ndarray, ctx: _Context, fields: dict
+) -> NumericDiff:
     judged = _judged_dtype(e, ea, ctx.working_dtype)
     tol = ctx.policy.for_dtype(judged, aa.dtype)
     ref = ctx.references.get(path)
@@ -251,36 +305,67 @@ def _compare_numbers(path: str, e: Any, ea: np.ndarray, aa: np.ndarray, ctx: _Co
         bound = ctx.rule.bound(ref.original_err, eps, ref.magnitude)
 
     def run(expected: np.ndarray, actual: np.ndarray, against: Any, **kw: Any) -> ArrayStats:
-        if against is None:
+        if against is None or bound is None:
             return compare_arrays(expected, actual, tol, **kw)
         return compare_arrays(expected, actual, tol, reference=against, bound=bound, **kw)
 
-    s = run(ea, aa, None if ref is None else ref.value, magnitude=True)
+    first = s = run(ea, aa, None if ref is None else ref.value, magnitude=True)
     within = s.within_tolerance
-    difference, reason = None, None
-    if ea.dtype.name != aa.dtype.name:
-        difference, reason = "dtype_changed", f"dtype_changed: {ea.dtype.name} → {aa.dtype.name}"
-    elif not within:
-        difference = "numeric"
+    if not within and eps_of(aa.dtype) > eps_of(judged) > 0:
+        # a narrower dtype (a backend's default float32 for a float64 cell): its values
+        # are judged in that dtype, whose rounding of terms as large as the output's
+        # largest leaves that much error anywhere, near zero too
+        tol, bound = _in_narrower(tol, s.max_magnitude), None
+        s = run(ea, aa, None, magnitude=True)
+        within = s.within_tolerance
+    changed = ea.dtype.name != aa.dtype.name
+    notes = [f"dtype_changed: {ea.dtype.name} → {aa.dtype.name}"] if changed else []
+    recognised = None
+    if not within:
 
         def judge(ev: np.ndarray, av: np.ndarray, kind: str) -> bool:
             against = ref.value if ref is not None and kind == "sign_only" else None
             return run(ev, av, against, summaries=False).within_tolerance
 
-        kind = recognise(ea, aa, judge) if _far_apart(s, judged) else None
+        partition = ctx.partitions.get(path)
+        verdict = None if partition is None else partition_order(ea, aa, partition, judge)
+        kind = None
+        if verdict is not None:  # a partition: valid or not, no other kind explains it
+            valid, note = verdict
+            if valid:
+                kind = ("order_only", note)
+            else:
+                notes.append(note)
+        elif _far_apart(s, judged):
+            kind = recognise(ea, aa, judge)
         if kind is not None:
-            (difference, reason), within = kind, True
+            (recognised, note), within = kind, True
+            notes.append(note)
+    difference = "dtype_changed" if changed else recognised or (None if within else "numeric")
     return NumericDiff(
-        path, True, reason, **fields, max_abs_err=s.max_abs_err, max_rel_err=s.max_rel_err,
-        mismatched=0 if within and difference in ("sign_only", "order_only") else s.mismatched,
-        nan_mismatch=s.nan_mismatch, within_tolerance=within,
+        path,
+        True,
+        "; ".join(notes) or None,
+        **fields,
+        max_abs_err=s.max_abs_err,
+        max_rel_err=s.max_rel_err,
+        mismatched=0 if within and recognised else s.mismatched,
+        nan_mismatch=s.nan_mismatch,
+        within_tolerance=within,
         rtol=0.0 if bound is not None else tol.rtol,
         atol=bound if bound is not None else tol.atol,
-        error_sample=s.histogram, error_map=s.error_map,
-        reference_err=s.reference_err,
+        error_sample=s.histogram,
+        error_map=s.error_map,
+        reference_err=first.reference_err,
         original_reference_err=None if ref is None else ref.original_err,
         difference=difference,
-    )  # fmt: skip
+    )
+
+
+def _in_narrower(tol: Tolerance, magnitude: float | None) -> Tolerance:
+    """The narrower dtype's tolerance ``tol``, relative to the output's largest magnitude
+    as well as to each element."""
+    return Tolerance(tol.rtol, max(tol.atol, tol.rtol * (magnitude or 0.0)))
 
 
 def _far_apart(s: ArrayStats, dtype: np.dtype) -> bool:

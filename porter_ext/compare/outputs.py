@@ -7,24 +7,33 @@ backend disagreed with the original). `Baseline.compare` then gives each replay'
 
 Outputs stay bounded: arrays (and lists of arrays, as their arrays) are compared element
 by element; a list or dict of numbers is one value, converted once; strings and lists of
-them are compared by equality; anything else (a model object) is not compared. An
-output gives one row per leaf while it has at most ``MAX_LEAF_ROWS`` leaves, and one row
-for all of them beyond that, so a 20 000-element list is one row. What is not data
-(modules, namespaces such as ``xp``, functions, classes) is left out. The device of each
-replay value is checked against the device the replay's inputs shared, or the backend's
-default device when the cell had no array inputs.
+them are compared by equality; dtypes by name (``numpy.dtype('int64')`` is
+``torch.int64``); anything else (a model object, a plot and its artists, inside a
+container too) is not compared. An output gives one row per leaf while it has at most
+``MAX_LEAF_ROWS`` leaves, and one row for all of them beyond that, so a 20 000-element
+list is one row. What is not data (modules, namespaces such as ``xp``, functions,
+classes) is left out. An output made by a partition call (`producers.partition_outputs`)
+is compared as a partition. The device of each replay value is checked against the
+device the replay's inputs shared, or the backend's default device when the cell had no
+array inputs; a replay that never touched its target (``not_exercised``) says nothing
+about placement, so its devices are not judged.
 """
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from porter_ext.backends import backend_for, device_of, dtype_name, is_array
+import numpy as np
+
+from porter_ext.backends import backend_for, backend_of_module, device_of, dtype_name, is_array
+from porter_ext.compare.kinds import Partition
 from porter_ext.compare.model import OutputComparison
 from porter_ext.compare.numeric import (
+    DtypeName,
     Keyed,
     LeafReference,
     NumericDiff,
@@ -37,6 +46,7 @@ from porter_ext.compare.summary import histogram_of, map_of
 from porter_ext.compare.tolerance import REFERENCE_RULE, ReferenceRule, TolerancePolicy, get_policy
 
 if TYPE_CHECKING:
+    from porter_ext.compare.producers import PartitionCall
     from porter_ext.replay.run import ReplayResult
 
 #: an output with more leaves than this is one row
@@ -73,14 +83,49 @@ def expected_device(input_devices: list[str], default_device: str | None) -> str
 
 
 def _holds_arrays(value: Any, depth: int = 0) -> bool:
-    if is_array(value):
+    """Whether ``value`` holds something to compare on its own: an array, a dtype, or an
+    object that is not plain data (then each leaf is compared, or left out, by itself)."""
+    if is_array(value) or dtype_object(value) is not None:
         return True
     if depth > 8:
         return False
     items = value.values() if isinstance(value, Mapping) else value
     if isinstance(value, Mapping | list | tuple):
         return any(_holds_arrays(v, depth + 1) for v in items)
-    return False
+    return not isinstance(value, _PLAIN_DATA)
+
+
+#: what a container compared as one value may hold
+_PLAIN_DATA = (bool, int, float, complex, str, bytes, type(None))
+
+
+def dtype_object(value: Any) -> str | None:
+    """The name of the dtype ``value`` is, when it is an array library's dtype object
+    (``numpy.dtype('float32')``, ``torch.float32``, ``array_api_strict.float32``,
+    ``jax.numpy.float32``); None for anything else."""
+    if isinstance(value, _PLAIN_DATA) or is_array(value):
+        return None
+    owner = value if isinstance(value, type) else type(value)
+    module = getattr(owner, "__module__", None)
+    if not isinstance(module, str) or backend_of_module(module) is None:
+        return None
+    if isinstance(value, type) and not hasattr(value, "dtype"):
+        return None  # a class of the library, but not a scalar type
+    for candidate in (
+        getattr(value, "name", None),
+        getattr(value, "__name__", None) if isinstance(value, type) else None,
+        str(value).rpartition(".")[2],
+    ):
+        if isinstance(candidate, str) and candidate in _dtype_names():
+            return candidate
+    return None
+
+
+@functools.cache
+def _dtype_names() -> frozenset[str]:
+    from porter_ext.spec import standard
+
+    return standard().dtypes | {"float16", "bfloat16"}
 
 
 def _as_one_value(value: Any) -> Any:
@@ -97,8 +142,6 @@ def _as_one_value(value: Any) -> Any:
 
 
 def _numbers(value: Any) -> Any:
-    import numpy as np  # the host format every backend's to_host gives
-
     try:
         array = np.asarray(value)
     except (ValueError, TypeError):  # ragged, or not numbers
@@ -118,6 +161,9 @@ def to_host(value: Any, path: str, errors: dict[str, str]) -> Any:
         except Exception as error:
             errors[path] = f"could not move to the host: {type(error).__name__}: {error}"
             return _NotOnHost(errors[path])
+    dtype = dtype_object(value)
+    if dtype is not None:
+        return DtypeName(dtype)
     if isinstance(value, Mapping | list | tuple):
         if not _holds_arrays(value):
             return _as_one_value(value)
@@ -176,13 +222,63 @@ def _array_leaves(value: Any, depth: int) -> Iterator[Any]:
             yield from _array_leaves(v, depth + 1)
 
 
+def _narrower(a: str | None, b: str | None) -> str | None:
+    """The narrower of two working dtypes (None: float64)."""
+    rank = min(_FLOAT_RANK.get(a or "float64", 2), _FLOAT_RANK.get(b or "float64", 2))
+    return _FLOAT_OF_RANK.get(rank)
+
+
+def _partitions(
+    made_by: Mapping[str, PartitionCall],
+    host: Mapping[str, Any],
+    original: Mapping[str, Any],
+    inputs: Mapping[str, Any],
+) -> dict[str, Partition]:
+    """The outputs made by a partition call, their ``kth`` and ``axis`` read (a name the
+    cell passed: its value after the run, or as an input) and, for indices, the array
+    they index on the host; calls whose arguments cannot be read are left out."""
+
+    def value(name: str) -> Any:
+        return original[name] if name in original else inputs.get(name)
+
+    found = {}
+    for path, call in made_by.items():
+        if path not in host:
+            continue
+        kth = _ints(value(call.kth)) if isinstance(call.kth, str) else call.kth
+        axis = value(call.axis) if isinstance(call.axis, str) else call.axis
+        if isinstance(axis, int | np.integer) and not isinstance(axis, bool):
+            axis = int(axis)
+        elif axis is not None:
+            continue
+        if kth is None:
+            continue
+        data = None
+        if call.indices and call.array is not None:
+            data = as_array(to_host(value(call.array), call.array, {}))
+        found[path] = Partition(kth, axis, call.indices, data)
+    return found
+
+
+def _ints(value: Any) -> tuple[int, ...] | None:
+    """``kth`` as the cell gave it: an int or a sequence of them."""
+    items = value if isinstance(value, list | tuple) else [value]
+    if not items or not all(
+        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in items
+    ):
+        return None
+    return tuple(int(v) for v in items)
+
+
 class Baseline:
     """The original run of one cell, ready for every replay to be compared with.
 
     ``control``: the control replay on the original's backend (outputs it disagrees on
     are nondeterministic: marked ``deterministic: false`` and not judged). ``reference``:
     the float64 reference replay (its floating outputs become `LeafReference`s where the
-    original agrees with them). ``inputs``: the cell's inputs, for the working precision.
+    original agrees with them). ``inputs``: the cell's inputs, for the working precision
+    and for what a partition's indices index. ``made_by``: the outputs a partition call
+    made (`producers.partition_outputs`), compared as partitions.
     """
 
     def __init__(
@@ -194,6 +290,7 @@ class Baseline:
         reference: ReplayResult | None = None,
         inputs: Mapping[str, Any] | None = None,
         rule: ReferenceRule = REFERENCE_RULE,
+        made_by: Mapping[str, PartitionCall] | None = None,
     ):
         self.original = {n: v for n, v in original.items() if not _is_code(v)}
         self.policy = policy or get_policy("porter")
@@ -202,6 +299,7 @@ class Baseline:
         self.host = {n: to_host(v, n, errors) for n, v in self.original.items()}
         self.errors = {p: f"original: {e}" for p, e in errors.items()}
         self.working = working_dtype([*self.original.values(), *(inputs or {}).values()])
+        self.partitions = _partitions(made_by or {}, self.host, original, inputs or {})
         self.references: dict[str, LeafReference] = {}
         #: leaf path -> why its reference is not used (only for floating leaves)
         self.reference_notes: dict[str, str] = {}
@@ -231,15 +329,24 @@ class Baseline:
     def _diffs(self, replay: ReplayResult) -> dict[str, list[NumericDiff]]:
         """Output name -> its leaves' diffs against the original."""
         out: dict[str, list[NumericDiff]] = {}
+        # a Python float the replay computed from its own float32 arrays (a backend's
+        # default dtype) is judged as float32 too
+        working = _narrower(self.working, working_dtype(replay.outputs.values()))
         for name, host in self.host.items():
             if name not in replay.outputs:
                 continue
             errors: dict[str, str] = {}
             actual = to_host(replay.outputs[name], name, errors)
             out[name] = compare_values(
-                name, host, actual, self.policy, references=self.references,
-                working_dtype=self.working, rule=self.rule,
-            )  # fmt: skip
+                name,
+                host,
+                actual,
+                self.policy,
+                references=self.references,
+                working_dtype=working,
+                rule=self.rule,
+                partitions=self.partitions,
+            )
             for diff_index, diff in enumerate(out[name]):
                 if diff.path in errors:
                     out[name][diff_index] = replace(diff, reason=errors[diff.path])
@@ -250,7 +357,13 @@ class Baseline:
         that did not finish (its status and error say why)."""
         if replay.status not in ("ok", "not_exercised"):
             return []  # a failed replay's half-made values would only mislead
-        expected = expected_device(replay.input_devices, replay.default_device)
+        # a replay that never touched its target holds another library's arrays: where
+        # they landed says nothing about the target's placement
+        expected = (
+            None
+            if replay.status == "not_exercised"
+            else expected_device(replay.input_devices, replay.default_device)
+        )
         diffs = self._diffs(replay)
         rows: list[OutputComparison] = []
         for name in self.host:
@@ -370,11 +483,20 @@ def compare_outputs(
     reference: ReplayResult | None = None,
     inputs: Mapping[str, Any] | None = None,
     baseline: Baseline | None = None,
+    made_by: Mapping[str, PartitionCall] | None = None,
 ) -> list[OutputComparison]:
     """Compare each output of the original run (name → value, ``_`` for the last value)
     with the replay's: numbers (against the float64 ``reference`` where there is one),
     shape, dtype, determinism (with a ``control``) and the device of the replay value.
+    ``made_by`` names the outputs a partition call made (`producers.partition_outputs`).
     Pass a `Baseline` to compare several replays of one cell without redoing its work."""
     if baseline is None:
-        baseline = Baseline(original, policy, control=control, reference=reference, inputs=inputs)
+        baseline = Baseline(
+            original,
+            policy,
+            control=control,
+            reference=reference,
+            inputs=inputs,
+            made_by=made_by,
+        )
     return baseline.compare(replay)

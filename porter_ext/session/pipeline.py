@@ -129,7 +129,9 @@ def replay_entries(
             plan_.capture.release()
     reference = next((r for r in results if r.role == "reference"), None)
     results = [r for r in results if r.role != "reference"]
-    baseline = _baseline(plan_, code, namespace, original, results, settings, policy, reference)
+    baseline = _baseline(
+        plan_, code, namespace, original, results, settings, policy, reference, run.calls
+    )
     compared = []
     for result in results:
         rows = []
@@ -155,7 +157,8 @@ def replay_entries(
                 isolation=result.isolation,
             )
         )
-        if result.role == "target" and result.status in ("ok", "error", "not_exercised"):
+        # a replay that never touched its target says nothing about its placement
+        if result.role == "target" and result.status in ("ok", "error"):
             findings.extend(result.findings)
     return entries, findings
 
@@ -283,11 +286,13 @@ def _mark_unrepeated(compared: list, code: str) -> list:
 
 def _baseline(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], original: Mapping,
               results: list, settings: ReplaySettings, policy: Any,
-              reference: Any = None) -> Any:  # fmt: skip
+              reference: Any = None, calls: Any = ()) -> Any:  # fmt: skip
     """What every replay is compared against: the original's outputs, the control replay
-    (nondeterminism) and the float64 reference (the cell on the original's backend with
-    its floating inputs promoted; in a worker, or here for ``--in-process``)."""
+    (nondeterminism), the float64 reference (the cell on the original's backend with
+    its floating inputs promoted; in a worker, or here for ``--in-process``) and the
+    outputs a partition call made (from the original run's ``calls``)."""
     from porter_ext.compare.outputs import Baseline
+    from porter_ext.compare.producers import partition_outputs
     from porter_ext.guard import guarded
     from porter_ext.replay.reference import reference_replay
 
@@ -297,7 +302,10 @@ def _baseline(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], origin
         with guarded("the float64 reference replay"):
             reference = reference_replay(code, PreRunNamespace(namespace, plan_.snapshot),
                                          inputs, settings, io_=plan_.io)  # fmt: skip
-    return Baseline(original, policy, control=control, reference=reference, inputs=inputs)
+    made_by = partition_outputs(code, calls)
+    return Baseline(
+        original, policy, control=control, reference=reference, inputs=inputs, made_by=made_by
+    )
 
 
 def original_findings(

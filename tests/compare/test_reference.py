@@ -3,6 +3,8 @@ nondeterminism from the control, bounded outputs (issue 10)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -87,9 +89,12 @@ def test_a_python_float_from_float32_is_judged_as_float32(ml_inputs, ml_runs) ->
         row = _rows(baseline, ml_runs[spec])["s"]
         assert row.within_tolerance, (spec, row)
         assert (row.rtol, row.atol) == (1e-5, 1e-6)  # float32's row of the policy
-    # without knowing the working precision it is a float64, and fails as it did in 0.1.0
+    # the replay's own float32 arrays tell the working precision too (issue 19)
     alone = compare_outputs({"s": ml_runs["numpy"].outputs["s"]}, ml_runs["torch"])
-    assert alone[0].rtol == 1e-9
+    assert alone[0].rtol == 1e-5
+    # without knowing the working precision it is a float64, and fails as it did in 0.1.0
+    bare = dataclasses.replace(ml_runs["torch"], outputs={"s": ml_runs["torch"].outputs["s"]})
+    assert compare_outputs({"s": ml_runs["numpy"].outputs["s"]}, bare)[0].rtol == 1e-9
 
 
 @pytest.mark.parametrize("buggy", ["torch", "jax", "array_api_strict"])
