@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from porter_ext.backends import LIBRARIES, BackendSpec, backend_for, get_backend
@@ -54,6 +54,19 @@ def reference_spec(inputs: dict) -> tuple[BackendSpec, bool] | None:
 
 #: seconds the door waits, at most, for a backend's place (a Dask scheduler) to answer
 PLACE_TIMEOUT = 5.0
+#: inputs at least this big (bytes of arrays) are replayed one backend at a time, without
+#: the float64 reference: each replay's outputs are as big as its inputs, so replays at
+#: once (and a float64 copy of everything) would hold many times the inputs in memory
+ONE_AT_A_TIME_BYTES = 256 << 20
+
+
+def one_at_a_time(capture: Capture | None) -> bool:
+    """Whether the cell's inputs are big enough to be replayed one backend at a time."""
+    return (
+        capture is not None
+        and capture.parcel is not None
+        and capture.parcel.nbytes >= ONE_AT_A_TIME_BYTES
+    )
 
 
 def absent_places(specs: Iterable[BackendSpec], timeout: float | None) -> dict[BackendSpec, str]:
@@ -79,9 +92,13 @@ def replay_in_workers(
     *,
     control: BackendSpec | None = None,
     reference: tuple[BackendSpec, bool] | None = None,
+    finished: Callable[[ReplayResult], None] | None = None,
 ) -> list[ReplayResult]:
     """The replays of the cell on ``specs`` (after the control), and the float64
-    ``reference`` (role "reference", last; spec and whether it needs x64), run at once."""
+    ``reference`` (role "reference", last; spec and whether it needs x64), run at once.
+    Inputs too big for that (`one_at_a_time`) are replayed one backend at a time, the
+    control first, without the reference; ``finished`` is then handed each result as it
+    comes (to compare it and let its outputs go before the next one runs)."""
     if capture.parcel is None:
         reason = f"not replayed: {capture.unsendable}"
         results = [ReplayResult(str(s), "skipped", reason=reason) for s in specs]
@@ -90,8 +107,20 @@ def replay_in_workers(
         return results  # and no reference: there is nothing to promote
     absent = absent_places(specs, settings.timeout)
     specs = [s for s in specs if s not in absent]
+    bounded = one_at_a_time(capture)
+    skipped_reference = None
+    if bounded and reference is not None:
+        n = capture.parcel.nbytes
+        size = f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
+        why = (
+            f"no float64 reference: the cell's inputs are {size}, replayed one "
+            "backend at a time and without a float64 copy, to keep memory bounded"
+        )
+        skipped_reference = ReplayResult(str(reference[0]), "skipped", reason=why, role="reference")
+        reference = None
     # a target on the original's own spec is a control already: it is not run twice
-    shared = control is not None and control in specs
+    # (except one at a time, where the control runs first, alone)
+    shared = control is not None and control in specs and not bounded
     # the control first: a listing keyed by backend keeps the target of the same spec
     wanted = [(control, "control")] if control is not None and not shared else []
     wanted += [(s, "target") for s in specs]
@@ -124,7 +153,12 @@ def replay_in_workers(
         x64 = role == "reference" and reference is not None and reference[1]
         apart = role == "reference" and not remote
         jobs.append(Job(spec, request, capture.parcel, x64=x64, apart=apart))
-    results = pool.run(jobs, settings.timeout)
+    if bounded:
+        results = pool.run(jobs, settings.timeout, at_once=1, finished=finished)
+    else:
+        results = pool.run(jobs, settings.timeout)
+    if skipped_reference is not None:
+        results.append(skipped_reference)
     if shared:
         twin = next(r for r in results if r.role == "target" and r.spec == str(control))
         results.insert(0, dataclasses.replace(twin, role="control"))

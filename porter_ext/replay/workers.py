@@ -22,7 +22,8 @@ import shutil
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from porter_ext.backends import LIBRARIES, BackendInfo, BackendSpec, get_backend
@@ -115,17 +116,31 @@ class WorkerPool:
         for spec in specs:
             _launch(self.worker_for(spec))
 
-    def run(self, jobs: list[Job], timeout: float | None = None) -> list[ReplayResult]:
-        """Run ``jobs`` at the same time (one after another on a shared worker)."""
+    def run(
+        self,
+        jobs: list[Job],
+        timeout: float | None = None,
+        *,
+        at_once: int | None = None,
+        finished: Callable[[ReplayResult], None] | None = None,
+    ) -> list[ReplayResult]:
+        """Run ``jobs`` at the same time (one after another on a shared worker), or at
+        most ``at_once`` of them at a time, in order; ``finished`` is handed each result
+        in this thread as soon as it and those before it are done."""
         if not jobs:
             return []
         for job in jobs:  # launching from this thread: the kernels boot in parallel
             _launch(self.worker_for(job.spec, x64=job.x64, apart=job.apart))
-        executor = ThreadPoolExecutor(max_workers=len(jobs))
+        executor = ThreadPoolExecutor(max_workers=at_once or len(jobs))
         futures = [executor.submit(self._one, job, timeout) for job in jobs]
+        handed = 0
         try:
-            while not all(f.done() for f in futures):  # waking often: Ctrl-C gets through
-                wait(futures, timeout=0.1)
+            while handed < len(futures):  # waking often: Ctrl-C gets through
+                wait(futures[handed:], timeout=0.1, return_when=FIRST_COMPLETED)
+                while handed < len(futures) and futures[handed].done():
+                    if finished is not None:
+                        finished(futures[handed].result())
+                    handed += 1
             return [f.result() for f in futures]
         except KeyboardInterrupt:  # the person stopped the cell: so do its replays
             for job in jobs:

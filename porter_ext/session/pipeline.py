@@ -123,21 +123,27 @@ def replay_entries(
         original = collect_outputs(
             plan_.io, namespace, run.value if run.value is not NO_VALUE else NO_VALUE
         )
-        results = _replays(plan_, code, namespace, run, settings)
+        from porter_ext.replay.dispatch import one_at_a_time
+
+        streamed = None
+        if not plan_.in_process and one_at_a_time(plan_.capture):
+            streamed = _Streamed(plan_, code, namespace, original, settings, policy, run.calls)
+        results = _replays(plan_, code, namespace, run, settings, streamed)
     finally:
         if plan_.capture is not None:
             plan_.capture.release()
     reference = next((r for r in results if r.role == "reference"), None)
     results = [r for r in results if r.role != "reference"]
-    baseline = _baseline(
-        plan_, code, namespace, original, results, settings, policy, reference, run.calls
-    )
-    compared = []
-    for result in results:
-        rows = []
-        if result.status in ("ok", "not_exercised"):
-            rows = _worker_rows(baseline.compare(result), result)
-        compared.append((result, rows))
+    if streamed is not None:  # compared as they came, their outputs let go
+        compared = [(r, streamed.rows.get(id(r), [])) for r in results]
+        if reference is not None and reference.status == "skipped" and reference.reason:
+            for result in results:  # what the numbers were not judged against, and why
+                result.notes.append(reference.reason)
+    else:
+        baseline = _baseline(
+            plan_, code, namespace, original, results, settings, policy, reference, run.calls
+        )
+        compared = [(r, _rows(baseline, r)) for r in results]
     compared = _mark_nondeterministic(compared)
     if not plan_.in_process:  # in this process the shell runs the lines again
         compared = _mark_unrepeated(compared, code)
@@ -163,9 +169,61 @@ def replay_entries(
     return entries, findings
 
 
+def _rows(baseline: Any, result: Any) -> list:
+    """One replay's rows against ``baseline`` (none for a replay that did not finish)."""
+    if result.status not in ("ok", "not_exercised"):
+        return []
+    return _worker_rows(baseline.compare(result), result)
+
+
+class _Streamed:
+    """Replays compared one by one as they come (inputs too big to hold every replay's
+    outputs at once, see `one_at_a_time`): the control, first, makes the baseline; each
+    replay's outputs are let go once its rows are made."""
+
+    def __init__(
+        self,
+        plan_: ReplayPlan,
+        code: str,
+        namespace: Mapping[str, Any],
+        original: Mapping,
+        settings: ReplaySettings,
+        policy: Any,
+        calls: Any,
+    ) -> None:
+        """The arguments `_baseline` needs (more than 7: it is built from the first
+        result, the control, when that comes)."""
+        self.context = (plan_, code, namespace, original)
+        self.settings, self.policy, self.calls = settings, policy, calls
+        self.baseline: Any = None
+        #: id of a result -> its rows
+        self.rows: dict[int, list] = {}
+
+    def __call__(self, result: Any) -> None:
+        if result.role == "reference":
+            return
+        if self.baseline is None:
+            plan_, code, namespace, original = self.context
+            control = [result] if result.role == "control" else []
+            self.baseline = _baseline(
+                plan_,
+                code,
+                namespace,
+                original,
+                control,
+                self.settings,
+                self.policy,
+                None,
+                self.calls,
+            )
+        self.rows[id(result)] = _rows(self.baseline, result)
+        result.outputs = {}  # the baseline read the control's when it was made
+
+
 def _replays(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], run: CellRun,
-             settings: ReplaySettings) -> list:  # fmt: skip
-    """The cell's replays: in workers (with the control), or in this process."""
+             settings: ReplaySettings, finished: Any = None) -> list:  # fmt: skip
+    """The cell's replays: in workers (with the control), or in this process;
+    ``finished`` sees each worker's result as it comes, when they come one at a time."""
     if plan_.in_process:
         return _in_process(plan_, code, namespace, settings)
     from porter_ext.replay.dispatch import control_spec, reference_spec, replay_in_workers
@@ -174,7 +232,7 @@ def _replays(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], run: Ce
     # the reference runs beside the other replays, from the same pre-run inputs
     return replay_in_workers(code, plan_.io, plan_.capture, list(plan_.specs), settings,
                              plan_.pool, control=control,
-                             reference=reference_spec(plan_.inputs))  # fmt: skip
+                             reference=reference_spec(plan_.inputs), finished=finished)  # fmt: skip
 
 
 def _in_process(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any],

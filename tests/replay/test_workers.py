@@ -359,3 +359,56 @@ def test_workers_reading_one_block_write_their_own_pages(ip):
     for replay in found.values():
         assert {o.name: o.within_tolerance for o in replay.outputs}["total"] is True
     assert float(ip.user_ns["x"].sum()) == 1_000_000
+
+
+def test_big_inputs_are_replayed_one_backend_at_a_time(ip, monkeypatch):
+    """Inputs past `ONE_AT_A_TIME_BYTES` (lowered here): the replays run one after
+    another (a server on 127.0.0.1 counts how many are connected at once), are compared
+    as they come, and the float64 reference is skipped with its reason."""
+    import socket
+
+    from porter_ext.replay import dispatch
+
+    monkeypatch.setattr(dispatch, "ONE_AT_A_TIME_BYTES", 1 << 20)
+    server = socket.create_server(("127.0.0.1", 0))
+    seen = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    def count() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=hold, args=(connection,), daemon=True).start()
+
+    def hold(connection) -> None:
+        with lock:
+            seen["now"] += 1
+            seen["most"] = max(seen["most"], seen["now"])
+        connection.recv(1)  # until the replay closes it
+        with lock:
+            seen["now"] -= 1
+
+    threading.Thread(target=count, daemon=True).start()
+    ip.user_ns.update(PERSON=os.getpid(), PORT=server.getsockname()[1])
+    run(ip, "import socket, os, time, numpy as np\nx = np.ones(300_000, dtype=np.float32)")
+    cell = (
+        "if os.getpid() != PERSON:\n"
+        "    with socket.create_connection(('127.0.0.1', PORT), timeout=60):\n"
+        "        time.sleep(0.5)\n"
+        "y = x * 2"
+    )
+    try:
+        run(ip, f"%%port -b numpy,strict,torch --quiet\n{cell}")
+    finally:
+        server.close()
+    found = replays(ip.user_ns["_port"])
+    assert {k: r.status for k, r in found.items()} == dict.fromkeys(
+        ["numpy", "strict", "torch"], "ok"
+    )
+    for replay in found.values():
+        assert {o.name: o.within_tolerance for o in replay.outputs} == {"y": True}
+    assert seen["most"] == 1
+    for replay in found.values():
+        assert "no float64 reference: the cell's inputs are 1 MiB" in replay.reason
