@@ -42,7 +42,9 @@ chromium:
 # Two runs: Playwright's sync API marks the main thread's event loop as running for the
 # rest of its process, which top-level-await tests of %%port cells must not see.
 # PORTER_DEBUG=1 (also set by tests/conftest.py): porter's internal errors fail tests.
+# First the extension's TypeScript unit tests (jest, labextension/src/__tests__: seconds).
 test: setup chromium
+	cd labextension && PATH="$(abspath $(VENV))/bin:$$PATH" jlpm test
 	PORTER_DEBUG=1 $(PY) -m pytest -q --ignore=tests/browser
 	PORTER_DEBUG=1 $(PY) -m pytest -q tests/browser
 

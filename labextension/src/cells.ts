@@ -1,12 +1,15 @@
 /**
  * Reading porter's results out of a live notebook: the latest cell entry among a code
  * cell's outputs, and where the recorded source sits in the cell's current text (a
- * `%%port` line above it shifts every recorded line by one).
+ * `%%port` line above it shifts every recorded line by one). Applying a rewrite to a
+ * cell (the rule is `apply.ts`'s) and which results are stale since.
  */
 import { ICodeCellModel } from '@jupyterlab/cells';
 import { IOutputModel } from '@jupyterlab/rendermime';
+import { ISignal, Signal } from '@lumino/signaling';
 
-import { asCellEntry, CELL_MIME, ICellEntry, verifiedRewrite } from './types';
+import { comparable, planApply } from './apply';
+import { asCellEntry, CELL_MIME, ICellEntry } from './types';
 
 const cache = new WeakMap<IOutputModel, ICellEntry | null>();
 
@@ -53,7 +56,8 @@ export function sourceOffset(
   cellText: string,
   source: string
 ): { lines: number; exact: boolean } {
-  const at = source ? cellText.indexOf(source) : -1;
+  // a typed cell has no trailing newline where the recorded body has one
+  const at = source ? cellText.indexOf(comparable(source)) : -1;
   if (at !== -1) {
     return { lines: countLines(cellText, at), exact: true };
   }
@@ -66,23 +70,72 @@ export function shortName(name: string): string {
   return i === -1 ? name : name.slice(i + 1);
 }
 
+/** The shared model's own undo history of a cell (per cell in JupyterLab 4). */
+interface IUndoable {
+  undoManager?: { stopCapturing(): void } | null;
+}
+
 /**
- * Put a verified rewrite into the cell in place of the source it was recorded from.
- * Returns why not when it cannot: the rewrite is not verified, or the cell changed.
+ * Put a verified rewrite into the cell in place of the source it was recorded from, as
+ * one edit of the shared model (one undo step: Ctrl+Z in the cell restores the
+ * original). Returns why not when it cannot (see `planApply`: the rule is there).
  */
 export function applyRewrite(
   model: ICodeCellModel,
   entry: ICellEntry
 ): string | null {
-  const rewrite = verifiedRewrite(entry);
-  if (!rewrite) {
-    return 'porter applies only rewrites that replays verified';
+  const shared = model.sharedModel;
+  const plan = planApply(shared.getSource(), entry);
+  if (plan.edit === null) {
+    return plan.reason;
   }
-  const text = model.sharedModel.getSource();
-  const at = entry.source ? text.indexOf(entry.source) : -1;
-  if (at === -1) {
-    return 'the cell changed since porter recorded it: run it again to get a fresh rewrite';
-  }
-  model.sharedModel.updateSource(at, at + entry.source.length, rewrite.source);
+  const { from, to, insert } = plan.edit;
+  const history = (shared as unknown as IUndoable).undoManager;
+  history?.stopCapturing(); // not merged with what was typed just before
+  shared.updateSource(from, to, insert);
+  history?.stopCapturing();
+  markApplied(model, entry);
   return null;
+}
+
+// --- stale results: a rewrite was applied and the cell has not run since ---------------
+
+const applied = new WeakSet<ICodeCellModel>();
+const stale = new Signal<object, ICodeCellModel>({});
+
+/**
+ * Emitted with a cell whose result became stale (its rewrite was applied) or fresh
+ * again (it ran, or an undo gave back the source porter recorded).
+ */
+export const staleChanged: ISignal<object, ICodeCellModel> = stale;
+
+/**
+ * True while the result of `model`'s cell describes source no longer there: its
+ * rewrite was applied, and the cell has neither run since nor been undone. (Per cell:
+ * what a view holds of the result may be a copy of the output's JSON.)
+ */
+export function isStale(model: ICodeCellModel): boolean {
+  return applied.has(model);
+}
+
+function markApplied(model: ICodeCellModel, entry: ICellEntry): void {
+  if (applied.has(model)) {
+    return;
+  }
+  const fresh = () => {
+    applied.delete(model);
+    model.outputs.changed.disconnect(ran);
+    model.sharedModel.changed.disconnect(edited);
+    stale.emit(model);
+  };
+  const ran = () => fresh();
+  const edited = () => {
+    if (planApply(model.sharedModel.getSource(), entry).edit !== null) {
+      fresh(); // undone: the cell holds what porter recorded again
+    }
+  };
+  applied.add(model);
+  model.outputs.changed.connect(ran);
+  model.sharedModel.changed.connect(edited);
+  stale.emit(model);
 }

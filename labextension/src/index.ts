@@ -19,7 +19,7 @@ import {
 } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
 
-import { applyRewrite, entryOfCell } from './cells';
+import { applyRewrite, entryOfCell, isStale, staleChanged } from './cells';
 import { registerMarks } from './marks';
 import { PortingPanel } from './panel';
 import { APPLY_EVENT, IApplyDetail } from './render';
@@ -54,19 +54,70 @@ function useCellRenderer(panel: NotebookPanel): void {
   );
 }
 
-/** Apply `entry`'s verified rewrite to the cell whose output sent the event. */
-function onApplyEvent(panel: NotebookPanel, event: Event): void {
-  const { entry } = (event as CustomEvent<IApplyDetail>).detail;
-  const target = event.target as Node;
+/** Apply `entry` (by default the cell's last porter result) to the cell holding `target`. */
+function applyInCell(
+  panel: NotebookPanel,
+  target: Node,
+  entry?: ICellEntry | null
+): void {
   const cell = panel.content.widgets.find(w => w.node.contains(target));
   if (!cell || cell.model.type !== 'code') {
     Notification.warning('porter: could not find the cell of this result');
     return;
   }
-  const why = applyRewrite(cell.model as ICodeCellModel, entry);
+  const model = cell.model as ICodeCellModel;
+  const result = entry ?? entryOfCell(model);
+  const why = result
+    ? applyRewrite(model, result)
+    : 'this cell holds no porter result';
   if (why) {
     Notification.warning(`porter: ${why}`);
   }
+}
+
+/** Apply `entry`'s verified rewrite to the cell whose output (porter's view) sent the event. */
+function onApplyEvent(panel: NotebookPanel, event: Event): void {
+  const { entry } = (event as CustomEvent<IApplyDetail>).detail;
+  applyInCell(panel, event.target as Node, entry);
+}
+
+/**
+ * The live widget's Apply button (an ipywidgets Button with the class
+ * `porter-widget-apply`): the click is taken here, before the widget sends it to the
+ * kernel, and applied with the same function as every other Apply.
+ */
+function onWidgetClick(panel: NotebookPanel, event: Event): void {
+  const target = event.target as Element | null;
+  const button = target?.closest?.('.porter-widget-apply');
+  if (!button) {
+    return;
+  }
+  event.stopPropagation();
+  event.preventDefault();
+  applyInCell(panel, button);
+}
+
+const APPLIED_LABEL = 'Applied: run the cell to check it again';
+
+/** The Apply buttons in a cell's outputs: off while its result is stale, on again after. */
+function showStale(tracker: INotebookTracker, model: ICodeCellModel): void {
+  const stale = isStale(model);
+  tracker.forEach(panel => {
+    const cell = panel.content.widgets.find(w => w.model === model);
+    cell?.node
+      .querySelectorAll<HTMLButtonElement>('.jp-OutputArea button.porter-apply')
+      .forEach(button => {
+        if (stale && !button.disabled) {
+          button.dataset.porterLabel = button.textContent ?? '';
+          button.textContent = APPLIED_LABEL;
+          button.disabled = true;
+        } else if (!stale && button.dataset.porterLabel !== undefined) {
+          button.textContent = button.dataset.porterLabel;
+          delete button.dataset.porterLabel;
+          button.disabled = false;
+        }
+      });
+  });
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -88,13 +139,19 @@ const plugin: JupyterFrontEndPlugin<void> = {
     panel.title.icon = ICON;
     app.shell.add(panel, 'left', { rank: 900 });
 
-    tracker.widgetAdded.connect((_, notebook) => {
+    const setUp = (notebook: NotebookPanel) => {
       useCellRenderer(notebook);
       notebook.node.addEventListener(APPLY_EVENT, event =>
         onApplyEvent(notebook, event)
       );
-    });
-    tracker.forEach(notebook => useCellRenderer(notebook));
+      notebook.node.addEventListener(
+        'click',
+        event => onWidgetClick(notebook, event),
+        true // capture: before the widget's own handler
+      );
+    };
+    tracker.widgetAdded.connect((_, notebook) => setUp(notebook));
+    tracker.forEach(setUp);
     panel.notebook = tracker.currentWidget;
     tracker.currentChanged.connect((_, notebook) => {
       panel.notebook = notebook;
@@ -109,6 +166,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     if (editors) {
       registerMarks(editors);
     }
+    staleChanged.connect((_, model) => showStale(tracker, model));
 
     app.commands.addCommand(APPLY_COMMAND, {
       label: 'porter: Apply Verified Rewrite to the Active Cell',
@@ -118,7 +176,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
           cell?.model.type === 'code'
             ? entryOfCell(cell.model as ICodeCellModel)
             : null;
-        return entry?.rewrite?.status === 'verified';
+        return (
+          entry?.rewrite?.status === 'verified' &&
+          !isStale(cell!.model as ICodeCellModel)
+        );
       },
       execute: () => {
         const cell = tracker.activeCell;

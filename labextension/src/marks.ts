@@ -15,7 +15,14 @@ import { Diagnostic, setDiagnostics } from '@codemirror/lint';
 import { Text } from '@codemirror/state';
 import { EditorView, ViewPlugin } from '@codemirror/view';
 
-import { applyRewrite, entryOfCell, shortName, sourceOffset } from './cells';
+import {
+  applyRewrite,
+  entryOfCell,
+  isStale,
+  shortName,
+  sourceOffset,
+  staleChanged
+} from './cells';
 import { utf16Column } from './columns';
 import { visibleText } from './text';
 import { ICellEntry, isFinding, isMuted, verifiedRewrite } from './types';
@@ -117,9 +124,11 @@ function cellMarks(model: ICodeCellModel) {
         return;
       }
       last = entry;
-      const diagnostics = entry
-        ? diagnosticsFor(model, entry, view.state.doc)
-        : [];
+      // a rewrite applied: the findings are about source no longer there until it runs
+      const diagnostics =
+        entry && !isStale(model)
+          ? diagnosticsFor(model, entry, view.state.doc)
+          : [];
       view.dispatch(setDiagnostics(view.state, diagnostics));
     };
     const schedule = () => {
@@ -127,11 +136,18 @@ function cellMarks(model: ICodeCellModel) {
         pending = window.setTimeout(refresh, 0);
       }
     };
+    const onStale = (_: unknown, cell: ICodeCellModel) => {
+      if (cell === model) {
+        schedule();
+      }
+    };
     model.outputs.changed.connect(schedule);
+    staleChanged.connect(onStale);
     schedule(); // not now: a view may not dispatch while it is being built
     return {
       destroy() {
         window.clearTimeout(pending);
+        staleChanged.disconnect(onStale);
         if (!model.isDisposed) {
           model.outputs.changed.disconnect(schedule);
         }

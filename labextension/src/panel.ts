@@ -10,7 +10,13 @@ import { ICellModel, ICodeCellModel } from '@jupyterlab/cells';
 import { Notification } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
-import { applyRewrite, entryOfCell, sourceOffset } from './cells';
+import {
+  applyRewrite,
+  entryOfCell,
+  isStale,
+  sourceOffset,
+  staleChanged
+} from './cells';
 import { utf16Column } from './columns';
 import { appendText, el, num } from './text';
 import { ICellEntry, isFinding, isMuted, verifiedRewrite } from './types';
@@ -20,6 +26,8 @@ interface ISite {
   line: number | null;
   col: number;
   label: string;
+  /** The cell's rewrite was applied: this finding is about source no longer there. */
+  stale: boolean;
 }
 
 interface ISections {
@@ -27,7 +35,7 @@ interface ISections {
   devices: ISite[];
   failures: ISite[];
   mismatches: ISite[];
-  rewrites: { cell: number; entry: ICellEntry }[];
+  rewrites: { cell: number; entry: ICellEntry; stale: boolean }[];
   results: number;
 }
 
@@ -54,6 +62,7 @@ function collect(panel: NotebookPanel): ISections {
       continue;
     }
     s.results++;
+    const stale = isStale(model as ICodeCellModel);
     const where = `cell ${i + 1}`;
     for (const call of entry.calls ?? []) {
       if (!isFinding(call) || isMuted(call)) {
@@ -69,7 +78,8 @@ function collect(panel: NotebookPanel): ISections {
         cell: i,
         line: call.line,
         col: call.col,
-        label: `${where}, line ${call.line}: ${call.name}`
+        label: `${where}, line ${call.line}: ${call.name}`,
+        stale
       });
       s.groups.set(key, group);
     }
@@ -80,7 +90,8 @@ function collect(panel: NotebookPanel): ISections {
         cell: i,
         line: f.line ?? null,
         col: 0,
-        label: `${where}, ${line}: ${f.name} [${f.kind}${f.backend ? ` on ${f.backend}` : ''}] ${f.message ?? ''}`
+        label: `${where}, ${line}: ${f.name} [${f.kind}${f.backend ? ` on ${f.backend}` : ''}] ${f.message ?? ''}`,
+        stale
       });
     }
     for (const r of entry.replays ?? []) {
@@ -92,7 +103,8 @@ function collect(panel: NotebookPanel): ISections {
           cell: i,
           line: r.error?.line ?? null,
           col: 0,
-          label: `${where}, ${r.backend}: ${r.status} ${why}`
+          label: `${where}, ${r.backend}: ${r.status} ${why}`,
+          stale
         });
       }
       for (const o of r.outputs ?? []) {
@@ -101,13 +113,14 @@ function collect(panel: NotebookPanel): ISections {
             cell: i,
             line: null,
             col: 0,
-            label: `${where}, ${r.backend}: ${o.name} differs (max abs err ${num(o.max_abs_err)}, ${o.mismatched ?? '?'} mismatched)`
+            label: `${where}, ${r.backend}: ${o.name} differs (max abs err ${num(o.max_abs_err)}, ${o.mismatched ?? '?'} mismatched)`,
+            stale
           });
         }
       }
     }
     if (verifiedRewrite(entry)) {
-      s.rewrites.push({ cell: i, entry });
+      s.rewrites.push({ cell: i, entry, stale });
     }
   }
   return s;
@@ -121,6 +134,7 @@ export class PortingPanel extends Widget {
     this.title.label = 'Porting';
     this.addClass('porter-panel');
     this.node.tabIndex = 0;
+    staleChanged.connect(() => this.schedule()); // a rewrite applied, or undone
     this._render();
   }
 
@@ -217,11 +231,26 @@ export class PortingPanel extends Widget {
       const section = this._section('Verified rewrites', s.rewrites.length);
       for (const r of s.rewrites) {
         const row = el('div', 'porter-panel-item');
+        if (r.stale) {
+          row.classList.add('porter-stale');
+          appendText(
+            row,
+            `cell ${r.cell + 1}: rewrite applied; run the cell to check it again`
+          );
+          section.appendChild(row);
+          continue;
+        }
         appendText(
           row,
           `cell ${r.cell + 1}: verified on ${(r.entry.rewrite?.verified_on ?? []).join(', ') || 'its replays'} `
         );
-        const button = el('button', 'porter-apply jp-Button', 'Apply');
+        const button = el(
+          'button',
+          'porter-apply jp-Button',
+          'Apply verified rewrite'
+        );
+        button.title =
+          'Replace the cell source with the rewrite that replays verified';
         button.addEventListener('click', () => this._apply(r.cell, r.entry));
         row.appendChild(button);
         section.appendChild(row);
@@ -268,6 +297,11 @@ export class PortingPanel extends Widget {
   private _item(site: ISite): HTMLElement {
     const item = el('div', 'porter-panel-item porter-clickable', site.label);
     item.title = 'Go to this line';
+    if (site.stale) {
+      item.classList.add('porter-stale');
+      item.prepend(el('span', 'porter-stale-tag', 'stale '));
+      item.title = 'The rewrite was applied: run the cell to see its findings';
+    }
     item.addEventListener('click', () =>
       this.reveal(site.cell, site.line, site.col)
     );

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 TAB_TITLES = ("Calls", "Numerics", "Devices", "Side by side")
+#: the label of the Apply button, the same in every view (porter's renderer, the panel)
+APPLY_LABEL = "Apply verified rewrite"
 
 
 def error_plot_png(out: OutputComparison) -> bytes | None:
@@ -89,8 +91,39 @@ class CellWidget(_Base):
         # the port plan and the proposed rewrite come first, where there are any
         self.plan = W.HTML(plan_html(entry))
         self.rewrite = W.HTML(rewrite_html(entry))
-        shown = (self.header, self.plan, self.rewrite, self.tabs)
-        self.children = tuple(w for w in shown if not isinstance(w, W.HTML) or w.value)
+        self.apply_button, self.apply_note = self._apply_row()
+        html = [w for w in (self.header, self.plan, self.rewrite) if w.value]
+        if self.apply_button is not None:  # Apply comes first in the rewrite's place
+            html[html.index(self.rewrite) : html.index(self.rewrite)] = [
+                self.apply_button,
+                self.apply_note,
+            ]
+        self.children = (*html, self.tabs)
+
+    def _apply_row(self) -> tuple[Any, Any]:
+        """The Apply button, where replays verified the rewrite, and the note it writes;
+        (None, None) otherwise. porter's JupyterLab extension (JupyterLab, Notebook 7)
+        takes the click in the page and edits the cell with its one Apply function, so
+        `_on_apply` runs only in a front end without the extension."""
+        rewrite = self.entry.rewrite
+        if rewrite is None or rewrite.status != "verified" or rewrite.source is None:
+            return None, None
+        button = W.Button(
+            description=APPLY_LABEL,
+            tooltip="Replace the cell's source with the rewrite that replays verified",
+            layout=W.Layout(width="max-content"),
+        )
+        button.add_class("porter-apply")
+        button.add_class("porter-widget-apply")
+        button.on_click(self._on_apply)
+        return button, W.HTML()
+
+    def _on_apply(self, _button: Any) -> None:
+        self.apply_note.value = _note(
+            "This front end has no porter extension to edit the cell: run "
+            "<code>_port.apply()</code> in a new cell (right after this one) to put the "
+            "rewrite there."
+        )
 
     def _calls_tab(self) -> Any:
         calls = self.entry.calls

@@ -426,10 +426,16 @@ def test_apply_puts_only_a_verified_rewrite_into_its_cell(page, page_log, lab):
     assert page.evaluate(source, 1).endswith("b1 = np.sum(a1, axis=0)")
     assert page.evaluate(source, 2).endswith("b2 = np.sum(a2, 0)")  # partial: untouched
 
-    # applying again is refused: the cell no longer holds the recorded source
-    cells.nth(0).locator("button.porter-apply").click()
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:display-notifications')")
-    page.get_by_text("the cell changed since porter recorded it").wait_for(timeout=10_000)
+    # once applied, the result is stale until the cell runs again: its Apply is off and
+    # its marks are gone (applying again is refused: tests in labextension/src/__tests__)
+    applied = cells.nth(0).locator("button.porter-apply")
+    assert applied.is_disabled()
+    assert applied.inner_text() == "Applied: run the cell to check it again"
+    page.wait_for_function(
+        "() => !document.querySelectorAll('.jp-Notebook .jp-Cell')[0]"
+        ".querySelector('.cm-lintRange.porter-mark')",
+        timeout=10_000,
+    )
     assert page.evaluate(source, 0).endswith("b0 = np.sum(a0, axis=0)")
     assert page_log.errors == []
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 
 import pytest
@@ -14,10 +14,11 @@ W = pytest.importorskip("ipywidgets")
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
-from porter_ext.report.model import CellEntry, ReplayEntry  # noqa: E402
+from porter_ext.report.model import CellEntry, ReplayEntry, RewriteEntry  # noqa: E402
 from porter_ext.ui import widget as widget_module  # noqa: E402
 from porter_ext.ui.mime import MIME_TYPE, cell_bundle  # noqa: E402
 from porter_ext.ui.widget import (  # noqa: E402
+    APPLY_LABEL,
     TAB_TITLES,
     WIDGET_VIEW,
     CellWidget,
@@ -100,6 +101,29 @@ def test_children_and_tab_titles(entry):
     assert len(w.tabs.children) == 4
     assert "porter: 3 findings in 5 array calls" in w.header.value
     assert "cell 0" in w.header.value
+
+
+@pytest.mark.parametrize("status", ["verified", "partial", "refused"])
+def test_apply_button_only_for_a_verified_rewrite(entry, status):
+    """The live widget carries "Apply verified rewrite" above the rewrite, as porter's
+    renderer does: classes the JupyterLab extension takes the click by; a front end
+    without the extension gets a note from the kernel instead of nothing."""
+    rewrite = RewriteEntry(
+        source="y = xp.sum(x, axis=1)\n", status=status, verified_on=["numpy"], diff="-a\n+b"
+    )
+    w = CellWidget(replace(entry, rewrite=rewrite))
+    if status != "verified":
+        assert w.apply_button is None and w.apply_note is None
+        assert w.children == (w.header, w.plan, w.rewrite, w.tabs)
+        return
+    button = w.apply_button
+    assert w.children == (w.header, w.plan, button, w.apply_note, w.rewrite, w.tabs)
+    assert button.description == APPLY_LABEL == "Apply verified rewrite"
+    assert {"porter-apply", "porter-widget-apply"} <= set(button._dom_classes)
+    assert w.apply_note.value == ""
+    button.click()  # what reaches the kernel where no extension took the click
+    assert "_port.apply()" in w.apply_note.value
+    assert {tag for tag, _ in parse(w.apply_note.value).tags} <= ALLOWED_TAGS
 
 
 def test_calls_list_starts_on_the_first_finding(entry):
