@@ -64,6 +64,8 @@ class Site:
     entry: Replacement | None = None
     #: which entry applies depends on values (the finding itself may still be certain)
     undecided: bool = False
+    #: where it is undecided, the entries the values may choose (a run tells which)
+    options: tuple[Replacement, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -97,7 +99,7 @@ class Analyzer(FlowModel):
         name = self.namespace_name(func) if dotted is None else None
         receiver = None
         if dotted is None and name is None and isinstance(func, ast.Attribute):
-            receiver = self._array(func.value)
+            receiver = self._array(func.value) or self.recorded_receiver(node)
         if dotted is not None:
             callee = callee_of(dotted)
             if callee is not None and not _is_class_name(callee, self.std):
@@ -246,8 +248,12 @@ def _is_class_name(callee: Callee, std: Standard) -> bool:
     return base[:1].isupper() or base in std.dtypes
 
 
-#: (code, name, message, suggestion, needs_run, entry, undecided): a `Site` without its place
-_Judged = tuple[str, str, str, "str | None", bool, "Replacement | None", bool]
+#: (code, name, message, suggestion, needs_run, entry, undecided[, options]): a `Site`
+#: without its place
+_Judged = (
+    tuple[str, str, str, "str | None", bool, "Replacement | None", bool]
+    | tuple[str, str, str, "str | None", bool, "Replacement | None", bool, tuple]
+)
 #: judgements of calls by what the source shows of them (cleared when it grows past the max)
 _JUDGED: dict[tuple, _Judged | None] = {}
 _JUDGED_MAX = 8192
@@ -308,7 +314,7 @@ def _judge(
             f"whether {name} is used as the standard says depends on values the source "
             "does not show (argument kinds, array ranks): needs a run (%%port or porter run)"
         )
-        return ("PA100", name, message, suggestions or None, True, None, True)
+        return ("PA100", name, message, suggestions or None, True, None, True, tuple(options))
     # outside the standard whatever the values: a finding; only the fix depends on them
     verdict = next(v for v, _ in judged if v.status != "standard")
     message = (
@@ -316,4 +322,4 @@ def _judge(
         "show (a run with %%port or porter run tells)"
     )
     suggestion = suggestions or verdict.suggestion
-    return (CODE_OF[verdict.status], name, message, suggestion, False, None, True)
+    return (CODE_OF[verdict.status], name, message, suggestion, False, None, True, tuple(options))

@@ -8,6 +8,8 @@ codemod (`porter_ext.fix.rewrite`) share it.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from porter_ext.fix.static import (
     PYTHON_TYPES,
@@ -81,6 +83,14 @@ def _targets(node: ast.AST) -> list[tuple[str, ast.expr | None]]:
 
 class SourceModel:
     """The names of one module, scope by scope, as the source binds them."""
+
+    #: calls a run showed to return an array, by where they are written: (line, column
+    #: as ast counts it, the callee's last name) → library; what the source cannot tell
+    #: (``torch.sigmoid(x)``, ``model(x)``) so that the calls on them are judged too
+    results: Mapping[tuple[int, int, str], str] = MappingProxyType({})
+    #: method calls a run saw on arrays, keyed alike: their receivers are arrays
+    #: (``a.flatten()`` on a parameter ``a``)
+    receivers: Mapping[tuple[int, int, str], str] = MappingProxyType({})
 
     def __init__(
         self, imports: dict[str, str], std: Standard, arrays: dict[str, str] | None = None
@@ -209,15 +219,30 @@ class SourceModel:
             callee = callee_of(dotted)
             if callee is not None and self._returns_array(callee.library, "function", callee.name):
                 return ArrayValue(callee.library)
-            return None
+            return self._recorded_result(node)
         name = self.namespace_name(func)
-        if name is not None:
-            return ArrayValue("*") if self._returns_array("*", "function", name) else None
+        if name is not None and self._returns_array("*", "function", name):
+            return ArrayValue("*")
         if isinstance(func, ast.Attribute):
-            receiver = self._array(func.value)
+            receiver = self._array(func.value) or self.recorded_receiver(node)
             if receiver is not None and self._returns_array(receiver.library, "method", func.attr):
                 return receiver
-        return None
+        return self._recorded_result(node)
+
+    def recorded_receiver(self, node: ast.Call) -> ArrayValue | None:
+        """The receiver of a method call a run saw on an array of a library."""
+        if not self.receivers or not isinstance(node.func, ast.Attribute):
+            return None
+        library = self.receivers.get((node.lineno, node.col_offset, node.func.attr))
+        return ArrayValue(library) if library is not None else None
+
+    def _recorded_result(self, node: ast.Call) -> ArrayValue | None:
+        if not self.results:
+            return None
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        library = self.results.get((node.lineno, node.col_offset, name or ""))
+        return ArrayValue(library) if library is not None else None
 
     def value_of(self, node: ast.expr) -> object:
         """A call argument as far as the source tells it."""

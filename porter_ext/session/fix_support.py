@@ -49,6 +49,40 @@ def mixed_operators(calls: Any) -> dict:
     return found
 
 
+def array_results(calls: Any) -> dict:
+    """The calls of the original run (written in this cell) that returned an array or a
+    tuple of arrays, by ``(line, col, name)`` → library: what the codemod cannot tell from
+    the source (`rewrite_source`'s ``results``)."""
+    return {
+        (call.line, call.col, call.name): call.library
+        for call in calls
+        if call.origin_cell is None and call.device_out is not None and call.kind != "operator"
+    }
+
+
+def array_methods(calls: Any) -> dict:
+    """The method calls of the original run (written in this cell) on arrays, by ``(line,
+    col, name)`` → library: their receivers are arrays (`rewrite_source`'s ``receivers``)."""
+    return {
+        (call.line, call.col, call.name): call.library
+        for call in calls
+        if call.origin_cell is None and call.kind == "method"
+    }
+
+
+def run_verdicts(calls: Any) -> dict:
+    """The one verdict the original run gave at each site of this cell, by ``(line, col,
+    name)`` → ``(status, standard_name)``: where the source leaves the table's entry to
+    values, the run tells it (`rewrite_source`'s ``decided``). A site the run judged two
+    ways (a loop over arrays of different ranks) is left out."""
+    seen: dict = {}
+    for call in calls:
+        if call.origin_cell is None and call.kind != "operator":
+            key = (call.line, call.col, call.name)
+            seen.setdefault(key, set()).add((call.status, call.standard_name))
+    return {key: next(iter(v)) for key, v in seen.items() if len(v) == 1}
+
+
 def idle_functions(source: str, calls: Any, applied: Any) -> tuple[dict, set]:
     """The cell's top-level functions nothing in it ran (name → lines), and the keys of the
     applied sites inside them: no replay of this cell can verify those."""

@@ -29,6 +29,8 @@ from porter_ext.session.fix_support import (
     Round,
     accepted_entry,
     agrees,
+    array_methods,
+    array_results,
     code_reading,
     finding_count,
     idle_functions,
@@ -39,6 +41,7 @@ from porter_ext.session.fix_support import (
     not_run_reason,
     provided_helpers,
     refused,
+    run_verdicts,
     site_entries,
     site_key,
     unexercised_specs,
@@ -70,6 +73,11 @@ class FixRun:
     cell: int | str = "fix"
     #: operators the run showed to mix bool with numbers (see `rewrite_source`)
     operators: dict = field(default_factory=dict)
+    #: calls the run showed to return arrays (see `rewrite_source`)
+    results: dict = field(default_factory=dict)
+    #: the run's verdict at each site, and its method calls on arrays (`rewrite_source`)
+    decided: dict = field(default_factory=dict)
+    receivers: dict = field(default_factory=dict)
     rounds: list[Round] = field(default_factory=list)
     #: ``porter fix``: the session (its deferred definitions) and the notebook cell index
     session: Any = None
@@ -94,13 +102,17 @@ class FixRun:
         imports = namespace_imports(namespace)
         provided = provided_helpers(imports) if self.in_effect else ()
         result = rewrite_source(masked, imports=imports, arrays=namespace_arrays(namespace), only=only,
-                                operators=self.operators, provided=provided)  # fmt: skip
+                                operators=self.operators, provided=provided,
+                                results=self.results, decided=self.decided,
+                                receivers=self.receivers)  # fmt: skip
         if not lines:
             return result
         return CellRewrite(self.source, unmask(result.source, lines), result.sites)
 
     def _new_inputs(self, code: str, namespace: Mapping[str, Any]) -> list[str]:
-        """Names of ``namespace`` that the proposed rewrite reads and ``code`` does not."""
+        """Names of ``namespace`` that the proposed rewrite reads and ``code`` does not, and
+        the helpers an earlier cell provides (``porter fix``): the rewrite proposed after
+        the run, with what the run saw, may read them where this one does not."""
         from libcst import ParserSyntaxError
 
         from porter_ext.replay.analysis import analyse
@@ -110,7 +122,9 @@ class FixRun:
             before, after = analyse(code).inputs, analyse(proposal).inputs
         except (SyntaxError, ParserSyntaxError):  # the run (or _verify) says so
             return []
-        return [n for n in after if n not in before and n in namespace]
+        provided = provided_helpers(namespace_imports(namespace)) if self.in_effect else []
+        reads = [n for n in after if n not in before and n in namespace]
+        return reads + [n for n in provided if n not in reads and n not in before]
 
     def verify(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any,
                policy: Any) -> CellEntry:  # fmt: skip
@@ -205,6 +219,9 @@ class FixRun:
             return refused(self.source, [], "the cell has IPython syntax (a magic or a "
                             "shell command): porter rewrites plain Python only")  # fmt: skip
         self.operators = mixed_operators(entry.calls)
+        self.results = array_results(entry.calls)
+        self.decided = run_verdicts(entry.calls)
+        self.receivers = array_methods(entry.calls)
         full = self._propose(namespace)
         if not full.sites:
             return None  # nothing porter could rewrite, nothing to say

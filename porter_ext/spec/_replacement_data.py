@@ -46,13 +46,15 @@ def _add(
     rewrite: str | None = None,
     example: str | None = None,
     no_rewrite: str = "",
+    parts: tuple[tuple[str, str], ...] = (),
 ) -> None:
     """One entry per library letter in ``libs`` (n numpy, t torch, j jax, c cupy, * any).
 
     ``rewrite`` is the executable template (`porter_ext.spec.rewrites`) and ``example``
     the original spelling it is verified on; without a rewrite, ``no_rewrite`` says why
-    (by default: none has been verified, the suggestion is advice)."""
-    if rewrite is not None and example is None:
+    (by default: none has been verified, the suggestion is advice). ``parts`` are the
+    templates of the fields of a tuple result (``.values``/``[0]``, ``.indices``/``[1]``)."""
+    if (rewrite is not None or parts) and example is None:
         raise ValueError(f"the rewrite of {name} has no example to verify it on")
     reason = "" if rewrite is not None else (no_rewrite or NO_VERIFIED_REWRITE)
     for letter in libs:
@@ -69,6 +71,7 @@ def _add(
                 rewrite,
                 reason,
                 example,
+                parts,
             )  # fmt: skip
         )
 
@@ -191,8 +194,9 @@ _add("t", "method", "to", DEVICE, "to_device", "x.to_device(device)",
      "ties the code to CUDA; " + _TO_DEVICE_NOTE, when="cuda_arg")
 _add("t", "method", "to", DEVICE, "to_device", "x.to_device(device)", _TO_DEVICE_NOTE,
      when="device_arg")
-_add("t", "method", "to", NS, "astype", "xp.astype(x, {dtype})",
-     "a dtype cast is xp.astype in the standard", when="dtype_arg")
+_add("t", "method", "to", NS, "astype", "xp.astype(x, {dtype}, copy=False)",
+     "a dtype cast is xp.astype in the standard", when="dtype_arg",
+     rewrite="xp.astype({x}, {dtype}, copy=False)", example="x.to(lib.float32)")
 _add("t", "method", "to", NS, "to_device", "x.to_device(y.device)",
      "x.to(y) takes both the device and the dtype of y: x.to_device(y.device) and "
      "xp.astype(x, y.dtype)")
@@ -244,8 +248,10 @@ _fn("t", "tensor", "asarray", "xp.asarray(data, dtype={dtype})",
 _fn("t", "as_tensor", "asarray", "xp.asarray(data, dtype={dtype})", _renamed("asarray"))
 _fn("t", "from_numpy", "asarray", "xp.asarray(a)",
     "or xp.from_dlpack(a) for a zero-copy view on the same device")
-_fn("njc", "copy", "asarray", "xp.asarray(x, copy=True)", "the standard copies with asarray")
-_fn("t", "clone", "asarray", "xp.asarray(x, copy=True)", "the standard copies with asarray")
+_fn("njc", "copy", "asarray", "xp.asarray(x, copy=True)", "the standard copies with asarray",
+    rewrite="xp.asarray({x}, copy=True)", example="lib.copy(x)")
+_fn("t", "clone", "asarray", "xp.asarray(x, copy=True)", "the standard copies with asarray",
+    rewrite="xp.asarray({x}, copy=True)", example="lib.clone(x)")
 _fn("nc", "ascontiguousarray", "asarray", "xp.asarray(x)",
     "memory layout is not part of the standard")
 _fn("njc", "identity", "eye", "xp.eye({arg0})", _renamed("eye"))
@@ -293,10 +299,15 @@ _fn("njct", "float_power", "pow", "xp.pow(xp.astype(x1, xp.float64), x2)",
     "float_power computes in float64; pow keeps the input dtype",
     rewrite="xp.pow(xp.astype({x}, xp.float64), {arg1})", example="lib.float_power(p, q)")
 _add("t", "function", "div", NS, "floor_divide", "xp.floor_divide(x1, x2)",
-     "rounding_mode='floor' is the standard's floor_divide", when="floor_rounding")
+     "rounding_mode='floor' is the standard's floor_divide", when="floor_rounding",
+     rewrite="xp.floor_divide({x}, {arg1})", example="lib.div(i, j, rounding_mode='floor')")
 _add("t", "function", "div", NS, "trunc", "xp.trunc(xp.divide(x1, x2))",
-     "the standard has no truncating division; divide, then trunc", when="trunc_rounding")
-_fn("t", "div", "divide", "xp.divide(x1, x2)", _renamed("divide"))
+     "the standard has no truncating division; divide, then trunc (a floating result: for "
+     "integer arrays xp.astype it back, or use floor_divide where both signs are known)",
+     when="trunc_rounding", rewrite="xp.trunc(xp.divide({x}, {arg1}))",
+     example="lib.div(p, q, rounding_mode='trunc')")
+_fn("t", "div", "divide", "xp.divide(x1, x2)", _renamed("divide"),
+    rewrite="xp.divide({x}, {arg1})", example="lib.div(p, q)")
 _fn("njct", "exp2", None, "xp.backend.exp2(x)",
     "the standard has no exp2; keep it through the escape hatch xp.backend.exp2(x) to mark "
     "it as acknowledged (or write xp.pow(2.0, x), scalars accepted from 2024.12)")
@@ -330,7 +341,8 @@ _fn("t", "unsqueeze", "expand_dims", "xp.expand_dims(x, axis={axis})", _renamed(
 _fn("njct", "ravel", "reshape", "xp.reshape(x, (-1,))", "the standard has no ravel",
     rewrite="xp.reshape({x}, (-1,))", example="lib.ravel(x)")
 _fn("t", "flatten", "reshape", "xp.reshape(x, (-1,))",
-    "the standard has no flatten; with start_dim, reshape to the partial shape")
+    "the standard has no flatten; with start_dim, reshape to the partial shape",
+    rewrite="xp.reshape({x}, (-1,))", example="lib.flatten(x)")
 _fn("njct", "hstack", "concat", "xp.concat(arrays, axis=1)",
     "hstack joins 1-D arrays along axis 0 and others along axis 1: pick the axis")
 _fn("njct", "vstack", "concat", "xp.concat(arrays, axis=0)",
@@ -376,6 +388,11 @@ _add("njct", "function", "unique", NS, None, "xp.backend.unique(x, axis={axis})"
      "unique along an axis (unique rows) is not in the standard: xp.unique_values flattens; "
      "keep it through the escape hatch", when="axis_given",
      no_rewrite="the standard has no unique along an axis")
+_add("njct", "function", "unique", NS, "unique_counts", "xp.unique_counts(x)",
+     "unique with return_counts=True alone is the standard's unique_counts (values, counts); "
+     "np.unique sorts, as every installed library's unique_counts does though the standard "
+     "does not promise it, and NaNs count apart where np.unique joins them",
+     when="counts_only", rewrite="xp.unique_counts({x})", example="lib.unique(i, return_counts=True)")
 _add("njct", "function", "unique", NS, "unique_all", "xp.unique_all(x)",
      "return_counts/return_inverse/return_index map to xp.unique_counts, xp.unique_inverse "
      "and xp.unique_all, whose named tuples order their fields differently",
@@ -552,11 +569,15 @@ for _name, _pair in (("max", "maximum"), ("min", "minimum")):
         _add("t", _kind, _name, _status, _pair, _two.format(pair=_pair),
              _PAIR_NOTE.format(name=_name, pair=_pair), when="two_arrays",
              rewrite=_rewrite.format(pair=_pair), example=_example.format(name=_name))
-        for _when in ("positional_axis", "dim_keyword"):
+        for _when, _axis in (("positional_axis", "1"), ("dim_keyword", "dim=1, keepdim=True")):
+            _values = f"xp.{_name}({{x}}, axis={{axis}}, keepdims={{keepdims}})"
             _add("t", _kind, _name, _status, _name,
                  f"(xp.{_name}(x, axis={{axis}}, keepdims={{keepdims}}), "
                  f"xp.arg{_name}(x, axis={{axis}}, keepdims={{keepdims}}))",
-                 _TUPLE_NOTE.format(name=_name), when=_when, no_rewrite=NO_TUPLE_REWRITE)
+                 _TUPLE_NOTE.format(name=_name), when=_when, no_rewrite=NO_TUPLE_REWRITE,
+                 parts=(("values", _values), ("indices", _values.replace("xp.", "xp.arg", 1))),
+                 example=f"lib.{_name}(x, {_axis})" if _kind == "function"
+                 else f"x.{_name}({_axis})")
 
 _CORRECTION_NOTE = (
     "torch's {name} divides by N - 1 by default (correction=1), the standard's by N "
@@ -574,10 +595,13 @@ for _name in ("std", "var"):
     _add("*", "function", _name, USAGE, _name, _explicit,
          "the standard spells ddof= as correction=", when="ddof_keyword")
 
+_SORT_PARTS = (("values", "xp.sort({x}, axis={axis}, descending={descending})"),
+               ("indices", "xp.argsort({x}, axis={axis}, descending={descending})"))
 _add("t", "function", "sort", USAGE, "sort",
      "(xp.sort(x, axis={axis}), xp.argsort(x, axis={axis}))",
      "torch.sort returns (values, indices); the standard's sort returns the values and "
-     "argsort the indices", no_rewrite=NO_TUPLE_REWRITE)
+     "argsort the indices", no_rewrite=NO_TUPLE_REWRITE, parts=_SORT_PARTS,
+     example="lib.sort(x, descending=True)")
 
 _AXIS_NOTE = "the standard takes axis as a keyword argument"
 _DIM_NOTE = "the standard spells dim= as axis= and keepdim= as keepdims="
@@ -650,7 +674,8 @@ _method("nc", "sort", "sort", "x = xp.sort(x, axis={axis})",
         rewrite="{x} = xp.sort({x}, axis={axis})", example="v.sort()")
 _method("t", "sort", "sort", "(xp.sort(x, axis={axis}), xp.argsort(x, axis={axis}))",
         "torch's x.sort() returns (values, indices): xp.sort gives the values, xp.argsort "
-        "the indices", no_rewrite=NO_TUPLE_REWRITE)
+        "the indices", no_rewrite=NO_TUPLE_REWRITE, parts=_SORT_PARTS,
+        example="x.sort(dim=0, descending=True)")
 _method("j", "sort", "sort", "xp.sort(x, axis={axis})", _METHOD_NOTE,
         rewrite="xp.sort({x}, axis={axis})", example="v.sort()")
 _method("*", "sort", "sort", "xp.sort(x, axis={axis})",
@@ -659,6 +684,10 @@ _method("*", "sort", "sort", "xp.sort(x, axis={axis})",
 _method("*", "nonzero", "nonzero", "xp.nonzero(x)",
         "xp.nonzero returns a tuple of index arrays (torch's method returns one 2-D tensor)")
 
+_CONJ_VIEW = (
+    "NumPy's x.conj() of a real array returns a view of x, xp.conj a copy: a write through "
+    "the result would no longer reach x"
+)
 for _name, _std in [
     ("abs", "abs"), ("exp", "exp"), ("log", "log"), ("sqrt", "sqrt"), ("sin", "sin"),
     ("cos", "cos"), ("tan", "tan"), ("tanh", "tanh"), ("sinh", "sinh"), ("cosh", "cosh"),
@@ -669,8 +698,13 @@ for _name, _std in [
     ("conj", "conj"), ("conjugate", "conj"), ("isnan", "isnan"), ("isinf", "isinf"),
     ("isfinite", "isfinite"), ("logical_not", "logical_not"),
 ]:
+    if _std == "conj":  # x.conj() of a real array is x itself in NumPy, a copy in xp.conj
+        _method("*", _name, _std, "xp.conj(x)", _METHOD_NOTE, no_rewrite=_CONJ_VIEW)
+        continue
     _method("*", _name, _std, f"xp.{_std}(x)", _METHOD_NOTE, rewrite=f"xp.{_std}({{x}})",
             example=f"{'b' if _name == 'logical_not' else 'p'}.{_name}()")
+_method("t", "conj", "conj", "xp.conj(x)", _METHOD_NOTE, rewrite="xp.conj({x})",
+        example="p.conj()")
 _add("*", "method", "round", NS, "round", "xp.round(x * 10.0**{decimals}) / 10.0**{decimals}",
      _METHOD_NOTE + "; the standard's round has no decimals: scale, round, scale back",
      when="round_decimals", rewrite="xp.round({x} * 10.0**{decimals}) / 10.0**{decimals}",
@@ -728,9 +762,16 @@ _method("t", "view", "reshape", "xp.reshape(x, {shape})",
         "view never copies; xp.reshape(x, shape, copy=False) fails where a view is impossible",
         rewrite="xp.reshape({x}, {shape})", example="x.view(3, 2)")
 _method("t", "view_as", "reshape", "xp.reshape(x, y.shape)", _METHOD_NOTE)
-for _name in ("flatten", "ravel"):
-    _method("*", _name, "reshape", "xp.reshape(x, (-1,))", _METHOD_NOTE,
-            rewrite="xp.reshape({x}, (-1,))", example=f"x.{_name}()")
+# NumPy's flatten always copies (a write to its result leaves x alone) where reshape and
+# ravel give a view when they can: the copy is kept. torch's flatten is a view where it can be.
+_method("t", "flatten", "reshape", "xp.reshape(x, (-1,))", _METHOD_NOTE,
+        rewrite="xp.reshape({x}, (-1,))", example="x.flatten()")
+_method("*", "flatten", "reshape", "xp.reshape(xp.asarray(x, copy=True), (-1,))",
+        _METHOD_NOTE + "; flatten copies, reshape may return a view: the copy keeps later "
+        "writes to the result off x", rewrite="xp.reshape(xp.asarray({x}, copy=True), (-1,))",
+        example="x.flatten()")
+_method("*", "ravel", "reshape", "xp.reshape(x, (-1,))", _METHOD_NOTE,
+        rewrite="xp.reshape({x}, (-1,))", example="x.ravel()")
 _method("t", "transpose", "permute_dims", "xp.permute_dims(x, axes)",
         "torch's x.transpose(i, j) exchanges two axes: pass all axes with those two "
         "exchanged, or use xp.matrix_transpose(x) for the last two")
@@ -767,9 +808,12 @@ _method("t", "norm", "linalg.vector_norm", _NORM,
         "the standard splits norm into linalg.vector_norm and linalg.matrix_norm")
 
 _method("*", "astype", "astype", "xp.astype(x, {dtype})",
-        "the standard has the function xp.astype, not the method")
-_add("t", "method", "type", NS, "astype", "xp.astype(x, {dtype})",
-     "a dtype cast is xp.astype in the standard", when="dtype_arg")
+        "the standard has the function xp.astype, not the method",
+        rewrite="xp.astype({x}, {dtype}, copy={copy})", example="x.astype(int)")
+# torch's casts return x itself when it has the dtype already: copy=False says the same
+_add("t", "method", "type", NS, "astype", "xp.astype(x, {dtype}, copy=False)",
+     "a dtype cast is xp.astype in the standard", when="dtype_arg",
+     rewrite="xp.astype({x}, {dtype}, copy=False)", example="x.type(lib.float32)")
 _method("t", "type", "dtype", "x.dtype", "the standard array carries its dtype in x.dtype")
 _method("t", "type_as", "astype", "xp.astype(x, y.dtype)", _METHOD_NOTE)
 for _name, _dtype in [("float", "float32"), ("double", "float64"), ("half", "float16"),
@@ -780,8 +824,8 @@ for _name, _dtype in [("float", "float32"), ("double", "float64"), ("half", "flo
     if _dtype == "float16":  # not a standard dtype: no library-independent rewrite
         _method("t", _name, "astype", f"xp.astype(x, xp.{_dtype})", _note)
         continue
-    _method("t", _name, "astype", f"xp.astype(x, xp.{_dtype})", _note,
-            rewrite=f"xp.astype({{x}}, xp.{_dtype})", example=f"x.{_name}()")
+    _method("t", _name, "astype", f"xp.astype(x, xp.{_dtype}, copy=False)", _note,
+            rewrite=f"xp.astype({{x}}, xp.{_dtype}, copy=False)", example=f"x.{_name}()")
 
 _method("*", "copy", "asarray", "xp.asarray(x, copy=True)", _METHOD_NOTE,
         rewrite="xp.asarray({x}, copy=True)", example="x.copy()")
@@ -808,6 +852,9 @@ for _name, _std, _template in [
 _method("t", "is_floating_point", "isdtype", "xp.isdtype(x.dtype, 'real floating')",
         _METHOD_NOTE)
 _method("t", "is_complex", "isdtype", "xp.isdtype(x.dtype, 'complex floating')", _METHOD_NOTE)
+_add("t", "method", "size", NS, "shape", "x.shape[{arg0}]",
+     "the standard's x.size is the element count; one axis's length is x.shape[axis]",
+     when="single_arg", rewrite="{x}.shape[{arg0}]", example="x.size(1)")
 _method("t", "size", "shape", "x.shape", "the standard's x.size is the element count",
         rewrite="{x}.shape", example="x.size()")
 _method("t", "dim", "ndim", "x.ndim", "the standard spells it x.ndim", rewrite="{x}.ndim",
@@ -822,7 +869,8 @@ for _name in ("numel", "nelement"):
 
 _add("*", "attribute", "T", USAGE, "permute_dims", "xp.permute_dims(x, {reversed_axes})",
      "the standard defines x.T for 2-D arrays only; use x.mT to transpose the last two axes "
-     "of a stack of matrices", when="ndim_not_2")
+     "of a stack of matrices", when="ndim_not_2",
+     rewrite="xp.permute_dims({x}, tuple(range({x}.ndim - 1, -1, -1)))", example="v.T")
 _add("*", "attribute", "real", NS, "real", "xp.real(x)",
      "the standard has the function xp.real, not the attribute")
 _add("*", "attribute", "imag", NS, "imag", "xp.imag(x)",
@@ -848,8 +896,10 @@ _fn("nj", "multiply.accumulate", "cumulative_prod", "xp.cumulative_prod(x, axis=
 for _name in ("add.outer", "multiply.outer", "subtract.outer"):
     _fn("nj", _name, None, f"xp.{_name.split('.')[0]}(a[:, None], b[None, :])",
         "an outer operation is the elementwise function on broadcast operands")
-_fn("n", "add.at", None, "xpx.at(x, idx).add(value)",
-    "unbuffered in-place ufunc.at is NumPy's; array-api-extra's at works everywhere")
+_fn("n", "add.at", None, "xp.backend.add.at(x, idx, value)",
+    "np.add.at adds once per occurrence of a repeated index; xpx.at(x, idx).add(value) and "
+    "x[idx] += value add once per distinct index, so no portable spelling keeps repeated "
+    "indices: keep it through the escape hatch (or count with a one-hot sum)")
 
 # fmt: on
 

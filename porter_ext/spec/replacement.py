@@ -33,3 +33,7 @@ class Replacement:
     #: the original spelling on `EXAMPLE_INPUTS` (``lib.`` is the entry's library) that
     #: tests/spec/test_replacement_rewrites.py runs against the rewrite on every backend
     example: str | None = None
+    #: a call that returns a tuple (``torch.max(x, dim=1)``: values, indices): each field
+    #: read from it (``.values`` or ``[0]``, ``.indices`` or ``[1]``) with its own
+    #: template, in field order; the call as a whole keeps ``rewrite``/``no_rewrite``
+    parts: tuple[tuple[str, str], ...] = ()

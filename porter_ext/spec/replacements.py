@@ -32,6 +32,7 @@ __all__ = [
     "KINDS",
     "LIBRARIES",
     "PLACEHOLDERS",
+    "STANDARD_DTYPES",
     "STATUSES",
     "Replacement",
     "all_entries",
@@ -44,8 +45,8 @@ from porter_ext.spec.replacement import KINDS, LIBRARIES, STATUSES, Replacement
 
 # --- duck typing -------------------------------------------------------------------------
 
-#: every dtype name a library may spell; the standard ones render as ``xp.NAME``
-_STANDARD_DTYPES = frozenset(
+#: the standard's dtypes (they render as ``xp.NAME``), and every dtype name a library may spell
+STANDARD_DTYPES = frozenset(
     {
         "bool",
         "int8",
@@ -62,7 +63,7 @@ _STANDARD_DTYPES = frozenset(
         "complex128",
     }
 )
-_ALL_DTYPES = _STANDARD_DTYPES | {"float16", "bfloat16", "half", "double", "float", "long"}
+_ALL_DTYPES = STANDARD_DTYPES | {"float16", "bfloat16", "half", "double", "float", "long"}
 _PYTHON_DTYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
 
 _AXIS_KEYWORDS = ("axis", "dim", "dims")
@@ -253,6 +254,10 @@ def _unique_returns(args: tuple, kwargs: dict, self_obj: object) -> bool:
     return any(k in kwargs for k in keys) or len(_operands(args, self_obj)) > 1
 
 
+def _counts_only(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return len(_operands(args, self_obj)) == 1 and kwargs == {"return_counts": True}
+
+
 def _diag_offset(args: tuple, kwargs: dict, self_obj: object) -> bool:
     ops = _operands(args, self_obj)
     offset = kwargs.get("k", kwargs.get("diagonal", ops[1] if len(ops) > 1 else 0))
@@ -309,6 +314,8 @@ CONDITIONS: Mapping[str, Condition] = MappingProxyType(
         "axis_given": _axis_given,
         # np.unique(a, return_counts=True, ...): more than the unique values asked for
         "unique_returns": _unique_returns,
+        # np.unique(a, return_counts=True): the values and their counts, nothing else
+        "counts_only": _counts_only,
         # np.diag(x, k=-1), torch.diag(x, diagonal=1): an offset from the main diagonal
         "diag_offset": _diag_offset,
         # x.at[i].add(v) as JAX calls it: a standard two-operand name given one operand
@@ -456,7 +463,7 @@ class _CallValues:
         for value in candidates:
             name = _dtype_name(value)
             if name is not None:
-                return f"xp.{name}" if name in _STANDARD_DTYPES else _ELLIPSIS
+                return f"xp.{name}" if name in STANDARD_DTYPES else _ELLIPSIS
         return None
 
     def _shape(self) -> str | None:

@@ -6,7 +6,8 @@ instead of values: ``{x}`` is the array (a method's receiver, a function's opera
 ``{arg0}``… the positional arguments as written, ``{lib}`` the library's module as the
 call names it (``torch`` in ``torch.cuda.synchronize()``: runtime calls move within it), ``{axis}`` the ``axis=``/``dim=``/
 ``dims=`` keyword or operand 1, ``{keepdims}`` ``keepdims=``/``keepdim=``, ``{shape}``
-``shape=`` or the operands after the array as one tuple, any other ``{name}`` the
+``shape=`` or the operands after the array as one tuple, ``{dtype}`` ``dtype=`` or operand
+1 as the standard names it (`dtype_source`), any other ``{name}`` the
 keyword ``name=``; a segment ``, name={p}`` is left out when the call did
 not pass ``p``. A template that assigns (``{x} = xp.sort({x})``) replaces a whole
 statement. Rendering refuses (`NoRewrite`, with the reason) rather than drop an argument
@@ -21,8 +22,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from porter_ext.spec.replacement import Replacement
+from porter_ext.spec.replacements import STANDARD_DTYPES
 
-__all__ = ["EXAMPLE_INPUTS", "NoRewrite", "SourceCall", "call_from_source", "render_rewrite"]
+__all__ = [
+    "EXAMPLE_INPUTS",
+    "NoRewrite",
+    "SourceCall",
+    "call_from_source",
+    "dtype_source",
+    "part_template",
+    "render_rewrite",
+]
 
 #: the inputs examples are written over: name → (standard dtype, data)
 EXAMPLE_INPUTS: Mapping[str, tuple[str, object]] = {
@@ -55,6 +65,26 @@ _SLOTS: dict[str, tuple[tuple[str, ...], int | None]] = {
     "min": (("min", "a_min"), 1),
     "max": (("max", "a_max"), 2),
     "correction": (("correction", "ddof"), None),
+    "dtype": (("dtype",), 1),
+}
+#: keywords whose value the entry's condition already fixed (``rounding_mode="floor"`` is
+#: why ``torch.div`` became ``floor_divide``): the rewrite says them without naming them
+_DECIDED: dict[str, tuple[str, ...]] = {
+    "floor_rounding": ("rounding_mode",),
+    "trunc_rounding": ("rounding_mode",),
+    "counts_only": ("return_counts",),
+}
+#: Python types as NumPy reads them in ``astype(int)``
+_PYTHON_DTYPES = {"int": "int64", "float": "float64", "bool": "bool", "complex": "complex128"}
+#: torch's other names of standard dtypes (``torch.long``)
+_TORCH_DTYPES = {
+    "float": "float32",
+    "double": "float64",
+    "long": "int64",
+    "int": "int32",
+    "short": "int16",
+    "cfloat": "complex64",
+    "cdouble": "complex128",
 }
 _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Dict)
 
@@ -78,13 +108,39 @@ class SourceCall:
     lib: str | None = None
 
 
+def dtype_source(text: str, library: str = "*") -> str:
+    """A dtype as the call writes it, as the standard writes it: ``np.float32``,
+    ``torch.long``, ``int`` or ``"float32"`` → ``xp.float32``/``xp.int64``; an array's own
+    ``y.dtype`` and ``xp.float32`` stay as written. Raises `NoRewrite` for any other."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        node = None
+    name = None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        name = node.value if node.value in STANDARD_DTYPES else None
+    elif isinstance(node, ast.Name):
+        name = _PYTHON_DTYPES.get(node.id)
+    elif isinstance(node, ast.Attribute):
+        if node.attr == "dtype" or (isinstance(node.value, ast.Name) and node.value.id == "xp"):
+            return text
+        name = node.attr if node.attr in STANDARD_DTYPES else None
+        if name is None and library == "torch":
+            name = _TORCH_DTYPES.get(node.attr)
+    if name is None:
+        raise NoRewrite(f"the dtype {text} is not one of the standard's, as the source names it")
+    return f"xp.{name}"
+
+
 class _Filler:
-    def __init__(self, call: SourceCall) -> None:
+    def __init__(self, call: SourceCall, entry: Replacement | None = None) -> None:
         self.call = call
+        self.library = entry.library if entry is not None else "*"
         self.ops = (call.receiver, *call.args) if call.kind != "function" else call.args
         self.shift = 1 if call.kind != "function" else 0
         self.used_ops: set[int] = set()
-        self.used_keys: set[str] = set()
+        decided = _DECIDED.get(entry.when or "", ()) if entry is not None else ()
+        self.used_keys: set[str] = set(decided)
 
     def get(self, name: str) -> str | None:
         match = _ARG.fullmatch(name)
@@ -98,11 +154,17 @@ class _Filler:
             self.used_keys.add("unbiased")
             return f"int({self.call.kwargs['unbiased']})"
         keys, position = _SLOTS.get(name, ((name,), None))
+        value = None
         for key in keys:
             if key in self.call.kwargs:
                 self.used_keys.add(key)
-                return self.call.kwargs[key]
-        return self._operand(position) if position is not None else None
+                value = self.call.kwargs[key]
+                break
+        else:
+            value = self._operand(position) if position is not None else None
+        if name == "dtype" and value is not None:
+            return dtype_source(value, self.library)
+        return value
 
     def _shape(self) -> str | None:
         """``shape=``, or every operand after the array as one tuple (``view(2, 3)``)."""
@@ -142,10 +204,12 @@ def _in_argument_slot(text: str, start: int, end: int) -> bool:
     return before.endswith(("(", ",", "=", "[")) and after.startswith((")", ",", "]"))
 
 
-def render_rewrite(entry: Replacement, call: SourceCall) -> str:
-    """The source that replaces ``call`` (the whole statement when the template assigns);
-    raises `NoRewrite` when the entry has none or this call cannot keep its meaning."""
-    template = entry.rewrite
+def render_rewrite(entry: Replacement, call: SourceCall, part: str | int | None = None) -> str:
+    """The source that replaces ``call`` (the whole statement when the template assigns),
+    or with ``part`` (a field's name or index) the call and what reads that field of its
+    result (``x.max(dim=1).values``); raises `NoRewrite` when the entry has none or this
+    call cannot keep its meaning."""
+    template = entry.rewrite if part is None else part_template(entry, part)
     if template is None:
         raise NoRewrite(entry.no_rewrite or "the entry has no rewrite")
     assigns = re.match(r"^\{x\}\s*=", template) is not None
@@ -162,7 +226,7 @@ def render_rewrite(entry: Replacement, call: SourceCall) -> str:
             target_node = None
         if not isinstance(target_node, ast.Name | ast.Attribute | ast.Subscript):
             raise NoRewrite("the array updated in place is not a name that can be rebound")
-    filler = _Filler(call)
+    filler = _Filler(call, entry)
 
     def keep_or_drop(match: re.Match[str]) -> str:
         return match.group(0) if filler.get(match.group(1)) is not None else ""
@@ -189,6 +253,13 @@ def render_rewrite(entry: Replacement, call: SourceCall) -> str:
     if unused:
         raise NoRewrite(f"the rewrite would drop {', '.join(unused)}")
     return rendered
+
+
+def part_template(entry: Replacement, part: str | int) -> str | None:
+    """The template of one field of the entry's tuple result (by name or index), or None."""
+    if isinstance(part, int):
+        return entry.parts[part][1] if -len(entry.parts) <= part < len(entry.parts) else None
+    return dict(entry.parts).get(part)
 
 
 def call_from_source(source: str, *, statement: bool = False) -> tuple[str, SourceCall]:

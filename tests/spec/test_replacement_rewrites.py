@@ -26,11 +26,15 @@ ENTRIES = all_entries()
 #: library alone (`test_runtime_rewrite_agrees_with_the_original`), the others on every backend
 RUNTIME = [e for e in ENTRIES if e.rewrite is not None and "{lib}" in e.rewrite]
 REWRITES = [e for e in ENTRIES if e.rewrite is not None and e not in RUNTIME]
+#: entries whose tuple result is rewritten field by field (``x.max(dim=1).values``)
+PARTS = [e for e in ENTRIES if e.parts]
 
 
-def _native(library: str, name: str):
+def _native(library: str, name: str, kind: str = "function"):
     """The library module ``lib.`` stands for: the first of its namespaces (as the recorder
-    indexes them) that has ``name`` (``jax.numpy`` for ``exp``, ``jax`` for ``nn.relu``)."""
+    indexes them) that has ``name`` (``jax.numpy`` for ``exp``, ``jax`` for ``nn.relu``);
+    for a method, the library's first namespace where none has the name (``x.type(lib.float32)``)."""
+    first = None
     for ns in get_backend(library).namespaces:
         if ns.prefix or ns.module.startswith("array_api_compat"):
             continue
@@ -38,12 +42,13 @@ def _native(library: str, name: str):
             module = importlib.import_module(ns.module)
         except ImportError:
             return None
+        first = first or module
         obj = module
         for part in name.split("."):
             obj = getattr(obj, part, None)
         if obj is not None:
             return module
-    return None
+    return first if kind != "function" else None
 
 
 _VARIATIONS = ("as written", "negated", "float32")
@@ -132,27 +137,30 @@ def test_every_entry_has_a_rewrite_or_says_plainly_it_has_none():
 
 
 def test_examples_call_the_entry_they_belong_to():
-    for entry in REWRITES + RUNTIME:
-        callee, call = call_from_source(entry.example, statement=_statement(entry))
+    for entry in REWRITES + RUNTIME + PARTS:
+        callee, call = call_from_source(
+            entry.example, statement=bool(entry.rewrite) and _statement(entry)
+        )
         assert call.kind == entry.kind, _id(entry)
         expected = entry.name if entry.kind != "function" else f"lib.{entry.name}"
         assert callee == expected, _id(entry)
-        render_rewrite(entry, call)  # renders, dropping nothing
+        if entry.rewrite is not None:
+            render_rewrite(entry, call)  # renders, dropping nothing
+        for index, (name, _) in enumerate(entry.parts):  # a field by its name or its index
+            assert render_rewrite(entry, call, name) == render_rewrite(entry, call, index)
 
 
-@pytest.mark.parametrize("variation", _VARIATIONS)
-@pytest.mark.parametrize("entry", REWRITES, ids=_id)
-def test_rewrite_agrees_with_the_original(entry, variation):
-    _, call = call_from_source(entry.example, statement=_statement(entry))
-    rewritten = render_rewrite(entry, call)
+def _original_runs(entry, call, variation):
+    """(library, namespace, value) of the example on each installed library whose table
+    chooses ``entry`` for it; skips the test where none is installed."""
     libraries = [entry.library] if entry.library != "*" else ["numpy", "torch", "jax"]
-    originals = {}
+    runs = []
     for library in libraries:
         backend = get_backend(library)
         if not backend.available()[0]:
             continue
-        native = _native(library, entry.name)
-        if native is None and entry.kind == "function":
+        native = _native(library, entry.name, entry.kind)
+        if native is None:
             continue
         namespace = {**_inputs(backend.namespace(), variation), "lib": native}
         args, kwargs, receiver = _bound(call, namespace)
@@ -161,26 +169,96 @@ def test_rewrite_agrees_with_the_original(entry, variation):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # log of a negated input, jax narrowing
-                originals[library] = _host(_run(entry.example, namespace, call))
+                runs.append((library, namespace, _run(entry.example, namespace, call)))
         except (TypeError, AttributeError, RuntimeError) as error:
             # a spelling of "*" entries that this library lacks (numpy arrays have no .exp)
             assert entry.library == "*", f"{_id(entry)} does not run on {library}: {error}"
-    if not originals:
+    if not runs:
         assert entry.library != "*", (
             f"no installed library chooses {_id(entry)} for {entry.example}"
         )
         pytest.skip(f"{entry.library} is not installed: {entry.example} cannot run")
-    for backend in _available():
+    return runs
+
+
+def _rewritten_runs(rewritten: str, call: SourceCall, variation: str, backends=None):
+    """(backend, namespace, value) of the rewrite on each installed backend."""
+    for backend in backends or _available():
         xp = backend.namespace()
         extra = pytest.importorskip("array_api_extra") if "xpx." in rewritten else None
         namespace = {**_inputs(xp, variation), "xp": xp, "xpx": extra}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = _host(_run(rewritten, namespace, call))
+            yield backend, namespace, _run(rewritten, namespace, call)
+
+
+@pytest.mark.parametrize("variation", _VARIATIONS)
+@pytest.mark.parametrize("entry", REWRITES, ids=_id)
+def test_rewrite_agrees_with_the_original(entry, variation):
+    _, call = call_from_source(entry.example, statement=_statement(entry))
+    rewritten = render_rewrite(entry, call)
+    originals = {lib: _host(value) for lib, _, value in _original_runs(entry, call, variation)}
+    for backend, _, value in _rewritten_runs(rewritten, call, variation):
+        result = _host(value)
         for library, original in originals.items():
             _agree(
                 original, result, f"{entry.example} on {library} vs {rewritten} on {backend.name}"
             )
+
+
+@pytest.mark.parametrize("variation", _VARIATIONS)
+@pytest.mark.parametrize("entry", PARTS, ids=_id)
+def test_each_field_of_a_tuple_result_agrees_with_the_original(entry, variation):
+    """``x.max(dim=1).values`` and ``x.max(dim=1)[0]`` against the field's rewrite."""
+    _, call = call_from_source(entry.example)
+    runs = _original_runs(entry, call, variation)
+    for index, (name, _) in enumerate(entry.parts):
+        rewritten = render_rewrite(entry, call, name)
+        originals = {}
+        for library, _, value in runs:
+            originals[library] = _host(getattr(value, name))
+            _agree(originals[library], _host(value[index]), f"{entry.example}[{index}]")
+        for backend, _, value in _rewritten_runs(rewritten, call, variation):
+            for library, original in originals.items():
+                what = f"{entry.example}.{name} on {library} vs {rewritten} on {backend.name}"
+                _agree(original, _host(value), what)
+
+
+def _reached(value, inputs: dict) -> frozenset[str]:
+    """The inputs a write through ``value`` (every element set to 7) changes: the inputs
+    ``value`` is a view of. A value that cannot be written (a scalar, a JAX array) reaches none."""
+    values = value if isinstance(value, tuple) else (value,)
+    arrays = {n: v for n, v in inputs.items() if backend_for(v) is not None}
+    before = {n: np.array(_host(v), copy=True) for n, v in arrays.items()}
+    for item in values:
+        if backend_for(item) is None:
+            continue
+        try:
+            item[...] = 7
+        except Exception:  # noqa: BLE001 (read-only, immutable: nothing is written)
+            continue
+    return frozenset(
+        n for n, v in arrays.items() if not np.array_equal(_host(v), before[n], equal_nan=True)
+    )
+
+
+@pytest.mark.parametrize("variation", _VARIATIONS)
+@pytest.mark.parametrize("entry", [e for e in REWRITES if not _statement(e)], ids=_id)
+def test_a_write_through_the_rewrite_reaches_what_the_original_reaches(entry, variation):
+    """Copy or view, as the original: a view stays a view (a write through it changes the
+    array it was taken from), a copy stays a copy (``x.flatten()`` then ``f[0] = 99`` leaves
+    ``x`` alone). Replays compare values, not aliasing, so the table itself must keep it."""
+    _, call = call_from_source(entry.example)
+    rewritten = render_rewrite(entry, call)
+    for library, namespace, value in _original_runs(entry, call, variation):
+        expected = _reached(value, {n: namespace[n] for n in EXAMPLE_INPUTS})
+        (run,) = _rewritten_runs(rewritten, call, variation, [get_backend(library)])
+        _, ported, result = run
+        got = _reached(result, {n: ported[n] for n in EXAMPLE_INPUTS})
+        assert got == expected, (
+            f"{entry.example} on {library}: a write through the result reaches "
+            f"{sorted(expected)}; through {rewritten}, {sorted(got)}"
+        )
 
 
 def _outcome(source: str, namespace: dict, call: SourceCall):

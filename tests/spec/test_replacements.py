@@ -372,8 +372,9 @@ def test_render_fills_arguments():
     x = torch.ones((2, 3))
     assert _render("torch", "function", "cat", [x, x], dim=1) == "xp.concat(arrays, axis=1)"
     assert _render("numpy", "function", "concatenate", [x, x]) == "xp.concat(arrays)"
+    # torch's casts return x itself when the dtype is x's already, as copy=False does
     assert _render("torch", "method", "to", torch.float64, self_obj=x) == (
-        "xp.astype(x, xp.float64)"
+        "xp.astype(x, xp.float64, copy=False)"
     )
     assert _render("numpy", "method", "astype", "float32", self_obj=np.ones(1)) == (
         "xp.astype(x, xp.float32)"
@@ -391,7 +392,9 @@ def test_render_fills_arguments():
     assert _render("torch", "function", "cuda.set_device", 1) == (
         "torch.accelerator.set_device_index(1)"
     )
-    assert _render("torch", "method", "float", self_obj=x) == "xp.astype(x, xp.float32)"
+    assert _render("torch", "method", "float", self_obj=x) == (
+        "xp.astype(x, xp.float32, copy=False)"
+    )
     assert _render("torch", "method", "pow", 2, self_obj=x) == "xp.pow(x, 2)"
     assert _render("torch", "method", "add", x, self_obj=x) == "xp.add(x, ...)"
 

@@ -1,0 +1,272 @@
+"""The libcst transformer behind `porter_ext.fix.rewrite.rewrite_source`: each site the
+analysis found is replaced by its table entry's rewrite, inside out, so every link of a
+chain (``p.clamp(0, 1).log().mean()``) is rewritten on what the links before it became.
+
+- A call whose result is a tuple read one field at a time (``x.max(dim=1).values``,
+  ``torch.sort(t)[0]``) is rewritten with that field's template, the field read included.
+- An attribute read (``x.T`` where ``x`` may not be 2-D) is rewritten like a call.
+- Where the source alone cannot tell which entry applies, the run can: ``decided`` gives
+  the verdict the run recorded at that site, and the entry it names is used.
+- A site is written from the person's expressions (the arguments as written), never from
+  values a run saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from porter_ext.fix.cellscope import binds_xp_at_top, site_libraries
+from porter_ext.fix.checks import Site
+from porter_ext.fix.xpbind import XpBinding
+from porter_ext.spec.replacement import Replacement
+from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
+
+__all__ = ["CellCodemod", "RewriteSite"]
+
+_LEFT_OUT = "left out: the rewrite did not verify with it"
+#: the fields of the tuples the table's entries rewrite field by field
+_FIELDS = frozenset({"values", "indices"})
+
+
+@dataclass(frozen=True)
+class RewriteSite:
+    """One call porter looked at: rewritten (``replacement`` set) or not (``reason``)."""
+
+    line: int
+    col: int
+    name: str
+    original: str
+    replacement: str | None
+    reason: str | None = None
+
+
+def _key(line: int, col: int, end_line: int, end_col: int) -> tuple[int, int, int, int]:
+    return (line, col, end_line, end_col)
+
+
+class CellCodemod(XpBinding):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(
+        self,
+        sites: dict[tuple[int, int, int, int], Site],
+        module: cst.Module,
+        only: Collection[tuple[int, int, str]] | None = None,
+        operators: Mapping[tuple[int, int, str], tuple[str, str]] | None = None,
+        arrays: Mapping[str, str] | None = None,
+        names: Mapping[str, str] | None = None,
+        decided: Mapping[tuple[int, int, str], tuple[str, str | None]] | None = None,
+    ) -> None:
+        super().__init__(module, dict(arrays or {}), binds_xp_at_top(module))
+        self.sites = sites
+        self.operators = dict(operators or {})
+        self.only = None if only is None else set(only)
+        #: the run's verdict (status, standard name) at sites the source leaves undecided
+        self.decided = dict(decided or {})
+        self.statement_calls: set[cst.Call] = set()
+        self.needs_extra = False
+        #: local name → module, as the cell and earlier cells import them
+        self.names = dict(names or {})
+        #: calls whose tuple result is read one field at a time: call → field
+        self.fields: dict[cst.Call, str | int] = {}
+        #: those rewritten with their field, whose reading of it goes with them
+        self.taken: set[cst.Call] = set()
+
+    def _code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node).strip()
+
+    def _operand(self, node: cst.BaseExpression) -> str:
+        """An operand's source without its own parentheses (the template adds them back
+        where its context needs them); a tuple's and a generator's are its own."""
+        if isinstance(node, cst.GeneratorExp) and not node.lpar:
+            return f"({self._code(node)})"
+        if getattr(node, "lpar", None) and not isinstance(node, cst.Tuple | cst.GeneratorExp):
+            node = node.with_changes(lpar=[], rpar=[])
+        return self._code(node)
+
+    def _site(self, original: cst.CSTNode) -> Site | None:
+        where = self.get_metadata(PositionProvider, original)
+        key = _key(where.start.line, where.start.column, where.end.line, where.end.column)
+        return self.sites.get(key)
+
+    def _record(self, site: Site, text: str, replacement: str | None, why: str | None = None):
+        self.results.append(RewriteSite(site.line, site.col, site.name, text, replacement, why))
+
+    # -- what is read from a call's tuple result --------------------------------------
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        super().visit_SimpleStatementLine(node)
+        for small in node.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                self.statement_calls.add(small.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Call) and node.attr.value in _FIELDS:
+            self.fields[node.value] = node.attr.value
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if not isinstance(node.value, cst.Call) or len(node.slice) != 1:
+            return
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+            self.fields[node.value] = int(index.value.value)
+
+    def _without_field(self, original: cst.Attribute | cst.Subscript, updated):
+        """``<rewritten call>.values`` → the rewritten call: its template read the field."""
+        if original.value not in self.taken:
+            return None
+        return updated.value.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
+        taken = self._without_field(original, updated)
+        return updated if taken is None else taken
+
+    # -- sites ----------------------------------------------------------------------------
+    def _entry(self, site: Site) -> Replacement:
+        """The site's entry: the source's, or where values decide, the run's."""
+        if site.entry is not None:
+            return site.entry
+        verdict = self.decided.get((site.line, site.col, site.name))
+        if site.undecided and verdict is not None:
+            options = [e for e in site.options if (e.status, e.standard_name) == verdict]
+            if len({(e.rewrite, e.parts) for e in options}) == 1:
+                return options[0]
+        if site.undecided:
+            raise NoRewrite("which rewrite applies depends on values: a run decides")
+        raise NoRewrite("the table has no rewrite for this call")
+
+    def _rewrite(
+        self, site: Site, original: cst.CSTNode, updated: cst.CSTNode, call_node: cst.Call | None
+    ) -> cst.BaseExpression | None:
+        """The replacement of one site (None: left as written, with the reason recorded)."""
+        field = self.fields.get(original) if isinstance(original, cst.Call) else None
+        text = self._code(updated)
+        try:
+            entry = self._entry(site)
+            if field is not None and entry.parts:
+                text += f".{field}" if isinstance(field, str) else f"[{field}]"
+            else:
+                field = None
+            statement = call_node is not None and original in self.statement_calls
+            call = self._source_call(entry, updated, statement)
+            self.note_array(call)
+            replacement = render_rewrite(entry, call, field)
+        except NoRewrite as exc:
+            self._record(site, text, None, str(exc))
+            return None
+        if self.only is not None and (site.line, site.col, site.name) not in self.only:
+            self._record(site, text, None, _LEFT_OUT)
+            return None
+        self.site_libraries = site_libraries(site)
+        unbound = self.unbound_xp(replacement, call, original, updated)
+        if unbound is not None:
+            self._record(site, text, None, unbound)
+            return None
+        self._record(site, text, replacement)
+        self.note_uses(replacement, call)
+        if "xpx." in replacement:
+            self.needs_extra = True
+        if field is not None:
+            self.taken.add(original)  # type: ignore[arg-type]
+        if call.statement and "=" in replacement.split("(", 1)[0]:
+            return _StatementMarker(replacement)
+        return cst.parse_expression(replacement)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        site = self._site(original)
+        if site is None or (site.kind == "host_sync" and site.entry is None):
+            return updated  # float(x): the standard's own way to read a value
+        replacement = self._rewrite(site, original, updated, updated)
+        return updated if replacement is None else replacement
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        taken = self._without_field(original, updated)
+        if taken is not None:
+            return taken
+        site = self._site(original)
+        if site is None:
+            return updated
+        replacement = self._rewrite(site, original, updated, None)
+        return updated if replacement is None else replacement
+
+    def _source_call(self, entry: Replacement, node: cst.CSTNode, statement: bool) -> SourceCall:
+        library = entry.library
+        if isinstance(node, cst.Attribute):  # an attribute read: x.T
+            return SourceCall("attribute", self._operand(node.value), (), {}, statement)
+        args = tuple(self._operand(a.value) for a in node.args if a.keyword is None)  # type: ignore[attr-defined]
+        kwargs = {a.keyword.value: self._operand(a.value) for a in node.args if a.keyword}  # type: ignore[attr-defined]
+        if entry.kind == "method":
+            receiver = self._operand(node.func.value)  # type: ignore[attr-defined]
+            named = [n for n, d in self.names.items() if d == library]
+            lib = library if library in named else next(iter(named), None)
+            return SourceCall("method", receiver, args, kwargs, statement, lib)
+        callee, suffix = self._code(node.func), f".{entry.name}"  # type: ignore[attr-defined]
+        lib = callee[: -len(suffix)] if callee.endswith(suffix) else None
+        return SourceCall("function", None, args, kwargs, statement, lib)
+
+    # -- operators --------------------------------------------------------------------
+    def leave_BinaryOperation(
+        self, original: cst.BinaryOperation, updated: cst.BinaryOperation
+    ) -> cst.BaseExpression:
+        """An operator a run showed to mix bool with a number (``(x > 0) * r``): the bool
+        operand converted explicitly (``xp.astype(x > 0, xp.float32) * r``)."""
+        where = self.get_metadata(PositionProvider, original)
+        line, col = where.start.line, where.start.column
+        op = _OPERATOR_NAMES.get(type(updated.operator).__name__)
+        hit = next(
+            (
+                (name, kinds)
+                for (at_line, at_col, name), kinds in self.operators.items()
+                if (at_line, at_col) == (line, col)
+                and name.rpartition(".")[2].replace("__r", "__") == op
+            ),
+            None,
+        )
+        if hit is None:
+            return updated
+        name, (left, right) = hit
+        if "bool" not in (left, right) or left == right:
+            return updated
+        text = self._code(updated)
+        if self.only is not None and (line, col, name) not in self.only:
+            self.results.append(RewriteSite(line, col, name, text, None, _LEFT_OUT))
+            return updated
+        side, other = ("left", right) if left == "bool" else ("right", left)
+        operand = getattr(updated, side)
+        wrapped = cst.parse_expression(f"xp.astype({self._operand(operand)}, xp.{other})")
+        new = updated.with_changes(**{side: wrapped})
+        self.results.append(RewriteSite(line, col, name, text, self._code(new)))
+        scope = self.scopes[-1]
+        scope["uses"] = True
+        partner = getattr(updated, "right" if side == "left" else "left")
+        if isinstance(partner, cst.Name) and partner.value not in scope["arrays"]:
+            scope["arrays"].append(partner.value)
+        return new
+
+    def leave_Expr(self, original: cst.Expr, updated: cst.Expr) -> cst.BaseSmallStatement:
+        if isinstance(updated.value, _StatementMarker):
+            return cst.parse_statement(updated.value.replacement).body[0]  # type: ignore[attr-defined]
+        return updated
+
+
+#: libcst's operator classes by the dunder a recorded operator call names
+_OPERATOR_NAMES = {
+    "Add": "__add__",
+    "Subtract": "__sub__",
+    "Multiply": "__mul__",
+    "Divide": "__truediv__",
+    "FloorDivide": "__floordiv__",
+    "Modulo": "__mod__",
+    "Power": "__pow__",
+}
+
+
+class _StatementMarker(cst.Name):
+    """Carries an assigning rewrite from the call up to its expression statement."""
+
+    def __init__(self, replacement: str) -> None:
+        super().__init__("__porter_statement__")
+        object.__setattr__(self, "replacement", replacement)

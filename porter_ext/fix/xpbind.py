@@ -1,0 +1,225 @@
+"""Where a rewritten cell binds ``xp``: the part of the codemod (`porter_ext.fix.codemod`)
+that keeps track of the arrays each scope's rewrites read, so that
+``xp = array_namespace(...)`` is taken from an array that exists where ``xp`` is first
+used.
+
+- In a function, from a parameter the rewrites read as an array (or one the function
+  passes to the library's own calls, or an array of the cell that the function does not
+  bind itself), at the top of its body; a function whose
+  rewrites read only arrays it makes itself is left as written, with that reason, since an
+  ``xp`` at its top would read a name not bound yet.
+- In a cell, before the first rewritten statement, from that site's array; where it is
+  not a name (``x = lib.linspace(...).reshape(3, 4)``), the creation call is split off
+  into the statement's own target (``_hoist``), or an earlier cell's array of the same
+  library gives ``xp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import libcst as cst
+
+from porter_ext.fix.cellscope import (
+    ReplaceFirst,
+    binds_xp,
+    is_docstring,
+    names_bound,
+    names_read,
+    names_read_text,
+)
+from porter_ext.spec.rewrites import SourceCall
+
+__all__ = ["XpBinding"]
+
+_NO_PARAMETER = (
+    "left as written with the rest of {name}: its rewrites read no parameter (only arrays "
+    "it makes itself), so xp = array_namespace(...) at its top would read a name not bound yet"
+)
+
+
+class XpBinding(cst.CSTTransformer):
+    """The scopes of a cell (the cell, then each function) and the arrays their rewrites
+    read; subclasses record results in ``self.results`` (`RewriteSite`-like, with a
+    ``replacement`` and a ``reason``)."""
+
+    def __init__(self, module: cst.Module, arrays: dict[str, str], binds_at_top: bool) -> None:
+        super().__init__()
+        self.module = module
+        self.results: list = []
+        #: function nesting: one dict per scope; the cell is the outermost
+        self.scopes: list[dict] = [{"uses": False, "arrays": [], "first": None}]
+        #: the cell-level statement being visited, and the one whose first-evaluated array
+        #: is split off into its own assignment (`_hoist`): statement → (name, receiver)
+        self.statement: cst.SimpleStatementLine | None = None
+        self.depth = 0
+        self.hoists: dict[cst.SimpleStatementLine, tuple[str, cst.BaseExpression]] = {}
+        #: the cell binds xp itself at its top level (then no xp line is added)
+        self.binds_xp = binds_at_top
+        #: arrays of earlier cells (name → library), for an xp taken from one of them
+        self.arrays = arrays
+        self.site_libraries: tuple[str, ...] = ()
+
+    # -- statements and scopes -----------------------------------------------------------
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if self.depth == 0:
+            self.statement = node
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.depth += 1
+
+    def leave_IndentedBlock(
+        self, original: cst.IndentedBlock, updated: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        self.depth -= 1
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append({"uses": False, "arrays": [], "first": len(self.results)})
+
+    def leave_SimpleStatementLine(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel:
+        """A statement whose array was split off (`_hoist`): ``x = lib.f(...)`` first, then
+        the rest of the statement on ``x`` (``xp`` is bound between the two)."""
+        hoist = self.hoists.pop(original, None)
+        if hoist is None:
+            return updated
+        name, receiver = hoist
+        first = cst.SimpleStatementLine(
+            [cst.Assign([cst.AssignTarget(cst.Name(name))], receiver)],
+            leading_lines=updated.leading_lines,
+        )
+        rest = updated.visit(ReplaceFirst(receiver, cst.Name(name)))
+        return cst.FlattenSentinel([first, rest.with_changes(leading_lines=[])])
+
+    def leave_FunctionDef(
+        self, original: cst.FunctionDef, updated: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        scope = self.scopes.pop()
+        if not scope["uses"] or binds_xp(original):
+            return updated
+        params = [p.name.value for p in original.params.params]
+        params += [p.name.value for p in original.params.posonly_params]
+        params += [p.name.value for p in original.params.kwonly_params]
+        arrays = [a for a in scope["arrays"] if a in params]
+        if not arrays:  # only expressions: the parameters they read
+            arrays = list(dict.fromkeys(a for a in scope.get("mentions", []) if a in params))
+        if not arrays:  # the parameters its other array calls take (``torch.softmax(z)``)
+            arrays = [a for a in scope.get("seen", []) if a in params]
+        if not arrays:  # the cell's arrays, which the function does not bind itself
+            local = names_bound(cst.Module([original]))
+            arrays = [a for a in scope["arrays"] if a not in local]
+        if not arrays:
+            self._leave_as_written(scope["first"], original.name.value)
+            return original
+        line = cst.parse_statement(f"xp = array_namespace({arrays[0]})")
+        body = list(updated.body.body)  # type: ignore[attr-defined]
+        at = 1 if body and is_docstring(body[0]) else 0
+        return updated.with_changes(
+            body=updated.body.with_changes(body=[*body[:at], line, *body[at:]])
+        )
+
+    def _leave_as_written(self, first: int, name: str) -> None:
+        """The function is kept as written: its sites' rewrites are not applied."""
+        why = _NO_PARAMETER.format(name=name)
+        for index in range(first, len(self.results)):
+            site = self.results[index]
+            if site.replacement is not None:
+                self.results[index] = type(site)(
+                    site.line, site.col, site.name, site.original, None, why
+                )
+
+    # -- the cell's xp -------------------------------------------------------------------
+    def unbound_xp(
+        self, replacement: str, call: SourceCall, original: cst.CSTNode, updated: cst.CSTNode
+    ) -> str | None:
+        """Why ``xp`` could not be bound for this rewrite at the cell's level (None: it can).
+
+        The first use of ``xp`` in a cell needs an array to take the namespace from. When
+        the call's array is not a name (``x = lib.linspace(...).reshape(3, 4)``), the array
+        is split off into the statement's own target (`_hoist`), which the creation call
+        in the library's own namespace (the legitimate entry point) binds first."""
+        scope = self.scopes[-1]
+        if len(self.scopes) > 1 or "xp." not in replacement or self.binds_xp:
+            return None
+        array = _array_text(call)
+        if scope["arrays"] or (array is not None and array.isidentifier()):
+            return None
+        name = self._hoist(_array_node(call, original))
+        if name is None:
+            earlier = self._earlier_array(self.site_libraries)
+            if earlier is not None:
+                scope["arrays"].append(earlier)
+                return None
+            return (
+                "no array is bound to a name before it to take xp from: assign the "
+                "array to a name first"
+            )
+        self.hoists[self.statement] = (name, _array_node(call, updated))  # type: ignore[index]
+        scope["arrays"].append(name)
+        return None
+
+    def _earlier_array(self, libraries: Collection[str]) -> str | None:
+        """An array of the site's library that an earlier cell bound (the run's
+        ``arrays``) and this cell does not rebind: there before the cell's first line."""
+        bound = names_bound(self.module)
+        return next(
+            (n for n, lib in self.arrays.items() if lib in libraries and n not in bound), None
+        )
+
+    def _hoist(self, receiver: cst.BaseExpression | None) -> str | None:
+        """The name the statement assigns, when its array can be split off: a cell-level
+        ``NAME = ...`` whose value evaluates ``receiver`` first and does not read NAME."""
+        statement = self.statement
+        if receiver is None or statement is None or self.depth or len(statement.body) != 1:
+            return None
+        assign = statement.body[0]
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        target = assign.targets[0].target
+        if not isinstance(target, cst.Name) or statement in self.hoists:
+            return None
+        node = assign.value
+        while node is not receiver:  # the spine evaluated first: callee, value, base
+            if isinstance(node, cst.Call):
+                node = node.func
+            elif isinstance(node, cst.Attribute | cst.Subscript):
+                node = node.value
+            else:
+                return None
+        reads = names_read(assign.value)
+        return target.value if target.value not in reads else None
+
+    def note_array(self, call: SourceCall) -> None:
+        """A site's array, whether its call is rewritten or not: a parameter passed to
+        the library's own calls is one ``xp`` can be taken from."""
+        array = _array_text(call)
+        if array is not None and array.isidentifier():
+            self.scopes[-1].setdefault("seen", []).append(array)
+
+    def note_uses(self, replacement: str, call: SourceCall) -> None:
+        scope = self.scopes[-1]
+        if "xp." not in replacement:
+            return
+        scope["uses"] = True
+        array = _array_text(call)
+        if array is not None and array.isidentifier() and array not in scope["arrays"]:
+            scope["arrays"].append(array)
+        elif array is not None:  # ``(x * x).sum(1)``: its names, for a function's xp
+            scope.setdefault("mentions", []).extend(names_read_text(array))
+
+
+def _array_text(call: SourceCall) -> str | None:
+    """The source of the call's array: a method's or attribute's receiver, operand 0."""
+    return call.receiver if call.kind != "function" else (call.args or (None,))[0]
+
+
+def _array_node(call: SourceCall, node: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(node, cst.Attribute):
+        return node.value
+    if not isinstance(node, cst.Call):
+        return None
+    if call.kind == "method":
+        return node.func.value  # type: ignore[attr-defined]
+    return node.args[0].value if node.args else None
