@@ -275,6 +275,10 @@ def _key(value: object) -> object:
     return (type(value), value)
 
 
+#: a call the standard does not judge (``torch.accelerator.*``), as a finding sees it
+_NOT_JUDGED = Verdict("standard")
+
+
 def _judge(
     callee: Callee, args: tuple, kwargs: dict, receiver: object, spread: bool, std: Standard
 ) -> _Judged | None:
@@ -290,7 +294,10 @@ def _judge(
         k = {n: concretize(v, variant) for n, v in kwargs.items()}
         s = concretize(receiver, variant) if receiver is not None else None
         entry = choose(entries, a, k, s) if entries else None
-        judged.append((classify(callee, a, k, s, std, entries), entry))
+        verdict = classify(callee, a, k, s, std, entries)
+        if verdict.status == "outside_namespace":  # not judged by the standard: no finding
+            verdict = _NOT_JUDGED
+        judged.append((verdict, entry))
     first = judged[0][0]
     statuses = {v.status for v, _ in judged}
     keys = {(v.status, id(e)) for v, e in judged}

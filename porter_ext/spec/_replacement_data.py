@@ -255,9 +255,17 @@ _fn("t", "clone", "asarray", "xp.asarray(x, copy=True)", "the standard copies wi
 _fn("nc", "ascontiguousarray", "asarray", "xp.asarray(x)",
     "memory layout is not part of the standard")
 _fn("njc", "identity", "eye", "xp.eye({arg0})", _renamed("eye"))
-for _name in ("zeros", "ones", "empty"):
+_CREATION_KEYWORDS = ", dtype={given_dtype}, device={device}, requires_grad={requires_grad}"
+for _name in ("zeros", "ones", "empty"):  # the shape as one tuple, in torch itself
     _add("t", "function", _name, USAGE, _name, f"xp.{_name}({{sizes}})",
-         "the standard takes the shape as one tuple", when="varargs_shape")
+         "the standard takes the shape as one tuple", when="varargs_shape",
+         **({} if _name == "empty" else {  # an empty array's values: nothing to compare
+             "rewrite": f"{{lib}}.{_name}({{sizes}}{_CREATION_KEYWORDS})",
+             "example": f"lib.{_name}(2, 3)"}))
+for _name in ("triu", "tril"):
+    _add("*", "function", _name, USAGE, _name, f"xp.{_name}(x, k={{k}})",
+         "the standard's diagonal offset is the keyword k= (torch's diagonal=)",
+         when="offset_not_k", rewrite=f"xp.{_name}({{x}}, k={{k}})", example=f"lib.{_name}(m, 1)")
 
 # --- renamed element-wise functions ------------------------------------------------------
 
@@ -538,7 +546,7 @@ for _libs, _name, _suggestion in [
     ("nc", "random.random", _UNIFORM), ("nc", "random.normal", _NP_NORMAL),
     ("j", "random.normal", _NORMAL), ("nc", "random.uniform", _NP_UNIFORM),
     ("j", "random.uniform", _JAX_UNIFORM), ("nc", "random.randint", _INTEGERS),
-    ("nc", "random.seed", _SEED), ("n", "random.default_rng", _SEED),
+    ("nc", "random.seed", _SEED),
     ("ncj", "random.permutation", _PERMUTATION),
     ("ncj", "random.choice", "xp.asarray(rng.choice(a, size), device=device)"),
     ("j", "random.key", _SEED), ("j", "random.PRNGKey", _SEED),
@@ -550,6 +558,11 @@ for _libs, _name, _suggestion in [
      "xp.asarray(rng.standard_normal(x.shape), dtype=x.dtype, device=x.device)"),
 ]:
     _fn(_libs, _name, None, _suggestion, _RANDOM_NOTE, no_rewrite=NO_RANDOM_REWRITE)
+# the generator the notes above advise: outside the standard's namespace, and the way to draw
+_add("n", "function", "random.default_rng", "outside_namespace", None, _UNIFORM,
+     "NumPy's host generator, as porter advises for random numbers: the standard has none, "
+     "so draw on the host and move the draws with xp.asarray(..., device=device)",
+     no_rewrite="nothing to rewrite: it is the portable way to draw random numbers")
 
 # --- standard names used the non-standard way --------------------------------------------
 

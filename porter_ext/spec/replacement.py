@@ -11,7 +11,14 @@ from dataclasses import dataclass
 #: the libraries entries may name, by their spec names (porter_ext.backends), and "*"
 LIBRARIES: tuple[str, ...] = ("torch", "numpy", "jax", "cupy", "strict", "*")
 KINDS: tuple[str, ...] = ("function", "method", "attribute")
-STATUSES: tuple[str, ...] = ("non_standard", "non_standard_usage", "device_specific", "host_sync")
+#: ``outside_namespace``: not judged by the standard, and the portable way (no finding)
+STATUSES: tuple[str, ...] = (
+    "non_standard",
+    "non_standard_usage",
+    "device_specific",
+    "host_sync",
+    "outside_namespace",
+)
 
 
 @dataclass(frozen=True)

@@ -258,6 +258,10 @@ def _counts_only(args: tuple, kwargs: dict, self_obj: object) -> bool:
     return len(_operands(args, self_obj)) == 1 and kwargs == {"return_counts": True}
 
 
+def _offset_not_k(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return "diagonal" in kwargs or len(_operands(args, self_obj)) >= 2
+
+
 def _diag_offset(args: tuple, kwargs: dict, self_obj: object) -> bool:
     ops = _operands(args, self_obj)
     offset = kwargs.get("k", kwargs.get("diagonal", ops[1] if len(ops) > 1 else 0))
@@ -316,6 +320,8 @@ CONDITIONS: Mapping[str, Condition] = MappingProxyType(
         "unique_returns": _unique_returns,
         # np.unique(a, return_counts=True): the values and their counts, nothing else
         "counts_only": _counts_only,
+        # np.triu(m, 1), torch.triu(m, diagonal=1): the offset not as the keyword k=
+        "offset_not_k": _offset_not_k,
         # np.diag(x, k=-1), torch.diag(x, diagonal=1): an offset from the main diagonal
         "diag_offset": _diag_offset,
         # x.at[i].add(v) as JAX calls it: a standard two-operand name given one operand

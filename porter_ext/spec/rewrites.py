@@ -6,8 +6,9 @@ instead of values: ``{x}`` is the array (a method's receiver, a function's opera
 ``{arg0}``… the positional arguments as written, ``{lib}`` the library's module as the
 call names it (``torch`` in ``torch.cuda.synchronize()``: runtime calls move within it), ``{axis}`` the ``axis=``/``dim=``/
 ``dims=`` keyword or operand 1, ``{keepdims}`` ``keepdims=``/``keepdim=``, ``{shape}``
-``shape=`` or the operands after the array as one tuple, ``{dtype}`` ``dtype=`` or operand
-1 as the standard names it (`dtype_source`), any other ``{name}`` the
+``shape=`` or the operands after the array as one tuple, ``{sizes}`` all the operands as
+one tuple (a creation call's), ``{dtype}`` ``dtype=`` or operand 1 as the standard names
+it (`dtype_source`), ``{given_dtype}`` ``dtype=`` as written, any other ``{name}`` the
 keyword ``name=``; a segment ``, name={p}`` is left out when the call did
 not pass ``p``. A template that assigns (``{x} = xp.sort({x})``) replaces a whole
 statement. Rendering refuses (`NoRewrite`, with the reason) rather than drop an argument
@@ -66,6 +67,7 @@ _SLOTS: dict[str, tuple[tuple[str, ...], int | None]] = {
     "max": (("max", "a_max"), 2),
     "correction": (("correction", "ddof"), None),
     "dtype": (("dtype",), 1),
+    "given_dtype": (("dtype",), None),
 }
 #: keywords whose value the entry's condition already fixed (``rounding_mode="floor"`` is
 #: why ``torch.div`` became ``floor_divide``): the rewrite says them without naming them
@@ -148,6 +150,8 @@ class _Filler:
             return self._operand(int(match.group(1)) + self.shift)
         if name == "shape":
             return self._shape()
+        if name == "sizes":
+            return self._sizes()
         if name == "lib":
             return self.call.lib
         if name == "correction" and "unbiased" in self.call.kwargs:
@@ -177,6 +181,14 @@ class _Filler:
         self.used_ops.update(rest)
         parts = [str(self.ops[i]) for i in rest]
         return parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
+
+    def _sizes(self) -> str | None:
+        """A creation call's positional sizes as one tuple (``zeros(2, n)`` → ``(2, n)``)."""
+        if not self.ops:
+            return None
+        self.used_ops.update(range(len(self.ops)))
+        parts = [str(op) for op in self.ops]
+        return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
 
     def _operand(self, position: int) -> str | None:
         if position >= len(self.ops) or self.ops[position] is None:

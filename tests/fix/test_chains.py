@@ -257,3 +257,33 @@ def test_a_site_without_a_rewrite_keeps_its_own_reason_when_others_are_narrowed(
     reasons = {s.name: s.reason for s in result.sites}
     assert "(values, indices)" in reasons["Tensor.max"]
     assert reasons["Tensor.sum"].startswith("left out")
+
+
+def test_what_the_standard_does_not_judge_is_no_site():
+    """``torch.accelerator.*`` (what porter rewrites ``torch.cuda.*`` into) and NumPy's host
+    generator (what porter advises for random draws): analysed again, no site, no error."""
+    cell = "ok = torch.accelerator.is_available()\nrng = np.random.default_rng(1)\n"
+    result = rewrite_source(cell, imports={"torch": "torch", "np": "numpy"})
+    assert result.sites == [] and not result.changed
+
+
+def test_offsets_and_shapes_are_written_as_the_standard_takes_them():
+    cell = textwrap.dedent(
+        """\
+        n = 4
+        m = torch.ones(n, n)
+        z = torch.zeros(2, 3, dtype=torch.float64)
+        mask = torch.triu(m, diagonal=1)
+        low = torch.tril(m, -1)
+        """
+    )
+    run = {(2, 4, "torch.ones"): ("non_standard_usage", "ones")}
+    result = rewrite_source(cell, imports={"torch": "torch"}, decided=run)
+    _has(
+        result.source,
+        "m = torch.ones((n, n))\n",
+        "z = torch.zeros((2, 3), dtype=torch.float64)\n",
+        "mask = xp.triu(m, k=1)\n",
+        "low = xp.tril(m, k=-1)\n",
+    )
+    _same(cell, result.source, ["m", "z", "mask", "low"], TORCH)

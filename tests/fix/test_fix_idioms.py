@@ -10,6 +10,7 @@ import nbformat
 import numpy as np
 import pytest
 
+from porter_ext.fix.plan import build_plan
 from tests.test_cli_run import notebook, porter
 
 BACKENDS = "numpy,jax,strict"
@@ -65,6 +66,27 @@ def test_flatten_then_a_write_keeps_the_copy(port_shell):
     ported: dict = {"x": np.arange(6.0).reshape(2, 3)}
     exec(rewrite.source, ported)
     assert ported["x"][0, 0] == 0.0 and ported["s"] == port_shell.user_ns["s"]
+
+
+def test_the_host_generator_porter_advises_is_no_finding(port_shell):
+    """``rng = np.random.default_rng(seed)``: its suggestion was the line itself, and the
+    plan listed it as "needs you"."""
+    port_shell.run_cell("import numpy as np\n")
+    port_shell.run_cell("%%port --no-replay --quiet\nrng = np.random.default_rng(seed=1701)\n")
+    (call,) = [c for c in port_shell.user_ns["_port"].entry.calls if "default_rng" in c.name]
+    assert call.status == "outside_namespace", call
+    assert "rng = np.random.default_rng" not in (call.suggestion or "")
+    assert build_plan([port_shell.user_ns["_port"].entry]) == []
+
+
+def test_a_diagonal_offset_is_kept_as_k(port_shell):
+    """LLMs-from-scratch ch03: ``torch.triu(m, diagonal=1)`` was suggested as k=0."""
+    setup = "import torch\nX = torch.ones(4, 4)\n"
+    rewrite = _fix(port_shell, setup, "mask = torch.triu(X, diagonal=1)\n", "--in-process -b numpy")
+    assert rewrite.status == "verified", rewrite.reason
+    assert "mask = xp.triu(X, k=1)\n" in rewrite.source
+    (call,) = port_shell.user_ns["_port"].entry.calls
+    assert call.suggestion == "xp.triu(x, k=1)"
 
 
 @pytest.mark.slow

@@ -22,8 +22,9 @@ from porter_ext.spec.rewrites import (
 )
 
 ENTRIES = all_entries()
-#: rewrites within the library's own runtime API (``{lib}.accelerator``): verified on that
-#: library alone (`test_runtime_rewrite_agrees_with_the_original`), the others on every backend
+#: rewrites within the library's own module (``{lib}``: ``torch.accelerator``, ``torch.zeros((2, 3))``):
+#: verified on that library alone (`test_runtime_rewrite_agrees_with_the_original`), the
+#: others on every backend
 RUNTIME = [e for e in ENTRIES if e.rewrite is not None and "{lib}" in e.rewrite]
 REWRITES = [e for e in ENTRIES if e.rewrite is not None and e not in RUNTIME]
 #: entries whose tuple result is rewritten field by field (``x.max(dim=1).values``)
