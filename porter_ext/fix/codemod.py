@@ -60,8 +60,9 @@ class CellCodemod(XpBinding):
         arrays: Mapping[str, str] | None = None,
         names: Mapping[str, str] | None = None,
         decided: Mapping[tuple[int, int, str], tuple[str, str | None]] | None = None,
+        others: Collection[str] = (),
     ) -> None:
-        super().__init__(module, dict(arrays or {}), binds_xp_at_top(module))
+        super().__init__(module, dict(arrays or {}), binds_xp_at_top(module), others)
         self.sites = sites
         self.operators = dict(operators or {})
         self.only = None if only is None else set(only)

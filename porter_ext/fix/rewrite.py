@@ -118,6 +118,7 @@ def rewrite_source(
     results: Mapping[tuple[int, int, str], str] | None = None,
     decided: Mapping[tuple[int, int, str], tuple[str, str | None]] | None = None,
     receivers: Mapping[tuple[int, int, str], str] | None = None,
+    others: Collection[str] = (),
 ) -> CellRewrite:
     """The cell's source with every rewrite the source decides applied (see module doc).
 
@@ -134,7 +135,9 @@ def rewrite_source(
     and ``receivers`` the method calls it saw on arrays, keyed alike (``a.flatten()`` on a
     parameter ``a``);
     ``decided`` are the verdicts a run recorded (``(line, col, name)`` → ``(status,
-    standard_name)``) where the source alone leaves the entry to values (``x.T``: is x 2-D?)."""
+    standard_name)``) where the source alone leaves the entry to values (``x.T``: is x 2-D?);
+    ``others`` the names a run showed to hold something other than an array (a list),
+    which ``xp`` is never taken from."""
     tree = ast.parse(source)
     names = collect_imports(tree, dict(imports or {}))
     # lint's columns are ast's (UTF-8 bytes); libcst's and the recorder's count characters
@@ -146,7 +149,7 @@ def rewrite_source(
     by_key = {_key(s.line, s.col, s.end_line, s.end_col): s for s in sites}
     module = cst.parse_module(source)
     wrapper = MetadataWrapper(module)
-    rewriter = CellCodemod(by_key, wrapper.module, only, operators, arrays, names, decided)
+    rewriter = CellCodemod(by_key, wrapper.module, only, operators, arrays, names, decided, others)
     rewritten = wrapper.visit(rewriter)
     rewritten = _with_preamble(rewritten, rewriter, tree, provided)
     results = sorted(rewriter.results, key=lambda r: (r.line, r.col))

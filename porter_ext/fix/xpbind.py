@@ -43,7 +43,13 @@ class XpBinding(cst.CSTTransformer):
     read; subclasses record results in ``self.results`` (`RewriteSite`-like, with a
     ``replacement`` and a ``reason``)."""
 
-    def __init__(self, module: cst.Module, arrays: dict[str, str], binds_at_top: bool) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        arrays: dict[str, str],
+        binds_at_top: bool,
+        others: Collection[str] = (),
+    ) -> None:
         super().__init__()
         self.module = module
         self.results: list = []
@@ -58,6 +64,8 @@ class XpBinding(cst.CSTTransformer):
         self.binds_xp = binds_at_top
         #: arrays of earlier cells (name → library), for an xp taken from one of them
         self.arrays = arrays
+        #: the cell's names the run showed to hold something other than an array
+        self.others = frozenset(others)
         self.site_libraries: tuple[str, ...] = ()
 
     # -- statements and scopes -----------------------------------------------------------
@@ -144,7 +152,7 @@ class XpBinding(cst.CSTTransformer):
         if len(self.scopes) > 1 or "xp." not in replacement or self.binds_xp:
             return None
         array = _array_text(call)
-        if scope["arrays"] or (array is not None and array.isidentifier()):
+        if scope["arrays"] or self._named_array(array):
             return None
         name = self._hoist(_array_node(call, original))
         if name is None:
@@ -152,6 +160,11 @@ class XpBinding(cst.CSTTransformer):
             if earlier is not None:
                 scope["arrays"].append(earlier)
                 return None
+            if array in self.others:
+                return (
+                    f"{array} is not an array (the run saw another object), so xp cannot be "
+                    f"taken from it: make it one first (np.asarray({array}) or its library's)"
+                )
             return (
                 "no array is bound to a name before it to take xp from: assign the "
                 "array to a name first"
@@ -159,6 +172,13 @@ class XpBinding(cst.CSTTransformer):
         self.hoists[self.statement] = (name, _array_node(call, updated))  # type: ignore[index]
         scope["arrays"].append(name)
         return None
+
+    def _named_array(self, text: str | None) -> bool:
+        """A name xp can be taken from: not one the run showed to hold something else
+        (``x = [-1, 0, 1]; np.arcsin(x)``: array_namespace(x) raises on a list)."""
+        if text is None or not text.isidentifier():
+            return False
+        return len(self.scopes) > 1 or text not in self.others
 
     def _earlier_array(self, libraries: Collection[str]) -> str | None:
         """An array of the site's library that an earlier cell bound (the run's
@@ -204,7 +224,7 @@ class XpBinding(cst.CSTTransformer):
             return
         scope["uses"] = True
         array = _array_text(call)
-        if array is not None and array.isidentifier() and array not in scope["arrays"]:
+        if self._named_array(array) and array not in scope["arrays"]:
             scope["arrays"].append(array)
         elif array is not None:  # ``(x * x).sum(1)``: its names, for a function's xp
             scope.setdefault("mentions", []).extend(names_read_text(array))

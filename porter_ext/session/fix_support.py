@@ -182,6 +182,22 @@ def namespace_arrays(namespace: Mapping[str, Any]) -> dict[str, str]:
     return found
 
 
+def namespace_others(namespace: Mapping[str, Any], source: str) -> list[str]:
+    """The names ``source`` reads or binds that the run left holding something other than an
+    array (``x = [-1, 0, 1]``): ``xp`` is never taken from them."""
+    import ast
+
+    from porter_ext.backends import backend_for
+
+    try:
+        names = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return []
+    return sorted(
+        n for n in names if n in namespace and backend_for(namespace[n]) is None and n != "xp"
+    )
+
+
 def site_entries(sites: Any, kept: frozenset | None, reasons: Mapping[_Key, str]) -> list:
     out = []
     for site in sites:

@@ -38,6 +38,7 @@ from porter_ext.session.fix_support import (
     mixed_operators,
     namespace_arrays,
     namespace_imports,
+    namespace_others,
     not_run_reason,
     provided_helpers,
     refused,
@@ -104,7 +105,8 @@ class FixRun:
         result = rewrite_source(masked, imports=imports, arrays=namespace_arrays(namespace), only=only,
                                 operators=self.operators, provided=provided,
                                 results=self.results, decided=self.decided,
-                                receivers=self.receivers)  # fmt: skip
+                                receivers=self.receivers,
+                                others=namespace_others(namespace, masked))  # fmt: skip
         if not lines:
             return result
         return CellRewrite(self.source, unmask(result.source, lines), result.sites)

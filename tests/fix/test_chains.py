@@ -287,3 +287,13 @@ def test_offsets_and_shapes_are_written_as_the_standard_takes_them():
         "low = xp.tril(m, k=-1)\n",
     )
     _same(cell, result.source, ["m", "z", "mask", "low"], TORCH)
+
+
+def test_xp_is_never_taken_from_a_name_the_run_saw_holding_a_list():
+    """PythonDataScienceHandbook 02.03: ``x = [-1, 0, 1]; np.arcsin(x)`` became
+    ``xp = array_namespace(x)``, which raises on a list."""
+    cell = "x = [-1, 0, 1]\ny = np.arcsin(x)\n"
+    result = rewrite_source(cell, imports={"np": "numpy"}, others=["x"])
+    assert not result.changed
+    (site,) = result.refused
+    assert site.reason.startswith("x is not an array")

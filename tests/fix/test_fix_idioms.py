@@ -89,6 +89,18 @@ def test_a_diagonal_offset_is_kept_as_k(port_shell):
     assert call.suggestion == "xp.triu(x, k=1)"
 
 
+def test_xp_is_not_taken_from_a_list(port_shell):
+    rewrite = _fix(
+        port_shell,
+        "import numpy as np\n",
+        "x = [-1, 0, 1]\ny = np.arcsin(x)\n",
+        "--in-process -b strict",
+    )
+    assert rewrite.status == "refused" and rewrite.source == "x = [-1, 0, 1]\ny = np.arcsin(x)\n"
+    (site,) = rewrite.sites
+    assert site.reason.startswith("x is not an array"), site.reason
+
+
 @pytest.mark.slow
 def test_porter_fix_on_a_notebook_keeps_what_replays_cannot_see(tmp_path):
     """attacks/51: the ported notebook prints what the original prints (a copy written
@@ -101,8 +113,19 @@ def test_porter_fix_on_a_notebook_keeps_what_replays_cannot_see(tmp_path):
         "print(float(x[0, 0]), float(t.sum()))",
     )
     ported, report = tmp_path / "ported.ipynb", tmp_path / "fix.json"
-    done = porter("fix", str(source), "-o", str(ported), "-b", "numpy,strict",
-                  "--report", str(report), "--timeout", "120", timeout=600)  # fmt: skip
+    done = porter(
+        "fix",
+        str(source),
+        "-o",
+        str(ported),
+        "-b",
+        "numpy,strict",
+        "--report",
+        str(report),
+        "--timeout",
+        "120",
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     cells = [c.source for c in nbformat.read(ported, as_version=4).cells]
     assert "f = xp.reshape(xp.asarray(x, copy=True), (-1,))" in cells[1], cells[1]
