@@ -49,6 +49,16 @@ def mixed_operators(calls: Any) -> dict:
     return found
 
 
+def run_knowledge(calls: Any) -> dict:
+    """What the original run saw that the source cannot tell, as `rewrite_source`'s
+    keywords: ``results``, ``receivers`` and ``decided``."""
+    return {
+        "results": array_results(calls),
+        "receivers": array_methods(calls),
+        "decided": run_verdicts(calls),
+    }
+
+
 def array_results(calls: Any) -> dict:
     """The calls of the original run (written in this cell) that returned an array or a
     tuple of arrays, by ``(line, col, name)`` → library: what the codemod cannot tell from

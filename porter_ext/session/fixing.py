@@ -29,8 +29,6 @@ from porter_ext.session.fix_support import (
     Round,
     accepted_entry,
     agrees,
-    array_methods,
-    array_results,
     code_reading,
     finding_count,
     idle_functions,
@@ -42,7 +40,7 @@ from porter_ext.session.fix_support import (
     not_run_reason,
     provided_helpers,
     refused,
-    run_verdicts,
+    run_knowledge,
     site_entries,
     site_key,
     unexercised_specs,
@@ -74,11 +72,8 @@ class FixRun:
     cell: int | str = "fix"
     #: operators the run showed to mix bool with numbers (see `rewrite_source`)
     operators: dict = field(default_factory=dict)
-    #: calls the run showed to return arrays (see `rewrite_source`)
-    results: dict = field(default_factory=dict)
-    #: the run's verdict at each site, and its method calls on arrays (`rewrite_source`)
-    decided: dict = field(default_factory=dict)
-    receivers: dict = field(default_factory=dict)
+    #: what the run saw that the source cannot tell (`run_knowledge`, `rewrite_source`)
+    seen: dict = field(default_factory=dict)
     rounds: list[Round] = field(default_factory=list)
     #: ``porter fix``: the session (its deferred definitions) and the notebook cell index
     session: Any = None
@@ -104,9 +99,7 @@ class FixRun:
         provided = provided_helpers(imports) if self.in_effect else ()
         result = rewrite_source(masked, imports=imports, arrays=namespace_arrays(namespace), only=only,
                                 operators=self.operators, provided=provided,
-                                results=self.results, decided=self.decided,
-                                receivers=self.receivers,
-                                others=namespace_others(namespace, masked))  # fmt: skip
+                                others=namespace_others(namespace, masked), **self.seen)  # fmt: skip
         if not lines:
             return result
         return CellRewrite(self.source, unmask(result.source, lines), result.sites)
@@ -221,9 +214,7 @@ class FixRun:
             return refused(self.source, [], "the cell has IPython syntax (a magic or a "
                             "shell command): porter rewrites plain Python only")  # fmt: skip
         self.operators = mixed_operators(entry.calls)
-        self.results = array_results(entry.calls)
-        self.decided = run_verdicts(entry.calls)
-        self.receivers = array_methods(entry.calls)
+        self.seen = run_knowledge(entry.calls)
         full = self._propose(namespace)
         if not full.sites:
             return None  # nothing porter could rewrite, nothing to say
