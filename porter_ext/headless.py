@@ -52,30 +52,19 @@ def port_source(source: str, timeout: float | None = None) -> str:
 
 
 def kernel_manager() -> Any:
-    """An async manager for the ``porter`` kernelspec, or an equivalent one built here
-    when the kernelspec is not installed (a source checkout)."""
-    from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
+    """An async manager for the kernel of a headless run: IPython with porter loaded under
+    its own name (``--ext=porter_ext``, not the ``porter`` kernelspec's
+    ``porter_ext.magics``), so that a notebook's ``%unload_ext porter_ext`` reaches porter,
+    which ignores it with a note (a headless run records every cell)."""
+    from jupyter_client.kernelspec import KernelSpec
     from jupyter_client.manager import AsyncKernelManager
 
-    try:
-        KernelSpecManager().get_kernel_spec(KERNEL_NAME)
-        return AsyncKernelManager(kernel_name=KERNEL_NAME)
-    except NoSuchKernel:
-        spec_file = Path(__file__).resolve().parent.parent / "kernels" / KERNEL_NAME / "kernel.json"
-        argv = [
-            "python",
-            "-m",
-            "ipykernel_launcher",
-            "-f",
-            "{connection_file}",
-            "--ext=porter_ext.magics",
-        ]
-        data = {"argv": argv, "display_name": "Python 3 (porter)", "language": "python"}
-        if spec_file.exists():
-            data = json.loads(spec_file.read_text())
-        km = AsyncKernelManager(kernel_name=KERNEL_NAME)
-        km._kernel_spec = KernelSpec(resource_dir=str(spec_file.parent), **data)
-        return km
+    argv = ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}", "--ext=porter_ext"]
+    spec_dir = Path(__file__).resolve().parent.parent / "kernels" / KERNEL_NAME
+    data = {"argv": argv, "display_name": "Python 3 (porter)", "language": "python"}
+    km = AsyncKernelManager(kernel_name=KERNEL_NAME)
+    km._kernel_spec = KernelSpec(resource_dir=str(spec_dir), **data)
+    return km
 
 
 # --- inside the kernel -----------------------------------------------------------------
