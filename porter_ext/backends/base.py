@@ -172,6 +172,9 @@ class Backend(ABC):
     #: device-agnostic runtime API (torch's ``accelerator.``): recorded, and not judged
     #: by the standard (it is how portable code reaches a device in that library)
     runtime_api: tuple[str, ...] = ()
+    #: the library's own names of standard dtypes that the standard spells otherwise
+    #: (torch's ``torch.double`` is ``float64``): what a dtype rewrite writes instead
+    dtype_aliases: dict[str, str] = {}  # noqa: RUF012 (read only)
     #: whether the library reuses an operand's buffer when the operand is a temporary
     #: (NumPy's temporary elision: it needs the operand referenced once)
     elides_temporaries: bool = False

@@ -64,6 +64,15 @@ class TorchBackend(Backend):
         return (kind.type, count) if kind is not None and count > 0 else None
 
     initial_process_state = {"default_dtype": "float32", "deterministic": False, "warn_only": False}
+    dtype_aliases = {
+        "float": "float32",
+        "double": "float64",
+        "long": "int64",
+        "int": "int32",
+        "short": "int16",
+        "cfloat": "complex64",
+        "cdouble": "complex128",
+    }
 
     def process_state(self) -> dict[str, Any] | None:
         torch = loaded("torch")

@@ -79,16 +79,14 @@ _DECIDED: dict[str, tuple[str, ...]] = {
 #: Python types as NumPy reads them in ``astype(int)``
 _PYTHON_DTYPES = {"int": "int64", "float": "float64", "bool": "bool", "complex": "complex128"}
 #: torch's other names of standard dtypes (``torch.long``)
-_TORCH_DTYPES = {
-    "float": "float32",
-    "double": "float64",
-    "long": "int64",
-    "int": "int32",
-    "short": "int16",
-    "cfloat": "complex64",
-    "cdouble": "complex128",
-}
 _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Dict)
+
+
+def _library_dtype_aliases(library: str) -> dict[str, str]:
+    """The library's other names for standard dtypes (its adapter's ``dtype_aliases``)."""
+    from porter_ext.backends import LIBRARIES, get_backend
+
+    return get_backend(library).dtype_aliases if library in LIBRARIES else {}
 
 
 class NoRewrite(ValueError):
@@ -127,8 +125,8 @@ def dtype_source(text: str, library: str = "*") -> str:
         if node.attr == "dtype" or (isinstance(node.value, ast.Name) and node.value.id == "xp"):
             return text
         name = node.attr if node.attr in STANDARD_DTYPES else None
-        if name is None and library == "torch":
-            name = _TORCH_DTYPES.get(node.attr)
+        if name is None:
+            name = _library_dtype_aliases(library).get(node.attr)
     if name is None:
         raise NoRewrite(f"the dtype {text} is not one of the standard's, as the source names it")
     return f"xp.{name}"
