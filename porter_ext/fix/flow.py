@@ -210,7 +210,8 @@ class FlowModel(Paths, SourceModel):
                 self.visit(value)
 
     def visit_Name(self, node: ast.Name) -> None:
-        pass
+        """A leaf has nothing below it to walk (a name is looked up where the expression
+        holding it is judged); skipping `generic_visit` here keeps the walk linear."""
 
     visit_Constant = visit_Name
 
