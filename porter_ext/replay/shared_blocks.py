@@ -215,3 +215,11 @@ def _unlink_all() -> None:
         _free.clear()
     for block in blocks:
         _unlink(block)
+    if OWNER_VARIABLE not in os.environ and os.path.isdir(_SHM):
+        # the session itself (not one of its workers): every block named after it is its
+        # to unlink, answers of its workers that it never read included
+        prefix = f"porter_{session_owner()}x"
+        for name in os.listdir(_SHM):
+            if name.startswith(prefix):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(_SHM, name))

@@ -32,6 +32,10 @@ KERNEL_NAME = "porter-worker"
 START_TIMEOUT = 60.0
 #: seconds between interrupting a replay and killing its worker
 KILL_GRACE = 1.0
+#: seconds to wait for a replay's answer once its execution has finished: the answer
+#: (iopub) and the execute_reply (shell) come on two channels, in either order, and on a
+#: loaded machine far apart
+ANSWER_GRACE = 30.0
 
 
 class WorkerUnavailable(RuntimeError):
@@ -192,15 +196,19 @@ class Worker(ABC):
             if interrupted is not None and now - interrupted > KILL_GRACE:
                 self.stop()
                 return "timeout"
-            if finished is not None and now - finished > 2.0:
+            if finished is not None and now - finished > ANSWER_GRACE:
                 return "the worker finished without answering"
             self._check_alive()
             msg = self.next_message(0.05)
             if msg is None:
                 continue
             kind = msg["header"]["msg_type"]
-            if kind == "comm_msg" and msg["content"]["data"].get("id") == request_id:
-                reply = self._reply(msg)  # read even when late: it frees the answer's memory
+            if _is_answer(msg):
+                # read even when late (or an earlier request's): it frees the answer's
+                # shared block, which only this side unlinks
+                reply = self._reply(msg)
+                if msg["content"]["data"].get("id") != request_id:
+                    continue
                 return "timeout" if interrupted is not None else reply
             if kind == "execute_reply" and msg["parent_header"].get("msg_id") == msg_id:
                 content = msg["content"]
@@ -224,6 +232,14 @@ class Worker(ABC):
             reply.result.outputs = {}
             reply.result.notes.append(f"the replay's outputs could not be read back: {error}")
         return reply
+
+
+def _is_answer(msg: dict) -> bool:
+    """Whether ``msg`` is a replay's answer (whose outputs may sit in a shared block)."""
+    if msg["header"]["msg_type"] != "comm_msg":
+        return False
+    data = msg["content"].get("data")
+    return isinstance(data, dict) and "outputs" in data
 
 
 _launching: ThreadPoolExecutor | None = None
@@ -345,6 +361,10 @@ class LocalWorker(ZmqMessages, Worker):
     def stop(self) -> None:
         """End the kernel now and forget it (the next replay starts a fresh one)."""
         super().stop()
+        if self.kc is not None:  # answers that came too late: their blocks go now
+            while (msg := self.next_message(0)) is not None:
+                if _is_answer(msg):
+                    self._reply(msg)
         kc, km, self.kc, self.km = self.kc, self.km, None, None
         if kc is not None:
             kc.stop_channels()

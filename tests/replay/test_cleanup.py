@@ -27,6 +27,8 @@ ip = shell()
 run(ip, "import numpy as np, os, tempfile\\nx = np.ones(100_000)")
 # a replay that writes into its scratch (the sandbox allows it)
 run(ip, "%%port -b numpy --quiet\\nopen(os.path.join(tempfile.gettempdir(), 'junk'), 'wb').write(b'0' * 1000)\\ny = x + 1")
+if sys.argv[1] == "unread":  # an answer a worker made for this session, never read
+    shared_blocks.fresh(4096)
 print(json.dumps({"owner": shared_blocks.session_owner(), "pid": os.getpid()}), flush=True)
 if sys.argv[1] == "kill":
     os.kill(os.getpid(), 9)
@@ -53,8 +55,9 @@ def _workers_of(scratch: list[str]) -> list[str]:
     return [line for line in table.splitlines() if any(s in line for s in scratch)]
 
 
-def test_a_session_that_exits_leaves_nothing():
-    seen, done = _person("exit")
+@pytest.mark.parametrize("how", ["exit", "unread"])
+def test_a_session_that_exits_leaves_nothing(how):
+    seen, done = _person(how)
     assert done.returncode == 0, done.stderr[-2000:]
     assert _left(seen["owner"]) == {"scratch": [], "blocks": []}
 

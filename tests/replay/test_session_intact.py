@@ -203,3 +203,43 @@ def test_port_on_leaves_the_functions_of_its_cells_as_written(port_shell):
     finally:
         run(ip, "%port off")
     assert ip.user_ns["f"].__code__.co_names == ("np", "exp")
+
+
+def test_a_late_answer_still_frees_its_block(port_shell, monkeypatch):
+    # CI under load: an answer that came after porter stopped waiting for it (or an
+    # earlier request's) was skipped unread, and its block of outputs stayed in
+    # /dev/shm for the rest of the session, which alone unlinks it
+    import dataclasses
+    import time
+
+    from porter_ext.replay import capture, shared_blocks, transport
+    from porter_ext.replay.worker_kernel import Worker
+
+    ip = port_shell
+    run(ip, "import numpy as np\nbig = np.ones(50_000)\n")
+    sent = []
+    real_send = Worker.send
+
+    def send(worker, request, parcel):
+        sent.append((worker, request, parcel))
+        return real_send(worker, request, parcel)
+
+    monkeypatch.setattr(Worker, "send", send)
+    result = run(ip, "%%port -b numpy --quiet\ntwice = big * 2\n")
+    assert result.success, result.output
+    monkeypatch.undo()
+    worker, request, _parcel = next(s for s in sent if s[1].role == "target")
+    left = _our_blocks() - set(shared_blocks._mine)
+    # the same replay again, whose answer nobody waits for (its inputs anew: the first
+    # parcel's block went back to the pool)
+    inputs = transport.pack(capture.cell_inputs(request.io, ip.user_ns), local=True)
+    again = dataclasses.replace(request, id="late-answer", inputs=inputs.header())
+    with worker.lock:
+        worker.send(again, inputs)
+    deadline = time.monotonic() + 120
+    while _our_blocks() - set(shared_blocks._mine) <= left and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _our_blocks() - set(shared_blocks._mine) > left, "the late answer never came"
+    result = run(ip, "%%port -b numpy --quiet\nthrice = big * 3\n")
+    assert result.success, result.output
+    assert _our_blocks() - set(shared_blocks._mine) <= left
