@@ -152,3 +152,32 @@ def test_the_kernel_is_gone_and_its_stderr_stays_out_of_porters(hiding_run):
     assert not [ln for ln in lines if "IPKernelApp" in ln or "Traceback" in ln]
     assert _processes_with(tag) == []
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
+
+
+def test_a_call_in_code_an_earlier_cell_wrote_names_that_cell_by_notebook_position(tmp_path):
+    """CONTRACT.md ``origin``: porter run knows the notebook, so the writing cell is
+    named by its position (here 1: a markdown cell comes first) and its execution count."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# cross-cell"),
+        nbformat.v4.new_code_cell("import numpy as np\n\ndef f(x):\n    return np.sum(x, 0)"),
+        nbformat.v4.new_code_cell("y = f(np.ones((2, 2)))"),
+    ]
+    path = tmp_path / "cross.ipynb"
+    nbformat.write(nb, path)
+    out = tmp_path / "cross.json"
+    result = porter("run", str(path), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    cells = json.loads(out.read_text())["cells"]
+    defining = next(c for c in cells if c["index"] == 1)
+    [call] = [c for c in cells[-1]["calls"] if c["name"] == "numpy.sum"]
+    assert cells[-1]["index"] == 2 and (call["line"], call["col"]) == (1, 4)
+    assert call["origin"] == {
+        "index": 1,
+        "execution_count": defining["execution_count"],
+        "line": 4,
+        "col": 11,
+        "end_line": 4,
+        "end_col": 23,
+        "cell_id": None,
+    }

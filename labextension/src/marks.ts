@@ -24,90 +24,229 @@ import {
   staleChanged
 } from './cells';
 import { utf16Column } from './columns';
+import {
+  INotebookCell,
+  invalidate,
+  notebookCells,
+  notebookOf,
+  resultsChanged
+} from './notebookcells';
+import {
+  callPlace,
+  cellLabel,
+  findingPlace,
+  IMarkPlace,
+  markRange,
+  originCell,
+  Severity,
+  severityOf
+} from './positions';
 import { visibleText } from './text';
-import { ICellEntry, isFinding, isMuted, verifiedRewrite } from './types';
+import {
+  ICall,
+  ICallOrigin,
+  ICellEntry,
+  IDeviceFinding,
+  isFinding,
+  verifiedRewrite
+} from './types';
 
-const NAME = /[A-Za-z_][\w.]*/y;
-
+/** The document range of a mark on line `line` (1-based, in the editor's text). */
 function span(
   doc: Text,
   line: number,
-  col: number,
+  place: IMarkPlace,
   name: string | null,
-  exact: boolean
+  check: boolean
 ): { from: number; to: number } | null {
   if (line < 1 || line > doc.lines) {
     return null;
   }
   const at = doc.line(line);
-  if (!exact && name && !at.text.includes(shortName(name))) {
+  if (check && name && !at.text.includes(shortName(name))) {
     return null; // the cell changed and the call is no longer on this line
   }
-  const from = at.from + utf16Column(at.text, col); // col: characters
-  NAME.lastIndex = from - at.from;
-  const m = NAME.exec(at.text);
-  const to = m ? from + m[0].length : at.to;
-  return to > from ? { from, to } : { from: at.from, to: at.to };
+  const { from, to } = markRange(at.text, place, place.line, utf16Column);
+  return { from: at.from + from, to: at.from + to };
 }
 
-/** The diagnostics of one cell entry against the editor's current text. */
+/** One finding to mark in a cell: where, how severe, and what the hover says. */
+interface IFinding {
+  place: IMarkPlace;
+  name: string;
+  kind: string | undefined;
+  severity: Severity;
+  device: boolean;
+  message: string;
+}
+
+function callFinding(call: ICall, calledFrom: string | null): IFinding {
+  const use = call.suggestion ? `; use instead: ${call.suggestion}` : '';
+  const why = call.message ? `\n${call.message}` : '';
+  const from = calledFrom ? `\ncalled from ${calledFrom}` : '';
+  return {
+    place: callPlace(call),
+    name: call.name,
+    kind: call.kind,
+    severity: severityOf(call.status),
+    device: call.status === 'device_specific',
+    message: `${call.name} [${call.status}]${use}${why}${from}`
+  };
+}
+
+/**
+ * The findings to mark in the cell `here` (its position in `cells`): those of its own
+ * result written in it (or written in a cell the notebook no longer has), and those
+ * other cells' runs made in code it wrote.
+ */
+export function findingsIn(
+  here: number,
+  cells: INotebookCell[],
+  own: ICellEntry | null
+): IFinding[] {
+  const refs = cells.map(c => c.ref);
+  const out: IFinding[] = [];
+  const elsewhere = (origin: ICallOrigin | null): boolean =>
+    origin !== null && originCell(origin, refs) !== -1;
+  if (own) {
+    for (const call of own.calls ?? []) {
+      if (!isFinding(call)) {
+        continue;
+      }
+      if (!elsewhere(call.origin ?? null)) {
+        const f = callFinding(call, null);
+        if (call.origin) {
+          // written in a cell not in this notebook: where this cell called into it
+          f.place = {
+            origin: null,
+            line: call.line,
+            col: call.col,
+            endLine: call.end_line ?? null,
+            endCol: call.end_col ?? null
+          };
+          f.message += `\nin code from ${cellLabel(call.origin.index, call.origin.execution_count)}, line ${call.origin.line}`;
+        }
+        out.push(f);
+      }
+    }
+    for (const finding of own.device_findings ?? []) {
+      const place = findingPlace(own, finding);
+      if (place && !elsewhere(place.origin)) {
+        out.push(deviceFinding(finding, place, null));
+      }
+    }
+    for (const replay of own.replays ?? []) {
+      const line = replay.error?.line;
+      if ((replay.status === 'error' || replay.status === 'timeout') && line) {
+        out.push({
+          place: {
+            origin: null,
+            line,
+            col: 0,
+            endLine: line + 1,
+            endCol: null
+          },
+          name: '',
+          kind: undefined,
+          severity: severityOf('replay_failure'),
+          device: false,
+          message: `replay on ${replay.backend}: ${replay.status} ${replay.error?.type ?? ''}: ${replay.error?.message ?? ''}`
+        });
+      }
+    }
+  }
+  cells.forEach((cell, i) => {
+    if (i === here || !cell.entry) {
+      return;
+    }
+    const caller = cellLabel(cell.ref.index, cell.entry.execution_count);
+    const mine = (origin: ICallOrigin | null | undefined): boolean =>
+      !!origin && originCell(origin, refs) === here;
+    for (const call of cell.entry.calls ?? []) {
+      if (isFinding(call) && mine(call.origin)) {
+        out.push(callFinding(call, `${caller}, line ${call.line}`));
+      }
+    }
+    for (const finding of cell.entry.device_findings ?? []) {
+      const place = findingPlace(cell.entry, finding);
+      if (place && mine(place.origin)) {
+        out.push(
+          deviceFinding(finding, place, `${caller}, line ${finding.line}`)
+        );
+      }
+    }
+  });
+  return out;
+}
+
+function deviceFinding(
+  finding: IDeviceFinding,
+  place: IMarkPlace,
+  calledFrom: string | null
+): IFinding {
+  const on = finding.backend ? ` on ${finding.backend}` : '';
+  const from = calledFrom ? `\ncalled from ${calledFrom}` : '';
+  return {
+    place,
+    name: finding.name,
+    kind: 'device',
+    severity: severityOf('device'),
+    device: true,
+    message: `${finding.name} [${finding.kind}${on}] ${finding.message ?? ''}${from}`
+  };
+}
+
+/** The diagnostics of a cell against the editor's current text: its own result's
+ * findings and those other cells' runs made in code it wrote. */
 export function diagnosticsFor(
   model: ICodeCellModel,
-  entry: ICellEntry,
+  entry: ICellEntry | null,
   doc: Text
 ): Diagnostic[] {
-  const { lines, exact } = sourceOffset(doc.toString(), entry.source);
-  const rewrite = verifiedRewrite(entry);
-  const actions = rewrite
-    ? [
-        {
-          name: 'Apply verified rewrite',
-          apply: () => {
-            const why = applyRewrite(model, entry);
-            if (why) {
-              Notification.warning(`porter: ${why}`);
+  const notebook = notebookOf(model);
+  const all = notebook ? notebookCells(notebook) : [];
+  const here = all.findIndex(c => c.ref.id === model.sharedModel.id);
+  const cells = here === -1 ? [] : all; // a cell on its own: its own findings only
+  const { lines, exact } = sourceOffset(doc.toString(), entry?.source ?? '');
+  const rewrite = entry ? verifiedRewrite(entry) : null;
+  const actions =
+    rewrite && entry
+      ? [
+          {
+            name: 'Apply verified rewrite',
+            apply: () => {
+              const why = applyRewrite(model, entry);
+              if (why) {
+                Notification.warning(`porter: ${why}`);
+              }
             }
           }
-        }
-      ]
-    : undefined;
+        ]
+      : undefined;
   const out: Diagnostic[] = [];
-  for (const call of entry.calls ?? []) {
-    if (!isFinding(call)) {
-      continue;
-    }
-    const where = span(doc, call.line + lines, call.col, call.name, exact);
+  for (const f of findingsIn(here, cells, entry)) {
+    // operators and indexing have no name on the line to check a changed cell by
+    const named = f.kind !== 'operator' && f.kind !== 'index' && !!f.name;
+    const where = span(
+      doc,
+      f.place.line + lines,
+      f.place,
+      f.name,
+      named && !exact
+    );
     if (!where) {
       continue;
     }
-    const use = call.suggestion ? `; use instead: ${call.suggestion}` : '';
-    const why = call.message ? `\n${call.message}` : '';
     out.push({
       ...where,
-      severity: isMuted(call) ? 'info' : 'warning',
+      severity: f.severity,
       source: 'porter',
-      markClass: 'porter-mark',
-      message: visibleText(`${call.name} [${call.status}]${use}${why}`),
-      actions
+      markClass: f.device
+        ? 'porter-mark porter-mark-device'
+        : `porter-mark porter-mark-${f.severity}`,
+      message: visibleText(f.message),
+      actions: f.place.origin ? undefined : actions
     });
-  }
-  for (const finding of entry.device_findings ?? []) {
-    if (finding.line === null || finding.line === undefined) {
-      continue;
-    }
-    const where = span(doc, finding.line + lines, 0, finding.name, exact);
-    if (where) {
-      const on = finding.backend ? ` on ${finding.backend}` : '';
-      out.push({
-        ...where,
-        severity: 'warning',
-        source: 'porter',
-        markClass: 'porter-mark porter-mark-device',
-        message: visibleText(
-          `${finding.name} [${finding.kind}${on}] ${finding.message ?? ''}`
-        )
-      });
-    }
   }
   return out;
 }
@@ -116,20 +255,18 @@ export function diagnosticsFor(
 function cellMarks(model: ICodeCellModel) {
   return ViewPlugin.define((view: EditorView) => {
     let pending = 0;
-    let last: ICellEntry | null | undefined = undefined;
+    let shown = 0;
     const refresh = () => {
       pending = 0;
       const entry = entryOfCell(model);
-      if (entry === last && !entry) {
-        return;
-      }
-      last = entry;
       // a rewrite applied: the findings are about source no longer there until it runs
-      const diagnostics =
-        entry && !isStale(model)
-          ? diagnosticsFor(model, entry, view.state.doc)
-          : [];
-      view.dispatch(setDiagnostics(view.state, diagnostics));
+      const diagnostics = isStale(model)
+        ? []
+        : diagnosticsFor(model, entry, view.state.doc);
+      if (diagnostics.length || shown) {
+        view.dispatch(setDiagnostics(view.state, diagnostics));
+      }
+      shown = diagnostics.length;
     };
     const schedule = () => {
       if (!pending) {
@@ -141,15 +278,26 @@ function cellMarks(model: ICodeCellModel) {
         schedule();
       }
     };
+    // this cell's result changed: every cell of the notebook may mark code it wrote
+    const ran = () => invalidate(notebookOf(model));
+    const onResults = (_: unknown, notebook: object) => {
+      if (notebook === notebookOf(model)) {
+        schedule();
+      }
+    };
     model.outputs.changed.connect(schedule);
+    model.outputs.changed.connect(ran);
     staleChanged.connect(onStale);
+    resultsChanged.connect(onResults);
     schedule(); // not now: a view may not dispatch while it is being built
     return {
       destroy() {
         window.clearTimeout(pending);
         staleChanged.disconnect(onStale);
+        resultsChanged.disconnect(onResults);
         if (!model.isDisposed) {
           model.outputs.changed.disconnect(schedule);
+          model.outputs.changed.disconnect(ran);
         }
       }
     };

@@ -18,6 +18,14 @@ import {
   staleChanged
 } from './cells';
 import { utf16Column } from './columns';
+import {
+  callPlace,
+  cellLabel,
+  findingPlace,
+  ICellRef,
+  IMarkPlace,
+  originCell
+} from './positions';
 import { appendText, el, num } from './text';
 import { ICellEntry, isFinding, isMuted, verifiedRewrite } from './types';
 
@@ -39,6 +47,44 @@ interface ISections {
   results: number;
 }
 
+/**
+ * A finding's row: in the cell where its code is written (`place.origin`, found among
+ * `refs`), naming the calling cell there; in the calling cell at `line` otherwise.
+ */
+function site(
+  refs: ICellRef[],
+  calling: number,
+  where: string,
+  place: IMarkPlace,
+  line: number,
+  text: string,
+  stale: boolean
+): ISite {
+  const origin = place.origin;
+  const at = origin ? originCell(origin, refs) : -1;
+  if (origin && at !== -1) {
+    const writer = cellLabel(at, refs[at].executionCount);
+    return {
+      cell: at,
+      line: place.line,
+      col: place.col,
+      label: `${writer}, line ${place.line}: ${text} (called from ${where}, line ${line})`,
+      stale
+    };
+  }
+  const from = origin
+    ? ` (in code from ${cellLabel(origin.index, origin.execution_count)}, line ${origin.line})`
+    : '';
+  const col = origin ? 0 : place.col;
+  return {
+    cell: calling,
+    line,
+    col,
+    label: `${where}, line ${line}: ${text}${from}`,
+    stale
+  };
+}
+
 function collect(panel: NotebookPanel): ISections {
   const s: ISections = {
     groups: new Map(),
@@ -52,6 +98,13 @@ function collect(panel: NotebookPanel): ISections {
   if (!cells) {
     return s;
   }
+  const refs: ICellRef[] = [];
+  for (let i = 0; i < cells.length; i++) {
+    const model = cells.get(i);
+    const count =
+      model.type === 'code' ? (model as ICodeCellModel).executionCount : null;
+    refs.push({ index: i, executionCount: count ?? null, id: model.id });
+  }
   for (let i = 0; i < cells.length; i++) {
     const model = cells.get(i);
     if (model.type !== 'code') {
@@ -63,7 +116,7 @@ function collect(panel: NotebookPanel): ISections {
     }
     s.results++;
     const stale = isStale(model as ICodeCellModel);
-    const where = `cell ${i + 1}`;
+    const where = cellLabel(i, entry.execution_count);
     for (const call of entry.calls ?? []) {
       if (!isFinding(call) || isMuted(call)) {
         continue;
@@ -74,25 +127,25 @@ function collect(panel: NotebookPanel): ISections {
         `${call.status}, no standard replacement`;
       const group = s.groups.get(key) ?? { sites: [], count: 0 };
       group.count += call.count ?? 1;
-      group.sites.push({
-        cell: i,
-        line: call.line,
-        col: call.col,
-        label: `${where}, line ${call.line}: ${call.name}`,
-        stale
-      });
+      group.sites.push(
+        site(refs, i, where, callPlace(call), call.line, `${call.name}`, stale)
+      );
       s.groups.set(key, group);
     }
     for (const f of entry.device_findings ?? []) {
-      const line =
-        f.line === null || f.line === undefined ? 'output' : `line ${f.line}`;
-      s.devices.push({
-        cell: i,
-        line: f.line ?? null,
-        col: 0,
-        label: `${where}, ${line}: ${f.name} [${f.kind}${f.backend ? ` on ${f.backend}` : ''}] ${f.message ?? ''}`,
-        stale
-      });
+      const place = findingPlace(entry, f);
+      const text = `${f.name} [${f.kind}${f.backend ? ` on ${f.backend}` : ''}] ${f.message ?? ''}`;
+      s.devices.push(
+        place
+          ? site(refs, i, where, place, f.line ?? 0, text, stale)
+          : {
+              cell: i,
+              line: null,
+              col: 0,
+              label: `${where}, output: ${text}`,
+              stale
+            }
+      );
     }
     for (const r of entry.replays ?? []) {
       if (r.status === 'error' || r.status === 'timeout') {
@@ -235,14 +288,14 @@ export class PortingPanel extends Widget {
           row.classList.add('porter-stale');
           appendText(
             row,
-            `cell ${r.cell + 1}: rewrite applied; run the cell to check it again`
+            `${cellLabel(r.cell, r.entry.execution_count)}: rewrite applied; run the cell to check it again`
           );
           section.appendChild(row);
           continue;
         }
         appendText(
           row,
-          `cell ${r.cell + 1}: verified on ${(r.entry.rewrite?.verified_on ?? []).join(', ') || 'its replays'} `
+          `${cellLabel(r.cell, r.entry.execution_count)}: verified on ${(r.entry.rewrite?.verified_on ?? []).join(', ') || 'its replays'} `
         );
         const button = el(
           'button',
@@ -337,7 +390,8 @@ export class PortingPanel extends Widget {
       if (!editor) {
         return;
       }
-      const at = line - 1 + offset;
+      // a line past the end (the cell changed since) puts the cursor on its last line
+      const at = Math.max(0, Math.min(line - 1 + offset, editor.lineCount - 1));
       // col counts characters; the editor's column, UTF-16 units of the line
       const column = utf16Column(editor.getLine(at) ?? '', col);
       editor.setCursorPosition({ line: at, column });

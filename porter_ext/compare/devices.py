@@ -95,9 +95,8 @@ def device_findings(
     found: list[DeviceFinding] = []
 
     def add(call: CallRecord, kind: str, message: str) -> None:
-        # a call in a function defined in another cell: its line is that cell's, say so
-        if call.origin_cell is not None:
-            message = f"(in code from cell {call.origin_cell}) {message}"
+        # at the call's line in this cell (for code another cell wrote, where this cell
+        # called into it: the call's ``origin`` says where it is written)
         found.append(DeviceFinding(call.line, call.name, kind, backend, message))  # type: ignore[arg-type]
 
     for call in calls:

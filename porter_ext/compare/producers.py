@@ -51,7 +51,7 @@ def partition_outputs(code: str, calls: Iterable[CallRecord]) -> dict[str, Parti
     recorded = {
         (c.line, c.name.rpartition(".")[2], c.kind == "method")
         for c in calls
-        if c.origin_cell is None and partitioning(c.name) is not None
+        if c.origin is None and partitioning(c.name) is not None
     }
     found = {}
     for name, readings in candidates.items():

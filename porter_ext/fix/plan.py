@@ -96,17 +96,6 @@ def _source_line(cell: Any, line: int | None) -> str:
     return lines[line - 1].strip() if 1 <= line <= len(lines) else ""
 
 
-def _labels(cells: Sequence[Any]) -> dict[Any, str]:
-    """Labels of the cells that code from an earlier cell names (``origin_cell``: its
-    notebook index in a headless run, its execution count in a live session)."""
-    found: dict[Any, str] = {}
-    for cell in cells:
-        for key in (cell.index, cell.execution_count):
-            if key is not None:
-                found.setdefault(key, cell.label)
-    return found
-
-
 class _Groups:
     """Items of one kind, keyed by what makes two findings the same fix."""
 
@@ -181,7 +170,7 @@ def _replay_failures(cells: Sequence[Any], groups: _Groups) -> None:
                        position, covered)  # fmt: skip
 
 
-def _calls(cells: Sequence[Any], labels: dict[Any, str], calls: _Groups, device: _Groups) -> None:
+def _calls(cells: Sequence[Any], calls: _Groups, device: _Groups) -> None:
     for position, cell in enumerate(cells):
         done = _rewritten(cell)
         for call in cell.calls:
@@ -191,9 +180,11 @@ def _calls(cells: Sequence[Any], labels: dict[Any, str], calls: _Groups, device:
                 groups = device
             else:
                 continue
-            origin = getattr(call, "origin_cell", None)
-            where = labels.get(origin, f"cell {origin}") if origin is not None else cell.label
-            site = PlanSite(where, call.line)
+            origin = call.origin  # the site is where the code is written
+            if origin is None:
+                site = PlanSite(cell.label, call.line)
+            else:
+                site = PlanSite(origin.label, origin.line)
             fix = (
                 call.suggestion
                 or "no standard replacement: keep it behind xp.backend or rewrite it"
@@ -228,6 +219,6 @@ def build_plan(cells: Iterable[Any]) -> list[PlanItem]:
     failures, calls = _Groups("replay_failure"), _Groups("non_standard")
     device = _Groups("device")
     _replay_failures(cells, failures)
-    _calls(cells, _labels(cells), calls, device)
+    _calls(cells, calls, device)
     _device_findings(cells, device)
     return [*failures.ranked(), *calls.ranked(), *device.ranked()]

@@ -300,9 +300,9 @@ def _hooks() -> dict[str, types.FunctionType]:
             if rec.operation(site, "__getitem__", x, key) is None:  # plain: slot filled
                 x[key] = ops[name](item, value)
                 return
-            cell, line, col = site[0], site[1], site[2]
-            item = op((cell, line, col, name, (), site[5]), name, item, value)
-            setitem((cell, line, col, "__setitem__", (), site[5]), item, x, key)
+            cell, line, col, end = site[0], site[1], site[2], site[6:]
+            item = op((cell, line, col, name, (), site[5], *end), name, item, value)
+            setitem((cell, line, col, "__setitem__", (), site[5], *end), item, x, key)
             return
         x[key] = ops[name](item, value)
 

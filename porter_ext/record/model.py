@@ -39,6 +39,36 @@ class ErrorInfo:
     line: int | None = None
 
 
+def cell_label(index: int | None, execution_count: int | None) -> str:
+    """How every view names a cell: its notebook position where there is a notebook,
+    else its execution count (``In [n]``, which views show beside a position)."""
+    if index is not None:
+        return f"cell {index}"
+    if execution_count is not None:
+        return f"In [{execution_count}]"
+    return "cell"
+
+
+@dataclass(frozen=True)
+class CallOrigin:
+    """Where code written in another cell (a function an earlier cell defined) made a
+    call: views show the finding there, and name the calling cell. ``index`` is that
+    cell's notebook position where the run knows the notebook, ``cell_id`` the front
+    end's id of it where the front end sent one; ``col`` counts characters."""
+
+    index: int | None
+    execution_count: int | None
+    line: int
+    col: int
+    end_line: int | None = None
+    end_col: int | None = None
+    cell_id: str | None = None
+
+    @property
+    def label(self) -> str:
+        return cell_label(self.index, self.execution_count)
+
+
 @dataclass
 class CallRecord:
     """One array call site of a cell, merged over identical calls (same callee, status, devices)."""
@@ -57,10 +87,24 @@ class CallRecord:
     message: str = ""
     #: keyword names the call passed (``device`` tells a creation call that placed its output)
     keywords: list[str] = field(default_factory=list)
-    #: the cell whose code made the call when it is not the recorded cell (a function
-    #: defined in an earlier cell): ``line``/``col`` are then that cell's
+    #: where the site's expression ends (``end_col`` in characters): the range a view marks
+    end_line: int | None = None
+    end_col: int | None = None
+    #: where the call is written when that is another cell (``line``/``col`` are then
+    #: where this cell called into that code)
+    origin: CallOrigin | None = None
+    #: the recorder's label of the cell whose code made the call, when it is not this
+    #: cell (internal: the session resolves it into ``origin``; not in the JSON)
     origin_cell: int | str | None = None
 
     @property
     def is_finding(self) -> bool:
         return self.status in FINDING_STATUSES
+
+    @property
+    def where(self) -> str:
+        """Where one cell's own output (which holds no other cell) puts the call:
+        ``line 3``, or ``In [2] line 5`` for code another cell wrote."""
+        if self.origin is None:
+            return f"line {self.line}"
+        return f"{self.origin.label} line {self.origin.line}"

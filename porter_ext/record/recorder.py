@@ -104,6 +104,7 @@ class Recorder(CallableKinds, Verdicts):
         self.thread: int | None = None
         #: (site, callee, verdict, keyword names) → {(devices_in, device_out): count}
         self._buckets: dict[tuple, dict] = {}
+        self._callers: dict[tuple, tuple[int, int, int, int] | None] = {}
         #: slot → (function or array type, guard, bucket, runner, site, method name, the
         #: first bound method): the hook's fast path for calls made the same way again
         #: (guards.py)

@@ -16,8 +16,9 @@ Every rewritten node keeps the plain operation on a path that costs a type check
 - ``x[i]``, ``x[i] = v``, ``x += v`` and ``x.T`` likewise, with the index or value
   evaluated exactly once on either path.
 
-Sites are constant tuples ``(cell, line, col, spelled, slot)``, ``col`` in characters of
-the line (`porter_ext.record.positions`: converted here, once per site); calls that use their
+Sites are constant tuples ``(cell, line, col, spelled, slot, shape, end_line, end_col)``,
+columns in characters of the line (`porter_ext.record.positions`: converted here, once
+per site; the end is what a view marks); calls that use their
 caller's frame (``super()``, ``locals()``…) and IPython's own calls
 (``get_ipython().run_line_magic(...)``) are left alone, so that ``%time x = ...`` and
 ``!cmd`` lines keep working.
@@ -234,23 +235,23 @@ class CallSiteTransformer(ast.NodeTransformer):
 
     def _site(self, node: ast.AST, spelled: str | None = None, shape: int = OTHER_SITE):
         self.sites += 1
-        col = self.columns(node.lineno, node.col_offset)
-        site = (self.cell, node.lineno, col, spelled, _new_slot(), shape)
+        line, col, end_line, end_col = self.columns.span(node)
+        site = (self.cell, line, col, spelled, _new_slot(), shape, end_line, end_col)
         self.site_values.append(site)
         return _at(ast.Constant(site), node)
 
     def _op_site(
         self, node: ast.AST, name: str, operands: list[ast.expr] = ()
     ) -> tuple[ast.Constant, tuple]:
-        """An operation's site: ``(cell, line, col, name, slots, key)``, one slot per
-        operand that is read twice (a name; None for a literal or an operand read once),
-        and a number of its own (the key of its fast path)."""
+        """An operation's site: ``(cell, line, col, name, slots, key, end_line, end_col)``,
+        one slot per operand that is read twice (a name; None for a literal or an
+        operand read once), and a number of its own (the key of its fast path)."""
         self.sites += 1
         slots = tuple(_new_slot() if isinstance(o, ast.Name) else None for o in operands)
         if all(slot is None for slot in slots):
             slots = ()  # no operand is read twice: the hook settles plain values itself
-        col = self.columns(node.lineno, node.col_offset)
-        site = (self.cell, node.lineno, col, name, slots, _new_slot())
+        line, col, end_line, end_col = self.columns.span(node)
+        site = (self.cell, line, col, name, slots, _new_slot(), end_line, end_col)
         self.site_values.append(site)
         return _at(ast.Constant(site), node), slots
 

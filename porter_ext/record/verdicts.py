@@ -10,6 +10,7 @@ calls, a library's alias spelled by the call) are library facts too.
 
 from __future__ import annotations
 
+import linecache
 import sys
 from typing import Any
 
@@ -20,8 +21,10 @@ from porter_ext.record.classify import (
     table_entries,
     value_sensitive,
 )
-from porter_ext.record.model import CallRecord
+from porter_ext.record.model import CallOrigin, CallRecord
+from porter_ext.record.positions import char_col
 from porter_ext.record.resolve import Callee
+from porter_ext.record.runners import FILENAMES
 from porter_ext.record.strict import NonStandardError
 from porter_ext.record.values import value_key
 from porter_ext.spec.standard import Standard
@@ -52,6 +55,8 @@ class Verdicts:
     _verdicts: dict[tuple, Verdict]
     _interned: dict[tuple, Verdict]
     _entries: dict[Callee, tuple]
+    #: site of another cell's code → where this cell's code called into it
+    _callers: dict[tuple, tuple[int, int, int, int] | None]
 
     def _verdict(self, site, callee, args, kwargs, self_obj, forced) -> tuple[Verdict, Any]:
         """(verdict, True when it depends only on the callee and the shape of the call,
@@ -107,10 +112,14 @@ class Verdicts:
         return verdict, True
 
     def _bucket(self, site, callee, verdict, kwnames) -> dict:
-        key = (site[:4], callee, verdict, kwnames)
+        # the site's position, spelling and end: what its records are merged by
+        key = (site[:4] + site[6:8], callee, verdict, kwnames)
         bucket = self._buckets.get(key)
         if bucket is None:
             bucket = self._buckets[key] = {}
+            if self.cell is not None and site[0] != self.cell and site[:4] not in self._callers:
+                # code of another cell: where this cell called into it (first seen)
+                self._callers[site[:4]] = calling_position(FILENAMES.get(self.cell))
         return bucket
 
     # -- results -----------------------------------------------------------------------
@@ -141,11 +150,21 @@ class Verdicts:
             verdict,
         ) in merged.items():
             cell, line, col = site[:3]
-            message = verdict.message
-            origin = None
+            end_line, end_col = site[4:6] if len(site) >= 6 else (None, None)
+            origin = origin_cell = None
             if self.cell is not None and cell != self.cell:
-                origin = cell
-                message = f"(in code from cell {cell}) {message}".strip()
+                origin_cell = cell
+                origin = CallOrigin(
+                    index=None,
+                    execution_count=cell if isinstance(cell, int) else None,
+                    line=line,
+                    col=col,
+                    end_line=end_line,
+                    end_col=end_col,
+                )
+                caller = self._callers.get(site[:4])
+                if caller is not None:
+                    line, col, end_line, end_col = caller
             out.append(
                 CallRecord(
                     line=line,
@@ -159,13 +178,38 @@ class Verdicts:
                     devices_in=list(din),
                     device_out=dout,
                     count=count,
-                    message=message,
+                    message=verdict.message,
                     keywords=list(keywords),
-                    origin_cell=origin,
-                )  # fmt: skip
+                    end_line=end_line,
+                    end_col=end_col,
+                    origin=origin,
+                    origin_cell=origin_cell,
+                )
             )
         out.sort(key=lambda r: (r.line, r.col))
         return out
+
+
+def calling_position(filename: str | None) -> tuple[int, int, int, int] | None:
+    """``(line, col, end_line, end_col)`` (columns in characters) of the expression the
+    innermost frame of ``filename`` (the recorded cell's code) is running: where the
+    cell called into code written elsewhere. None when no such frame is on the stack."""
+    if filename is None:
+        return None
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename != filename:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    positions = list(frame.f_code.co_positions())
+    at = frame.f_lasti // 2
+    line, end_line, col, end_col = positions[at] if 0 <= at < len(positions) else (None,) * 4
+    line = line or frame.f_lineno
+    end_line = end_line or line
+    text, end_text = linecache.getline(filename, line), linecache.getline(filename, end_line)
+    col = char_col(text, col or 0)
+    end_col = char_col(end_text, end_col) if end_col is not None else col
+    return line, col, end_line, end_col
 
 
 def strict_error(callee: Callee, verdict: Verdict, line: int) -> NonStandardError:

@@ -12,6 +12,7 @@ import re
 
 from porter_ext.report.findings import group_findings
 from porter_ext.report.model import CellEntry, Report
+from porter_ext.report.placement import PlacedCall, calls_by_cell
 from porter_ext.report.text import cell_notes, visible
 
 MAX_CELL_TEXT = 300  #: characters of one table cell (an exception may print an array)
@@ -70,13 +71,14 @@ def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.3g}"
 
 
-def _has_news(cell: CellEntry) -> bool:
-    """Whether a cell has anything a reviewer should look at."""
+def _has_news(cell: CellEntry, calls: list[PlacedCall]) -> bool:
+    """Whether a cell has anything a reviewer should look at (``calls``: those written
+    in it, `placement.calls_by_cell`)."""
     return (
         cell.error is not None
         or bool(cell_notes(cell))
         or bool(cell.device_findings)
-        or any(c.is_finding for c in cell.calls)
+        or any(p.call.is_finding for p in calls)
         or any(r.status in ("error", "timeout") for r in cell.replays)
         or any(
             o.within_tolerance is False or o.device_ok is False
@@ -86,7 +88,7 @@ def _has_news(cell: CellEntry) -> bool:
     )
 
 
-def _cell_section(cell: CellEntry) -> list[str]:
+def _cell_section(cell: CellEntry, calls: list[PlacedCall]) -> list[str]:
     title = md_text(cell.label.capitalize())
     if cell.index is not None and cell.execution_count is not None:
         title += f" · In \\[{cell.execution_count}\\]"
@@ -98,20 +100,20 @@ def _cell_section(cell: CellEntry) -> list[str]:
     if cell.error is not None:
         line = f" at line {cell.error.line}" if cell.error.line else ""
         out += [f"**Raised** {md_code(cell.error.type)}{line}: {md_text(cell.error.message)}", ""]
-    flagged = [c for c in cell.calls if c.is_finding]
+    flagged = [p for p in calls if p.call.is_finding]
     if flagged:
         rows = [
             [
-                f"{c.line}:{c.col}",
-                md_code(c.name),
-                md_text(c.status),
-                str(c.count),
-                md_text(c.suggestion or ""),
+                f"{p.line}:{p.col}",
+                md_code(p.call.name) + (f" ({md_text(p.note)})" if p.note else ""),
+                md_text(p.call.status),
+                str(p.call.count),
+                md_text(p.call.suggestion or ""),
             ]
-            for c in flagged
+            for p in flagged
         ]
         out += [table(["line", "call", "status", "count", "suggestion"], rows)]
-        standard = len(cell.calls) - len(flagged)
+        standard = len(calls) - len(flagged)
         out += [f"\n{standard} standard call site(s) not shown." if standard else "", ""]
     if cell.device_findings:
         rows = [
@@ -266,14 +268,15 @@ def render_markdown(report: Report, *, max_cells: int | None = None) -> str:
             table(["backend", "version", "available", "devices", "reason"], rows),
             "",
         ]
-    newsworthy = [c for c in report.cells if _has_news(c)]
-    quiet = [c for c in report.cells if not _has_news(c)]
+    written = {id(c): p for c, p in zip(report.cells, calls_by_cell(report.cells), strict=True)}
+    newsworthy = [c for c in report.cells if _has_news(c, written[id(c)])]
+    quiet = [c for c in report.cells if not _has_news(c, written[id(c)])]
     out += ["## Cells", ""]
     if not report.cells:
         out += ["No cells were recorded.", ""]
     shown = newsworthy if max_cells is None else newsworthy[: max(0, max_cells)]
     for cell in shown:
-        out += _cell_section(cell)
+        out += _cell_section(cell, written[id(cell)])
     if len(shown) < len(newsworthy):
         rest = newsworthy[len(shown) :]
         out += [

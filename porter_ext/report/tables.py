@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from porter_ext.report.model import CellEntry
 
-CALL_COLUMNS = [f.name for f in fields(CallRecord)]
+CALL_COLUMNS = [f.name for f in fields(CallRecord) if f.name != "origin_cell"]  # (internal)
 OUTPUT_COLUMNS = [f.name for f in fields(OutputComparison)]
 NUMERIC_COLUMNS = [
     "backend",

@@ -55,8 +55,9 @@ class Deferred:
         function the cell defines), or a call inside it was recorded, from its cell."""
         first, last = self.span
         return self.name in top_level_reads(source) or any(
-            getattr(c, "origin_cell", None) == self.record_cell and first <= c.line <= last
+            c.origin_cell == self.record_cell and first <= c.origin.line <= last
             for c in calls
+            if c.origin is not None
         )
 
     @property
@@ -136,7 +137,7 @@ def unexercised_defs(source: str, calls: Any) -> dict[str, tuple[int, int]]:
     statements, and no recorded call of this cell inside them (name → line range)."""
     defs = def_spans(source)
     read = top_level_reads(source)
-    ran = [c.line for c in calls if getattr(c, "origin_cell", None) is None]
+    ran = [c.line for c in calls if c.origin is None]
     return {
         name: span
         for name, span in defs.items()

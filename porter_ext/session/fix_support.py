@@ -44,7 +44,7 @@ def mixed_operators(calls: Any) -> dict:
     found = {}
     for call in calls:
         match = _MIXES.match(call.message or "")
-        if call.kind == "operator" and call.origin_cell is None and match:
+        if call.kind == "operator" and call.origin is None and match:
             found[(call.line, call.col, call.name)] = (match[1], match[2])
     return found
 
@@ -66,7 +66,7 @@ def array_results(calls: Any) -> dict:
     return {
         (call.line, call.col, call.name): call.library
         for call in calls
-        if call.origin_cell is None and call.device_out is not None and call.kind != "operator"
+        if call.origin is None and call.device_out is not None and call.kind != "operator"
     }
 
 
@@ -76,7 +76,7 @@ def array_methods(calls: Any) -> dict:
     return {
         (call.line, call.col, call.name): call.library
         for call in calls
-        if call.origin_cell is None and call.kind == "method"
+        if call.origin is None and call.kind == "method"
     }
 
 
@@ -87,7 +87,7 @@ def run_verdicts(calls: Any) -> dict:
     ways (a loop over arrays of different ranks) is left out."""
     seen: dict = {}
     for call in calls:
-        if call.origin_cell is None and call.kind != "operator":
+        if call.origin is None and call.kind != "operator":
             key = (call.line, call.col, call.name)
             seen.setdefault(key, set()).add((call.status, call.standard_name))
     return {key: next(iter(v)) for key, v in seen.items() if len(v) == 1}

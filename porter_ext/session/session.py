@@ -31,6 +31,7 @@ from porter_ext.record.transformer import transform
 from porter_ext.report.model import CellEntry, Report
 from porter_ext.session import fixing
 from porter_ext.session.options import PortOptions, SessionConfig
+from porter_ext.session.places import CellPlace, CellPlaces, front_end_cell_id
 from porter_ext.session.result import PortResult, UnrecordedResult, environment
 from porter_ext.session.turns import TURNS
 
@@ -59,6 +60,8 @@ class Session:
         self.headless = False
         self._notes: list[str] = []
         self._transformed: dict[tuple, str] = {}
+        #: the recorder's label of each recorded cell → where the cell is (origins)
+        self.places = CellPlaces()
 
     # -- recording one cell ------------------------------------------------------------
     def _execution_count(self) -> int | None:
@@ -106,6 +109,7 @@ class Session:
         options = options or PortOptions()
         count = self._execution_count()
         cell = count if count is not None else len(self.cells)
+        self._note_place(cell, count)
         if self.shell is not None:
             code = self._transform(source)
             namespace = self.shell.user_ns
@@ -159,6 +163,11 @@ class Session:
             as_written.disarm(armed)
         result = self.add(entry, warnings)
         return result, run
+
+    def _note_place(self, label: int | str | None, count: int | None) -> None:
+        """Remember where the cell about to be recorded under ``label`` is."""
+        cell_id = front_end_cell_id(self.shell) if self.shell is not None else None
+        self.places.note(label, CellPlace(self.cell_index, count, cell_id))
 
     def _transform(self, source: str) -> str:
         """IPython's transformation of a cell (``%time``, ``!cmd``), with the raw cell's
@@ -267,6 +276,9 @@ class Session:
         if self._notes:
             entry = dataclasses.replace(entry, notes=[*entry.notes, *self._notes])
             self._notes = []
+        self.places.resolve(entry.calls)
+        for replay in entry.replays:
+            self.places.resolve(replay.calls or ())
         self.cells.append(entry)
         self.last = PortResult(entry, warnings)
         if self.shell is not None:
@@ -314,9 +326,9 @@ class Session:
         if self._is_port_cell(info.raw_cell or ""):
             self._on_recorder = None
             return
-        rec = Recorder(
-            strict=self.config.strict, version=self.config.version, cell=self._execution_count()
-        )
+        count = self._execution_count()
+        rec = Recorder(strict=self.config.strict, version=self.config.version, cell=count)
+        self._note_place(count, count)
         rec.namespace = self.shell.user_ns  # (the globals of its runners)
         self._on_recorder = rec
         self._on_raw = info.raw_cell or ""

@@ -6,7 +6,7 @@ disagrees, never called) is in tests/test_cli_fix.py."""
 from __future__ import annotations
 
 from porter_ext.fix.rewrite import rewrite_source
-from porter_ext.record.model import CallRecord
+from porter_ext.record.model import CallOrigin, CallRecord
 from porter_ext.report.model import CellEntry, RewriteEntry, RewriteSiteEntry
 from porter_ext.session.deferred import (
     NEVER_CALLED,
@@ -94,11 +94,21 @@ def test_settle_refuses_with_the_call_site_and_never_called_otherwise():
 
 def test_a_deferred_definition_ran_where_the_cell_names_it_or_recorded_a_call_inside_it():
     deferred = Deferred(1, "g", "", record_cell=7, span=(5, 6))
-    inside = CallRecord(line=6, col=11, name="ndarray.mean", library="numpy", kind="method",
-                        status="non_standard", origin_cell=7)  # fmt: skip
+    inside = CallRecord(
+        line=1,
+        col=0,
+        name="ndarray.mean",
+        library="numpy",
+        kind="method",
+        status="non_standard",
+        origin_cell=7,
+        origin=CallOrigin(1, 7, line=6, col=11),
+    )
     assert deferred.ran_in("h(x)", [inside])
-    assert not deferred.ran_in("h(x)", [CallRecord(**{**inside.__dict__, "origin_cell": None})])
-    assert not deferred.ran_in("h(x)", [CallRecord(**{**inside.__dict__, "line": 2})])
+    here = {**inside.__dict__, "origin_cell": None, "origin": None}
+    assert not deferred.ran_in("h(x)", [CallRecord(**here)])
+    elsewhere = {**inside.__dict__, "origin": CallOrigin(1, 7, line=2, col=11)}
+    assert not deferred.ran_in("h(x)", [CallRecord(**elsewhere)])
     # named by the cell's own statements: called, whatever it was given
     assert deferred.ran_in("w = g(Bag())", [])
     assert not deferred.ran_in("def h(x):\n    return g(x)", [])

@@ -1,0 +1,114 @@
+import { utf16Column } from '../columns';
+import {
+  callPlace,
+  cellLabel,
+  findingPlace,
+  ICellRef,
+  markRange,
+  originCell,
+  severityOf
+} from '../positions';
+import { ICall, ICellEntry } from '../types';
+
+const refs: ICellRef[] = [
+  { index: 0, executionCount: null, id: 'md' },
+  { index: 1, executionCount: 2, id: 'def' },
+  { index: 2, executionCount: 3, id: 'call' }
+];
+
+const inside: ICall = {
+  line: 2,
+  col: 4,
+  end_line: 2,
+  end_col: 22,
+  name: 'numpy.sum',
+  status: 'non_standard_usage',
+  origin: {
+    index: null,
+    execution_count: 2,
+    cell_id: null,
+    line: 4,
+    col: 36,
+    end_line: 4,
+    end_col: 48
+  }
+};
+
+describe('a finding is placed where its code is written', () => {
+  it('marks a call made by another cell’s code at its origin', () => {
+    expect(callPlace(inside)).toEqual({
+      origin: inside.origin,
+      line: 4,
+      col: 36,
+      endLine: 4,
+      endCol: 48
+    });
+  });
+
+  it('finds the writing cell by id, else execution count, else position', () => {
+    expect(originCell({ ...inside.origin!, cell_id: 'def' }, refs)).toBe(1);
+    expect(originCell(inside.origin!, refs)).toBe(1);
+    expect(originCell({ line: 1, col: 0, index: 2 }, refs)).toBe(2);
+    expect(originCell({ line: 1, col: 0, execution_count: 9 }, refs)).toBe(-1);
+  });
+
+  it('puts a device finding where its call is', () => {
+    const entry: ICellEntry = {
+      source: 'y = f(x)\n',
+      calls: [inside],
+      device_findings: [
+        { line: 2, name: 'numpy.sum', kind: 'cross_device', backend: 'numpy' }
+      ]
+    };
+    expect(findingPlace(entry, entry.device_findings![0])?.line).toBe(4);
+    const alone = {
+      line: 3,
+      name: 'torch.zeros',
+      kind: 'default_device_creation'
+    };
+    expect(findingPlace(entry, alone)).toMatchObject({ line: 3, col: 0 });
+  });
+
+  it('names cells by notebook position with In [n] beside it', () => {
+    expect(cellLabel(1, 2)).toBe('cell 1 · In [2]');
+    expect(cellLabel(null, 7)).toBe('In [7]');
+    expect(cellLabel(3, null)).toBe('cell 3');
+  });
+
+  it('gives severity by status', () => {
+    expect(severityOf('non_standard')).toBe('error');
+    expect(severityOf('non_standard_usage')).toBe('warning');
+    expect(severityOf('device_specific')).toBe('warning');
+    expect(severityOf('replay_failure')).toBe('error');
+    expect(severityOf('host_sync')).toBe('info');
+  });
+});
+
+describe('markRange: the recorded column range on the line', () => {
+  it('covers an operator’s whole expression', () => {
+    const text = 'z = (x - m) * s';
+    const place = { origin: null, line: 1, col: 4, endLine: 1, endCol: 15 };
+    const { from, to } = markRange(text, place, 1, utf16Column);
+    expect(text.slice(from, to)).toBe('(x - m) * s');
+  });
+
+  it('is not moved by non-ASCII text earlier on the line', () => {
+    const text = "    label = 'température 🔥'; return np.sum(x, 0) * 2";
+    const place = { origin: null, line: 4, col: 36, endLine: 4, endCol: 48 };
+    const { from, to } = markRange(text, place, 4, utf16Column);
+    expect(text.slice(from, to)).toBe('np.sum(x, 0)');
+  });
+
+  it('falls back to the name at the column without an end', () => {
+    const text = 'y = x.sum(1)';
+    const place = {
+      origin: null,
+      line: 1,
+      col: 4,
+      endLine: null,
+      endCol: null
+    };
+    const { from, to } = markRange(text, place, 1, utf16Column);
+    expect(text.slice(from, to)).toBe('x.sum');
+  });
+});

@@ -1,0 +1,68 @@
+"""Where the session's recorded cells are: the recorder labels a cell's calls with its
+own number for the cell (its execution count, or a running number without IPython),
+and a call made by code another cell wrote carries that label. The session remembers,
+per label, the cell's notebook position (`porter run`), execution count and the front
+end's cell id (JupyterLab sends ``cellId`` with each execute request), so that the
+call's `CallOrigin` names the cell the way every view does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any
+
+from porter_ext.record.model import CallRecord
+
+#: labels remembered (a function keeps the label of the cell that defined it)
+KEPT_PLACES = 4096
+
+
+@dataclasses.dataclass(frozen=True)
+class CellPlace:
+    """One recorded cell: its notebook position, execution count and front-end id."""
+
+    index: int | None
+    execution_count: int | None
+    cell_id: str | None = None
+
+
+def front_end_cell_id(shell: Any) -> str | None:
+    """The id the front end gave the running cell (JupyterLab and Notebook 7 put
+    ``cellId`` in the execute request's metadata), or None."""
+    header = getattr(shell, "parent_header", None)
+    metadata = header.get("metadata") if isinstance(header, dict) else None
+    cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
+    return cell_id if isinstance(cell_id, str) else None
+
+
+class CellPlaces:
+    """Recorder label → `CellPlace`, and the origins of calls resolved against it."""
+
+    def __init__(self) -> None:
+        self._places: OrderedDict[int | str, CellPlace] = OrderedDict()
+
+    def note(self, label: int | str | None, place: CellPlace) -> None:
+        if label is None:
+            return
+        self._places[label] = place
+        self._places.move_to_end(label)
+        while len(self._places) > KEPT_PLACES:
+            self._places.popitem(last=False)
+
+    def resolve(self, calls: Iterable[CallRecord]) -> None:
+        """Give each call made by another cell's code that cell's place (in place: the
+        records are the cell's own, not yet shown). A label the session never recorded
+        (a worker's, a cleared kernel's) keeps what the recorder knew."""
+        for call in calls:
+            if call.origin is None or call.origin_cell is None:
+                continue
+            place = self._places.get(call.origin_cell)
+            if place is not None:
+                call.origin = dataclasses.replace(
+                    call.origin,
+                    index=place.index,
+                    execution_count=place.execution_count,
+                    cell_id=place.cell_id,
+                )
