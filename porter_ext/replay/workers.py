@@ -126,21 +126,26 @@ class WorkerPool:
     ) -> list[ReplayResult]:
         """Run ``jobs`` at the same time (one after another on a shared worker), or at
         most ``at_once`` of them at a time, in order; ``finished`` is handed each result
-        in this thread as soon as it and those before it are done."""
+        in this thread as soon as it and those before it are done. With ``at_once``, a
+        job starts only once ``finished`` is through with the one ``at_once`` before it:
+        what it lets go of (a big replay's outputs) is gone before the next replay makes
+        its own."""
         if not jobs:
             return []
         for job in jobs:  # launching from this thread: the kernels boot in parallel
             _launch(self.worker_for(job.spec, x64=job.x64, apart=job.apart))
         executor = ThreadPoolExecutor(max_workers=at_once or len(jobs))
-        futures = [executor.submit(self._one, job, timeout) for job in jobs]
+        futures = [executor.submit(self._one, job, timeout) for job in jobs[: at_once or None]]
         handed = 0
         try:
-            while handed < len(futures):  # waking often: Ctrl-C gets through
+            while handed < len(jobs):  # waking often: Ctrl-C gets through
                 wait(futures[handed:], timeout=0.1, return_when=FIRST_COMPLETED)
                 while handed < len(futures) and futures[handed].done():
                     if finished is not None:
                         finished(futures[handed].result())
                     handed += 1
+                    if len(futures) < len(jobs):
+                        futures.append(executor.submit(self._one, jobs[len(futures)], timeout))
             return [f.result() for f in futures]
         except KeyboardInterrupt:  # the person stopped the cell: so do its replays
             for job in jobs:

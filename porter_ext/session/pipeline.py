@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import io as _io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.record.cell import NO_VALUE, CellRun
+from porter_ext.replay import shared_blocks
 from porter_ext.replay.run import ReplaySettings
 from porter_ext.report.model import CellEntry, ReplayEntry
 
@@ -218,6 +220,11 @@ class _Streamed:
             )
         self.rows[id(result)] = _rows(self.baseline, result)
         result.outputs = {}  # the baseline read the control's when it was made
+        # their block's pages go now, not when the next replay's answer is read: the
+        # next replay runs meanwhile, and its worker fills a block of its own (a cycle
+        # of the unpickling can hold the last view: collected first)
+        gc.collect()
+        shared_blocks.close_unused()
 
 
 def _replays(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], run: CellRun,

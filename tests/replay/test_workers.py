@@ -412,3 +412,31 @@ def test_big_inputs_are_replayed_one_backend_at_a_time(ip, monkeypatch):
     assert seen["most"] == 1
     for replay in found.values():
         assert "no float64 reference: the cell's inputs are 1 MiB" in replay.reason
+
+
+def test_a_big_replay_starts_once_the_one_before_is_compared(ip, monkeypatch):
+    """One at a time means the next replay starts only once the one before it has been
+    compared and its outputs let go: else a third copy of a big output is alive while
+    the next worker makes its own (issue 20's memory bound)."""
+    from porter_ext.replay import dispatch
+    from porter_ext.replay.worker_kernel import Worker
+    from porter_ext.session import pipeline
+
+    monkeypatch.setattr(dispatch, "ONE_AT_A_TIME_BYTES", 1 << 20)
+    events: list[tuple[str, str]] = []
+    send, compared = Worker.send, pipeline._Streamed.__call__
+
+    def sending(worker, request, parcel):
+        events.append(("sent", request.label))
+        return send(worker, request, parcel)
+
+    def comparing(streamed, result):
+        compared(streamed, result)
+        events.append(("compared", result.spec))
+
+    monkeypatch.setattr(Worker, "send", sending)
+    monkeypatch.setattr(pipeline._Streamed, "__call__", comparing)
+    run(ip, "import numpy as np\nx = np.ones(300_000, dtype=np.float32)")
+    run(ip, "%%port -b strict,torch --quiet\ny = x * 2")
+    assert [kind for kind, _ in events] == ["sent", "compared"] * 3, events
+    assert {r.status for r in replays(ip.user_ns["_port"]).values()} == {"ok"}
