@@ -15,8 +15,8 @@ import {
   IReplay,
   IReport,
   isFinding,
+  headlineText,
   isMuted,
-  verdict,
   verifiedRewrite
 } from './types';
 
@@ -340,10 +340,10 @@ function rewriteBlock(entry: ICellEntry): HTMLElement | null {
   return box;
 }
 
-/** One cell's result: the verdict, the rewrite, then calls, numerics, devices. */
+/** One cell's result: its headline, the rewrite, then calls, numerics, devices. */
 export function renderCell(entry: ICellEntry): HTMLElement {
   const root = el('div', 'porter-view porter-cell-view');
-  root.appendChild(el('div', 'porter-verdict', verdict(entry)));
+  root.appendChild(el('div', 'porter-verdict', headlineText(entry)));
   if (entry.error) {
     const line = entry.error.line ? ` (line ${entry.error.line})` : '';
     root.appendChild(

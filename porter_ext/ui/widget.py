@@ -129,11 +129,14 @@ class CellWidget(_Base):
         calls = self.entry.calls
         if not calls:
             return W.VBox([W.HTML(_note("No array calls were recorded in this cell."))])
-        findings = sum(1 for c in calls if c.status != "standard")
+        counts = self.entry.headline.counts  # the header's numbers, not counted again
         intro = W.HTML(
-            _note(f"{len(calls)} call site(s), {findings} finding(s). Pick a call to see its line.")
+            _note(
+                f"{counts.findings} finding(s) in {counts.calls} array call(s). "
+                "Pick a call to see its line."
+            )
         )
-        first = next((i for i, c in enumerate(calls) if c.status != "standard"), 0)
+        first = next((i for i, c in enumerate(calls) if c.is_finding), 0)
         self.calls_list = W.Select(
             options=[(call_label(c), i) for i, c in enumerate(calls)],
             value=first,

@@ -20,6 +20,7 @@ from typing import Any
 import nbformat
 import pytest
 
+from porter_ext.report.model import CellEntry
 from porter_ext.ui.mime import MIME_TYPE, REPORT_MIME_TYPE
 from tests.browser.support import ROOT, LabServer, lab_server, lab_start, save_screenshot
 
@@ -68,6 +69,13 @@ def _result_cell(source: str, data: dict[str, Any], mime: str = MIME_TYPE) -> An
     return cell
 
 
+def with_headline(entry: dict[str, Any]) -> dict[str, Any]:
+    """A hand-written entry with the `headline` Python derives for it, as porter writes
+    every entry (the rewrite is left out of the derivation: it says nothing there)."""
+    derived = CellEntry.from_dict({**entry, "rewrite": None}).headline
+    return {**entry, "headline": derived.to_dict()}
+
+
 def apply_cells() -> list[Any]:
     """Two cells with a verified rewrite and one with a partial one (no Apply there)."""
     cells = []
@@ -111,7 +119,7 @@ def apply_cells() -> list[Any]:
                 "reason": None if status == "verified" else "strict replay differs",
             },
         }
-        cells.append(_result_cell(f"%%port\n{body}", entry))
+        cells.append(_result_cell(f"%%port\n{body}", with_headline(entry)))
     return cells
 
 
@@ -139,7 +147,7 @@ def contract_cell(i: int, evil: str = "") -> dict[str, Any]:
             "reference_err": None, "difference": None if ok else "numeric",
         }  # fmt: skip
 
-    return {
+    entry = {
         "index": i,
         "execution_count": i + 1,
         "source": source,
@@ -189,6 +197,7 @@ def contract_cell(i: int, evil: str = "") -> dict[str, Any]:
         ],  # fmt: skip
         "rewrite": None,
     }
+    return with_headline(entry)
 
 
 def contract_report(cells: list[dict[str, Any]], evil: str = "") -> dict[str, Any]:
@@ -344,6 +353,7 @@ def test_widget_live_then_porter_view_after_restart_and_reopen(page, page_log, l
     widget = output.locator(".jupyter-widgets", has_text="Tensor.sum").first
     widget.wait_for(state="visible", timeout=60_000)
     ran = time.perf_counter() - start
+    widget_text = widget.inner_text()
     assert output.locator(".porter-output").get_attribute("data-porter-showing") == "widget"
     assert not output.locator(".porter-own-view").is_visible()
     page.wait_for_function("() => window.__porterPanelMs !== undefined", timeout=10_000)
@@ -380,6 +390,9 @@ def test_widget_live_then_porter_view_after_restart_and_reopen(page, page_log, l
     own.wait_for(state="visible", timeout=30_000)
     live_text = own.inner_text()
     assert "Tensor.sum" in live_text and "xp.sum(x, axis=1)" in live_text
+    # the extension's headline is the widget's, word for word: both are the JSON's
+    headline = own.locator(".porter-verdict").inner_text()
+    assert headline.startswith("porter: ") and headline in widget_text
     assert "model not found" not in output.inner_text()
 
     # the saved notebook reopened (kernel restarted, no widget state): the same view
@@ -509,6 +522,8 @@ def test_notebook7_renders_a_cell_result(page, page_log, lab):
     view = page.locator(".porter-cell-view").first
     view.wait_for(timeout=60_000)
     assert "numpy.sum" in view.inner_text() and "xp.sum(a0, axis=0)" in view.inner_text()
+    entry = apply_cells()[0].outputs[0]["data"][MIME_TYPE]
+    assert view.locator(".porter-verdict").inner_text() == entry["headline"]["text"]
     # Notebook 7 has a left side area: the Porting panel is there, listing the finding
     assert page.locator("#porter-porting-panel").count() == 1
     page.wait_for_function(
