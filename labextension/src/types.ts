@@ -30,6 +30,22 @@ export interface ICall {
   device_out?: string | null;
   count?: number;
   message?: string;
+  /** Where the call's expression ends (character column): the range marks cover. */
+  end_line?: number | null;
+  end_col?: number | null;
+  /** Where the call is written, when code another cell wrote made it. */
+  origin?: ICallOrigin | null;
+}
+
+/** A call's place in the cell that wrote its code (CONTRACT.md `origin`). */
+export interface ICallOrigin {
+  index?: number | null;
+  execution_count?: number | null;
+  cell_id?: string | null;
+  line: number;
+  col: number;
+  end_line?: number | null;
+  end_col?: number | null;
 }
 
 export interface IDeviceFinding {
@@ -68,6 +84,7 @@ export interface IReplay {
   error?: IErrorInfo | null;
   reason?: string | null;
   outputs?: IOutput[];
+  calls?: ICall[] | null;
 }
 
 export interface IRewrite {
@@ -78,6 +95,22 @@ export interface IRewrite {
   reason?: string | null;
 }
 
+/** A cell's counts and its one-line verdict, computed once by porter (CONTRACT.md,
+ * `headline`): the extension shows these words and counts nothing itself. */
+export interface IHeadline {
+  text: string;
+  counts?: {
+    calls?: number;
+    findings?: number;
+    device_findings?: number;
+    replays?: number;
+    replays_ok?: number;
+    failed_on?: string[];
+    differs_on?: string[];
+    error?: string | null;
+  };
+}
+
 export interface ICellEntry {
   index?: number | null;
   execution_count?: number | null;
@@ -86,6 +119,7 @@ export interface ICellEntry {
   calls?: ICall[];
   device_findings?: IDeviceFinding[];
   replays?: IReplay[];
+  headline?: IHeadline | null;
   rewrite?: IRewrite | null;
 }
 
@@ -150,51 +184,16 @@ export function verifiedRewrite(entry: ICellEntry): IRewrite | null {
     : null;
 }
 
-/** One line saying how portable the cell is: the same words as porter_ext.ui.html.verdict. */
-export function verdict(entry: ICellEntry): string {
-  const calls = entry.calls ?? [];
-  const findings = calls.filter(isFinding);
-  const nCalls = calls.reduce((n, c) => n + (c.count ?? 1), 0);
-  const replays = entry.replays ?? [];
-  const failed = replays.filter(
-    r => r.status === 'error' || r.status === 'timeout'
-  );
-  const s = (n: number) => (n === 1 ? '' : 's');
-  const parts: string[] = [];
-  if (!calls.length) {
-    parts.push('no array calls recorded');
-  } else if (!findings.length) {
-    parts.push(`${nCalls} array call${s(nCalls)}, all inside the standard`);
-  } else {
-    parts.push(
-      `${findings.length} finding${s(findings.length)} in ${nCalls} array call${s(nCalls)}`
-    );
-  }
-  const devices = entry.device_findings ?? [];
-  if (devices.length) {
-    parts.push(`${devices.length} device finding(s)`);
-  }
-  if (replays.length) {
-    const ok = replays.filter(r => r.status === 'ok').length;
-    parts.push(`${ok}/${replays.length} replays ok`);
-  }
-  if (failed.length) {
-    parts.push(`failed on ${failed.map(r => r.backend).join(', ')}`);
-  }
-  const differs = new Set(
-    replays
-      .filter(r =>
-        (r.outputs ?? []).some(
-          o => o.within_tolerance === false || o.device_ok === false
-        )
-      )
-      .map(r => r.backend)
-  );
-  if (differs.size) {
-    parts.push(`differs on ${[...differs].sort().join(', ')}`);
-  }
-  if (entry.error) {
-    parts.push(`the cell raised ${entry.error.type}`);
-  }
-  return `porter: ${parts.join('; ')}`;
+/** What a cell result written by a porter older than headlines shows instead. */
+export const NO_HEADLINE =
+  'porter: this result predates headlines; re-run the cell for its verdict';
+
+/**
+ * The cell's one-line verdict as porter wrote it (`entry.headline.text`): the words of
+ * the text view, the HTML and the widget. Never recounted here, so the views cannot
+ * drift apart; an entry without one says so.
+ */
+export function headlineText(entry: ICellEntry): string {
+  const text = entry.headline?.text;
+  return typeof text === 'string' ? text : NO_HEADLINE;
 }

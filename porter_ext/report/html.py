@@ -23,6 +23,7 @@ from porter_ext.guard import internal_error
 from porter_ext.record.model import STATUSES, CallRecord
 from porter_ext.report.findings import group_findings
 from porter_ext.report.model import CellEntry, OutputEntry, ReplayEntry, Report
+from porter_ext.report.placement import PlacedCall, calls_by_cell
 from porter_ext.report.text import cell_notes, visible
 
 MAX_SOURCE_LINES = 400  #: source lines shown per cell
@@ -84,16 +85,21 @@ class _CellView:
     rewrite: dict[str, Any] | None = None
     #: the one line that opens the cell's tables
     tables: str = ""
+    #: what the cell's run called in code other cells wrote (shown under those cells)
+    elsewhere: str = ""
 
 
-def _call_note(call: CallRecord) -> str:
-    note = f"col {call.col}: {call.name} — {call.status}"
+def _call_note(placed: PlacedCall) -> str:
+    call = placed.call
+    note = f"col {placed.col}: {call.name} — {call.status}"
     if call.suggestion:
         note += f" → {call.suggestion}"
+    if placed.note:
+        note += f" ({placed.note})"
     return _clip(note, 400)
 
 
-def _source_lines(cell: CellEntry) -> tuple[list[_Line], int]:
+def _source_lines(cell: CellEntry, calls: list[PlacedCall]) -> tuple[list[_Line], int]:
     """Numbered source lines, each flagged line carrying what happened there."""
     # Python numbers lines at \n, \r\n and \r only; str.splitlines would also split at
     # \f, \x85 or \u2028 and shift every later line away from the recorded line numbers.
@@ -116,9 +122,9 @@ def _source_lines(cell: CellEntry) -> tuple[list[_Line], int]:
                 for n, e in entry.notes
             ]
 
-    for call in cell.calls:
-        if call.is_finding:
-            mark(call.line, _call_note(call), "f")
+    for placed in calls:
+        if placed.call.is_finding:
+            mark(placed.line, _call_note(placed), "f")
     for finding in cell.device_findings:
         where = f" on {finding.backend}" if finding.backend else ""
         mark(finding.line, _clip(f"device: {finding.kind}{where}: {finding.message}", 400), "f")
@@ -135,11 +141,12 @@ def _source_lines(cell: CellEntry) -> tuple[list[_Line], int]:
     return lines[:MAX_SOURCE_LINES], hidden
 
 
-def _call_row(call: CallRecord) -> dict[str, Any]:
+def _call_row(call: CallRecord, placed: PlacedCall | None = None) -> dict[str, Any]:
     devices_in = ", ".join(dict.fromkeys(call.devices_in)) or "—"
     return {
-        "line": call.line,
-        "col": call.col,
+        "line": call.line if placed is None else placed.line,
+        "col": call.col if placed is None else placed.col,
+        "where": "" if placed is None else placed.note,
         "name": call.name,
         "kind": call.kind,
         "status": call.status,
@@ -275,8 +282,12 @@ def _plots(cell: CellEntry, budget: _PlotBudget) -> tuple[list[tuple[str, str]],
     return done, omitted
 
 
-def _cell_view(position: int, cell: CellEntry, budget: _PlotBudget) -> _CellView:
-    lines, hidden = _source_lines(cell)
+def _cell_view(
+    position: int, cell: CellEntry, budget: _PlotBudget, calls: list[PlacedCall]
+) -> _CellView:
+    """The cell as the report shows it; ``calls`` are those written in it
+    (`placement.calls_by_cell`)."""
+    lines, hidden = _source_lines(cell, calls)
     numerics, devices = _output_rows(cell)
     plots, omitted = _plots(cell, budget)
     title = cell.label.capitalize()
@@ -290,8 +301,9 @@ def _cell_view(position: int, cell: CellEntry, budget: _PlotBudget) -> _CellView
         else replace(cell.error, message=_clip(cell.error.message)),
         lines=lines,
         lines_hidden=hidden,
-        calls=[_call_row(c) for c in cell.calls[:MAX_CALL_ROWS]],
-        calls_hidden=max(0, len(cell.calls) - MAX_CALL_ROWS),
+        calls=[_call_row(p.call, p) for p in calls[:MAX_CALL_ROWS]],
+        calls_hidden=max(0, len(calls) - MAX_CALL_ROWS),
+        elsewhere=_elsewhere(cell, calls),
         findings=[replace(f, message=_clip(f.message)) for f in cell.device_findings],
         replays=[_replay_view(r) for r in cell.replays],
         numerics=numerics,
@@ -300,7 +312,8 @@ def _cell_view(position: int, cell: CellEntry, budget: _PlotBudget) -> _CellView
         plots_omitted=omitted,
         plots_reason=budget.reason,
         quiet=not (
-            cell.calls
+            calls
+            or cell.calls
             or cell.error
             or cell.replays
             or cell.device_findings
@@ -308,20 +321,19 @@ def _cell_view(position: int, cell: CellEntry, budget: _PlotBudget) -> _CellView
             or cell.rewrite
         ),  # fmt: skip
         rewrite=_rewrite_view(cell),
-        tables=_tables_line(cell, numerics),
+        # the headline (CellEntry.headline) labels the tables: the words every view shows
+        tables=cell.headline.text,
     )
 
 
-def _tables_line(cell: CellEntry, numerics: list[dict[str, Any]]) -> str:
-    """What the cell's tables hold, in one short line (they open on demand; a big
-    report repeats it thousands of times)."""
-    findings = sum(1 for c in cell.calls if c.is_finding)
-    text = f"{len(cell.calls)} calls, {findings} findings"
-    if cell.replays:
-        failed = sum(1 for r in cell.replays if r.status in ("error", "timeout"))
-        bad = sum(1 for row in numerics if row["cls"] == "bad")
-        text += f" · {len(cell.replays)} replays, {failed} failed, {bad} off"
-    return text
+def _elsewhere(cell: CellEntry, calls: list[PlacedCall]) -> str:
+    """What the cell's run called in code written in other cells, shown there."""
+    shown = {id(p.call) for p in calls}
+    away = [c for c in cell.calls if id(c) not in shown]
+    if not away:
+        return ""
+    cells = ", ".join(dict.fromkeys(c.origin.label for c in away if c.origin is not None))
+    return f"{len(away)} call site(s) of this run are in code written in {cells}: shown there."
 
 
 def _rewrite_view(cell: CellEntry) -> dict[str, Any] | None:
@@ -446,6 +458,11 @@ def render_html(report: Report, *, max_plots: int = MAX_PLOTS) -> str:
             plan=_plan_view(report),
             groups=groups,
             statuses=STATUSES,
-            cells=[_cell_view(i, cell, budget) for i, cell in enumerate(report.cells)],
+            cells=[
+                _cell_view(i, cell, budget, placed)
+                for i, (cell, placed) in enumerate(
+                    zip(report.cells, calls_by_cell(report.cells), strict=True)
+                )
+            ],
         )
     )

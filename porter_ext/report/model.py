@@ -18,7 +18,8 @@ from typing import Any, Literal
 
 from porter_ext.compare.model import DeviceFinding, ErrorHistogram, OutputComparison
 from porter_ext.fix.plan import PlanItem, build_plan
-from porter_ext.record.model import CallRecord, ErrorInfo
+from porter_ext.record.model import CallOrigin, CallRecord, ErrorInfo, cell_label
+from porter_ext.report.headline import Headline, HeadlineCounts
 from porter_ext.report.validation import ReportError, parse_report_json
 
 SCHEMA = "porter.report/1"
@@ -75,11 +76,17 @@ def _error_out(error: ErrorInfo | None) -> dict[str, Any] | None:
 def call_to_dict(call: CallRecord) -> dict[str, Any]:
     data = _record_dict(call)
     data["devices_in"] = list(call.devices_in)
+    data["origin"] = None if call.origin is None else _record_dict(call.origin)
+    del data["origin_cell"]  # the recorder's label: `origin` says it for readers
     return data
 
 
 def call_from_dict(data: Mapping[str, Any]) -> CallRecord:
-    return CallRecord(**_known(CallRecord, data))
+    known = _known(CallRecord, data)
+    origin = known.get("origin")
+    if origin is not None:
+        known["origin"] = CallOrigin(**_known(CallOrigin, origin))
+    return CallRecord(**known)
 
 
 def finding_to_dict(finding: DeviceFinding) -> dict[str, Any]:
@@ -248,6 +255,13 @@ class CellEntry:
     notes: list[str] = field(default_factory=list)
     #: the proposed rewrite into the standard (``--fix``), or None
     rewrite: RewriteEntry | None = None
+    #: the counts and the one line every view shows (`porter_ext.report.headline`):
+    #: derived here, once per entry, so no view counts; `dataclasses.replace` derives it
+    #: again for the changed entry
+    headline: Headline = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "headline", headline_of(self))
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -258,6 +272,7 @@ class CellEntry:
             "calls": [call_to_dict(c) for c in self.calls],
             "device_findings": [finding_to_dict(f) for f in self.device_findings],
             "replays": [r.to_dict() for r in self.replays],
+            "headline": self.headline.to_dict(),
             "rewrite": None if self.rewrite is None else self.rewrite.to_dict(),
         }
         if self.notes:
@@ -266,7 +281,9 @@ class CellEntry:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CellEntry:
-        return cls(
+        """The entry as written; its headline read back where the report carries one (a
+        report older than headlines has it derived here, once)."""
+        entry = cls(
             index=data.get("index"),
             execution_count=data.get("execution_count"),
             source=data["source"],
@@ -277,15 +294,14 @@ class CellEntry:
             notes=[str(n) for n in data.get("notes", [])],
             rewrite=None if not data.get("rewrite") else RewriteEntry.from_dict(data["rewrite"]),
         )
+        if data.get("headline"):
+            object.__setattr__(entry, "headline", Headline.from_dict(data["headline"]))
+        return entry
 
     @property
     def label(self) -> str:
         """How views name the cell: its notebook index, else its execution count."""
-        if self.index is not None:
-            return f"cell {self.index}"
-        if self.execution_count is not None:
-            return f"In [{self.execution_count}]"
-        return "cell"
+        return cell_label(self.index, self.execution_count)
 
 
 # --- environment, summary, report ----------------------------------------------------
@@ -355,6 +371,23 @@ def differing_backends(cell: CellEntry) -> list[str]:
     )
 
 
+def headline_of(cell: CellEntry) -> Headline:
+    """The cell's headline, counted once (by `CellEntry` as it is made): target replays
+    only, since the control and the reference check the original itself."""
+    targets = [r for r in cell.replays if r.role == "target"]
+    counts = HeadlineCounts(
+        calls=sum(c.count for c in cell.calls),
+        findings=sum(1 for c in cell.calls if c.is_finding),
+        device_findings=device_finding_count(cell),
+        replays=len(targets),
+        replays_ok=sum(1 for r in targets if r.status == "ok"),
+        failed_on=tuple(r.backend for r in targets if r.status in ("error", "timeout")),
+        differs_on=tuple(differing_backends(cell)),
+        error=None if cell.error is None else cell.error.type,
+    )
+    return Headline.of(counts)
+
+
 @dataclass(frozen=True)
 class Summary:
     """Counts over all cells, for a headline and for `porter run --fail-on`.
@@ -362,10 +395,10 @@ class Summary:
     - `calls`: sum of `count` over the original run's calls (identical calls merged at a
       site still count each time they ran); replay calls are not counted.
     - `non_standard`: the same sum over calls whose status is in `NON_STANDARD_STATUSES`.
-    - `device_findings`: what the devices table shows (`device_finding_count`): device
-      findings, and target outputs that landed on the wrong device without one.
-    - `replays_ok` / `replays_failed`: replays with status ok / error or timeout (skipped
-      replays are neither).
+    - `device_findings`, `replays_ok`, `replays_failed`: the sums of the cells' headline
+      counts (`CellEntry.headline`), so the summary says what the cells say: device
+      findings and target outputs on the wrong device without one; target replays ok;
+      target replays that raised or timed out (skipped replays are neither).
     - `mismatches`: numeric only: outputs of ok replays whose `within_tolerance` is False.
       A wrong device is a device finding, not a mismatch.
     """
@@ -382,22 +415,22 @@ class Summary:
     def of(cls, cells: Iterable[CellEntry]) -> Summary:
         counts = dict.fromkeys((f.name for f in fields(cls)), 0)
         for cell in cells:
+            headline = cell.headline.counts
             counts["cells"] += 1
-            counts["device_findings"] += device_finding_count(cell)
-            for call in cell.calls:
-                counts["calls"] += call.count
-                if call.status in NON_STANDARD_STATUSES:
-                    counts["non_standard"] += call.count
-            for replay in cell.replays:
-                if replay.role != "target":
-                    continue  # the control and the reference check the original itself
-                if replay.status == "ok":
-                    counts["replays_ok"] += 1
-                    counts["mismatches"] += sum(
-                        1 for o in replay.outputs if o.within_tolerance is False
-                    )
-                elif replay.status in ("error", "timeout"):
-                    counts["replays_failed"] += 1
+            counts["calls"] += headline.calls
+            counts["device_findings"] += headline.device_findings
+            counts["replays_ok"] += headline.replays_ok
+            counts["replays_failed"] += len(headline.failed_on)
+            counts["non_standard"] += sum(
+                c.count for c in cell.calls if c.status in NON_STANDARD_STATUSES
+            )
+            counts["mismatches"] += sum(
+                1
+                for replay in cell.replays
+                if replay.role == "target" and replay.status == "ok"
+                for o in replay.outputs
+                if o.within_tolerance is False
+            )
         return cls(**counts)
 
 

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable
 from html import escape
 from typing import TYPE_CHECKING
 
-from porter_ext.report.model import device_finding_count, differing_backends
 from porter_ext.report.text import cell_notes, visible
 
 if TYPE_CHECKING:
@@ -35,35 +34,9 @@ _YES_NO = {None: _MISSING, True: "yes", False: "no"}
 
 
 def verdict(entry: CellEntry) -> str:
-    """One line saying how portable the cell is."""
-    findings = [c for c in entry.calls if c.is_finding]
-    n_calls = sum(c.count for c in entry.calls)
-    targets = [r for r in entry.replays if r.role == "target"]  # not the control's checks
-    failed = [r for r in targets if r.status in ("error", "timeout")]
-    differs = differing_backends(entry)  # values, dtypes, shapes: never device names
-    placements = device_finding_count(entry)
-    parts = []
-    if not entry.calls:
-        parts.append("no array calls recorded")
-    elif not findings:
-        parts.append(f"{n_calls} array call{'s' * (n_calls != 1)}, all inside the standard")
-    else:
-        parts.append(
-            f"{len(findings)} finding{'s' * (len(findings) != 1)} in {n_calls} array call"
-            f"{'s' * (n_calls != 1)}"
-        )
-    if placements:
-        parts.append(f"{placements} device finding(s)")
-    if targets:
-        ok = sum(1 for r in targets if r.status == "ok")
-        parts.append(f"{ok}/{len(targets)} replays ok")
-    if failed:
-        parts.append(f"failed on {', '.join(r.backend for r in failed)}")
-    if differs:
-        parts.append(f"differs on {', '.join(differs)}")
-    if entry.error is not None:
-        parts.append(f"the cell raised {entry.error.type}")
-    return "porter: " + "; ".join(parts)
+    """One line saying how portable the cell is: the entry's headline, derived once in
+    the model (`porter_ext.report.headline`) so that every view shows the same words."""
+    return entry.headline.text
 
 
 # --- small HTML helpers: every argument that can hold person text goes through `_t` ---
@@ -135,7 +108,10 @@ def call_label(call: CallRecord) -> str:
     """One row of the calls list (plain text: a `Select` shows its options as text)."""
     tip = f"  → {call.suggestion}" if call.suggestion else ""
     count = f"  ×{call.count}" if call.count > 1 else ""
-    return visible(f"{call.line}:{call.col}  {call.name}  [{call.status}]{tip}{count}")
+    at = f"{call.line}:{call.col}"
+    if call.origin is not None:  # written in another cell: where it is written
+        at = f"{call.origin.label} {call.origin.line}:{call.origin.col}"
+    return visible(f"{at}  {call.name}  [{call.status}]{tip}{count}")
 
 
 def call_detail_html(entry: CellEntry, call: CallRecord) -> str:
@@ -145,6 +121,14 @@ def call_detail_html(entry: CellEntry, call: CallRecord) -> str:
         f"<p><code>{_t(call.name)}</code> {_badge(call.status, cls)} line {call.line}, "
         f"column {call.col}{f', ran {call.count} times' if call.count > 1 else ''}</p>"
     ]
+    if call.origin is not None:
+        o = call.origin
+        parts.append(
+            _note(
+                f"in code written in {_t(o.label)}, line {o.line}, column {o.col}: "
+                "this cell called it here"
+            )
+        )
     text = source_line(entry.source, call.line)
     if text is not None:
         gutter = f"{call.line} | "
@@ -162,7 +146,7 @@ def call_detail_html(entry: CellEntry, call: CallRecord) -> str:
 
 
 def header_html(entry: CellEntry) -> str:
-    parts = [f"<b>{_t(verdict(entry))}</b> <small>({_t(entry.label)})</small>"]
+    parts = [f"<b>{_t(entry.headline.text)}</b> <small>({_t(entry.label)})</small>"]
     if entry.error is not None:
         where = f" at line {entry.error.line}" if entry.error.line else ""
         parts.append(
@@ -309,7 +293,8 @@ def calls_html(entry: CellEntry) -> str:
     for c in entry.calls:
         devices = ", ".join(dict.fromkeys(c.devices_in)) or _MISSING
         rows.append(
-            f"<tr>{_cell(_t(c.line))}{_cell(f'<code>{_t(c.name)}</code>')}"
+            f"<tr>{_cell(_t(c.line if c.origin is None else c.where))}"
+            f"{_cell(f'<code>{_t(c.name)}</code>')}"
             f"{_cell(_t(c.status), _STATUS_CLASS.get(c.status, 'bad'))}"
             f"{_cell(f'<code>{_t(c.suggestion or _MISSING)}</code>')}"
             f"{_cell(_t(devices) + ' → ' + _t(c.device_out or _MISSING))}"

@@ -36,7 +36,7 @@ REPORT_MIME_TYPE = "application/vnd.porter.report+json"
 def cell_text(entry: CellEntry) -> str:
     from porter_ext.fix.plan import build_plan, plan_line
 
-    lines = [verdict(entry)]
+    lines = [entry.headline.text]
     lines += [f"  plan: {plan_line(item)}" for item in build_plan([entry])]
     if entry.rewrite is not None:
         lines.append(f"  rewrite: {entry.rewrite.status}: {entry.rewrite.reason or ''}".rstrip())
@@ -46,7 +46,7 @@ def cell_text(entry: CellEntry) -> str:
             continue
         tip = f" -> {call.suggestion}" if call.suggestion else ""
         count = f" (x{call.count})" if call.count > 1 else ""
-        lines.append(f"  line {call.line}: {call.name} [{call.status}]{tip}{count}")
+        lines.append(f"  {call.where}: {call.name} [{call.status}]{tip}{count}")
     for finding in entry.device_findings:
         where = f" on {finding.backend}" if finding.backend else ""
         line = f"line {finding.line}" if finding.line is not None else "output"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -111,7 +112,7 @@ def test_a_verified_rewrite_makes_a_fix_automatic_and_only_where_it_applied():
     refused = RewriteSiteEntry(1, 4, "Tensor.view", "x.view(-1)", None, False, "needs a run")
     rewrite = RewriteEntry("z = x.view(-1)\nm = xp.maximum(a, b)\n", "partial",
                            ["torch", "numpy"], [refused, site])  # fmt: skip
-    cells[1] = CellEntry(**{**vars(cells[1]), "rewrite": rewrite})
+    cells[1] = dataclasses.replace(cells[1], rewrite=rewrite)
     plan = {item.title.split(" →")[0].split(" fails")[0]: item for item in build_plan(cells)}
     assert plan["torch.max"].automatic and plan["torch.max"].verdict == "fixed automatically"
     assert not plan["Tensor.view"].automatic  # refused in cell 1, and cell 0 has no rewrite
@@ -119,7 +120,7 @@ def test_a_verified_rewrite_makes_a_fix_automatic_and_only_where_it_applied():
     assert not failure.automatic  # cell 0's replays still fail on numpy and jax
     assert plan_line(plan["Tensor.view"]).startswith("[needs you] Tensor.view")
     # a refused rewrite covers nothing
-    none = CellEntry(**{**vars(cells[1]), "rewrite": RewriteEntry("", "refused", [], [site])})
+    none = dataclasses.replace(cells[1], rewrite=RewriteEntry("", "refused", [], [site]))
     assert not any(i.automatic for i in build_plan([none]))
 
 
@@ -149,7 +150,11 @@ def test_html_report_opens_with_the_plan_collapses_quiet_cells_and_folds_tables(
     # a cell without array work is one line; the others keep their tables folded
     assert '<p class="cell quiet" id="cell-3"><b>Cell 3 · In [4]</b> · no array work' in html
     assert html.count('<section class="cell"') == 3
-    assert "<details><summary>1 calls, 1 findings · 2 replays, 2 failed, 0 off</summary>" in html
+    # the folded tables are titled with the cell's headline, the words every view shows
+    assert (
+        "<details><summary>porter: 1 finding in 661 array calls; 0/2 replays ok; failed on "
+        "numpy, jax</summary>"
+    ) in html
 
 
 def test_markdown_widget_html_and_text_open_with_the_plan():

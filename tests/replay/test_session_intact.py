@@ -121,7 +121,7 @@ def test_later_port_cells_still_record_the_calls_inside_them(port_shell):
     assert result.success, result.output
     port = ip.user_ns["_port"]
     [inside] = [c for c in port.entry.calls if c.name == "numpy.exp"]
-    assert inside.origin_cell is not None and inside.line == 3
+    assert inside.origin is not None and inside.origin.line == 3
     assert "numpy.exp" in {c.name for c in replays(port)["numpy"].calls}
     assert ip.user_ns["f"].__code__.co_names == plain_names == ("np", "exp")
     # a plain cell calling it records nothing, and its traceback is the person's code
