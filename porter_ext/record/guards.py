@@ -58,12 +58,18 @@ class _Builder:
     def same_value(self, expr: str, value: Any) -> None:
         """The value a verdict read: an array's dtype and rank, else the object itself."""
         if backend_of(value) is not None:
-            dtype = getattr(value, "dtype", None)
+            self.same_dtype(expr, getattr(value, "dtype", None))
             ndim = getattr(value, "ndim", None)
-            self.conditions.append(f"{expr}.dtype is {self.constant(dtype)}")
             self.conditions.append(f"{expr}.ndim == {self.constant(ndim)}")
         else:
             self.conditions.append(f"{expr} is {self.constant(value)}")
+
+    def same_dtype(self, expr: str, dtype: Any) -> None:
+        """The array at ``expr`` has ``dtype``: the same object (NumPy's and torch's
+        dtypes are singletons), or an equal one (array-api-strict makes a dtype object
+        per array), the comparison `dtype_name` would agree with."""
+        c = self.constant(dtype)
+        self.conditions.append(f"({expr}.dtype is {c} or {expr}.dtype == {c})")
 
     def device(self, expr: str, value: Any) -> None:
         """Read the device of ``value`` (found at ``expr``) when it is an array."""
@@ -141,9 +147,78 @@ def operator_guard(a: Any, b: Any, unary: Any) -> types.FunctionType:
     for expr, value in (("x", a), ("y", b)):
         g.same_type(expr, value)
         if value is not unary and backend_of(value) is not None:
-            g.conditions.append(f"{expr}.dtype is {g.constant(getattr(value, 'dtype', None))}")
+            g.same_dtype(expr, getattr(value, "dtype", None))
     g.device("x", a)
     if b is not unary:
         g.device("y", b)
     g.names["_UNARY"] = unary
     return g.build("x, y", "_devices((x,) if y is _UNARY else (x, y), None)")
+
+
+#: how many parts of a tuple index a guard checks (`operand_kind` reads the first 8;
+#: a longer index takes the careful path)
+_INDEX_PARTS = 8
+
+
+def _index_part(g: _Builder, expr: str, value: Any) -> bool:
+    """Check that the index (part) at ``expr`` is of the kind `operand_kind` read from
+    ``value``, and read its device; False for a kind the guard does not check."""
+    t = type(value)
+    if t is int or t is bool:
+        g.same_type(expr, value)
+        return True
+    if t is slice:
+        step = value.step
+        g.same_type(expr, value)
+        if step is None:
+            g.conditions.append(f"{expr}.step is None")
+        elif type(step) is int:
+            sign = "<" if step < 0 else ">="
+            g.conditions.append(f"_type({expr}.step) is int and {expr}.step {sign} 0")
+        else:
+            return False
+        return True
+    if value is Ellipsis or value is None:
+        g.conditions.append(f"{expr} is {g.constant(value)}")
+        return True
+    if backend_of(value) is not None:
+        g.same_type(expr, value)
+        g.same_value(expr, value)
+        g.device(expr, value)
+        return True
+    return False
+
+
+def index_guard(x: Any, key: Any, value: Any, unary: Any) -> types.FunctionType | None:
+    """The guard of an indexing site, ``x[key]`` (``value`` is ``unary``) or ``x[key] =
+    value``, a function of ``(x, y)`` or ``(x, y, v)``: the same array type, dtype and
+    rank, an index of the same kind (an integer, a slice with a step of the same sign,
+    ``...``, ``None``, an array of the same type, dtype and rank, or a tuple of those,
+    part by part), and a value of the same type (and dtype and rank). None for an index
+    or value it does not check (lists, other objects, long tuples): that site goes the
+    careful way on every call."""
+    g = _Builder()
+    g.same_type("x", x)
+    g.same_value("x", x)
+    g.device("x", x)
+    if type(key) is tuple:
+        if len(key) > _INDEX_PARTS:
+            return None
+        g.same_type("y", key)
+        g.conditions.append(f"_len(y) == {len(key)}")
+        for i, part in enumerate(key):
+            if not _index_part(g, f"y[{i}]", part):
+                return None
+    elif not _index_part(g, "y", key):
+        return None
+    if value is unary:
+        return g.build("x, y", "None")
+    if type(value) in (int, float, complex, bool):
+        g.same_type("v", value)
+    elif backend_of(value) is not None:
+        g.same_type("v", value)
+        g.same_value("v", value)
+        g.device("v", value)
+    else:
+        return None
+    return g.build("x, y, v", "None")

@@ -136,15 +136,15 @@ def _hooks() -> dict[str, types.FunctionType]:
     builtin_values = _BUILTIN_VALUES
     no_self = _NO_SELF
 
-    def counted(bucket, din, out):
-        """Count a fast-path call or operator whose output is an array (else the recorder
-        does, reading the output carefully)."""
+    def count(rec, bucket, din, out, site):
+        """Count a fast-path call, operator or index whose output is an array, and give
+        the output back (another output: the recorder reads it carefully)."""
         try:
             backend = by_type(type_(out), missing)
         except base:  # noqa: BLE001 (an odd output: the recorder reads it carefully)
-            return False
+            backend = None
         if backend is None or backend is missing:
-            return False
+            return rec.after((bucket, din, None, site), out)
         device = backend.fixed_device
         if device is None:
             quick = backend.quick_device
@@ -155,7 +155,7 @@ def _hooks() -> dict[str, types.FunctionType]:
             )
         key = (din, device)
         bucket[key] = bucket.get(key, 0) + 1
-        return True
+        return out
 
     def pre(site, f, call=None):
         """A call's callee: itself for a plain call, else a recording wrapper (``call``:
@@ -226,8 +226,8 @@ def _hooks() -> dict[str, types.FunctionType]:
         except base as exc:
             rec.failed((bucket, din, plan, site), exc)
             raise
-        if plan is None and counted(bucket, din, out):  # a fast-path call, counted here
-            return out
+        if plan is None:  # a fast-path call, counted here
+            return count(rec, bucket, din, out, site)
         return rec.after((bucket, din, plan, site), out)
 
     def op(site, name, a, b=unary):
@@ -284,7 +284,7 @@ def _hooks() -> dict[str, types.FunctionType]:
         except base as exc:
             rec.failed((bucket, din, None, site), exc)
             raise
-        return out if counted(bucket, din, out) else rec.after((bucket, din, None, site), out)
+        return count(rec, bucket, din, out, site)
 
     def iop(site, name, a, b, op=None):
         __tracebackhide__ = True  # noqa: F841
@@ -297,7 +297,14 @@ def _hooks() -> dict[str, types.FunctionType]:
         __tracebackhide__ = True  # noqa: F841
         rec = state.active
         if rec is not None and rec.thread == ident():
-            if rec.operation(site, "__getitem__", x, key) is None:  # plain: slot filled
+            # an array: the read's guard accepts it again, or the recorder says so (and
+            # fills the slot of a plain one)
+            fast = rec.fast_gets.get(site[5])
+            try:
+                known = fast is not None and fast[3] is site and fast[0](x, key) is not None
+            except base:  # noqa: BLE001 (an odd operand: the careful path decides)
+                known = False
+            if not known and rec.operation(site, "__getitem__", x, key) is None:
                 x[key] = ops[name](item, value)
                 return
             cell, line, col, end = site[0], site[1], site[2], site[6:]
@@ -317,15 +324,29 @@ def _hooks() -> dict[str, types.FunctionType]:
         rec = state.active
         if rec is None or rec.thread != ident():
             return x[key]
-        token = rec.operation(site, "__getitem__", x, key)
-        if token is None:
-            return x[key]
+        din = None
+        fast = rec.fast_gets.get(site[5])
+        if fast is not None and (fast[3] is site or fast[3] == site):
+            # the fast path (see Recorder.operation and guards.py): an array and an index
+            # of the kinds of before: read the devices, count, nothing else
+            try:
+                din = fast[0](x, key)
+            except base:  # noqa: BLE001 (an odd operand: the careful path decides)
+                din = None
+        if din is None:
+            token = rec.operation(site, "__getitem__", x, key)
+            if token is None:
+                return x[key]
+            bucket, din = token[0], token[1]
+            run = rec.runner(token, "get")
+        else:
+            bucket, run = fast[1], fast[2]
         try:
-            out = rec.runner(token, "get")(x, key, None)
+            out = run(x, key, None)
         except base as exc:
-            rec.failed(token, exc)
+            rec.failed((bucket, din, None, site), exc)
             raise
-        return rec.after(token, out)
+        return count(rec, bucket, din, out, site)
 
     def setitem(site, value, x, key):
         __tracebackhide__ = True  # noqa: F841
@@ -340,16 +361,29 @@ def _hooks() -> dict[str, types.FunctionType]:
         if rec is None or rec.thread != ident():
             x[key] = value
             return
-        token = rec.operation(site, "__setitem__", x, key, value)
-        if token is None:
-            x[key] = value
-            return
+        din = None
+        fast = rec.fast_sets.get(site[5])
+        if fast is not None and (fast[3] is site or fast[3] == site):
+            try:  # the fast path, as in `getitem`
+                din = fast[0](x, key, value)
+            except base:  # noqa: BLE001 (an odd operand: the careful path decides)
+                din = None
+        if din is None:
+            token = rec.operation(site, "__setitem__", x, key, value)
+            if token is None:
+                x[key] = value
+                return
+            bucket, din = token[0], token[1]
+            run = rec.runner(token, "set")
+        else:
+            bucket, run = fast[1], fast[2]
         try:
-            rec.runner(token, "set")(x, key, value)
+            run(x, key, value)
         except base as exc:
-            rec.failed(token, exc)
+            rec.failed((bucket, din, None, site), exc)
             raise
-        rec.after(token, None)
+        counts = (din, None)  # what `Recorder.after` counts for a write
+        bucket[counts] = bucket.get(counts, 0) + 1
 
     def attr(site, obj, name):
         __tracebackhide__ = True  # noqa: F841

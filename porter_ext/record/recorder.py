@@ -26,7 +26,7 @@ from porter_ext.guard import PorterInternalError, debug
 from porter_ext.record.classify import (
     Verdict,
 )
-from porter_ext.record.guards import call_guard, operator_guard
+from porter_ext.record.guards import call_guard, index_guard, operator_guard
 from porter_ext.record.hooks_importlib_bootstrap import (
     ARRAY_CALLABLES,
     ARRAY_RECEIVERS,
@@ -119,6 +119,9 @@ class Recorder(CallableKinds, Verdicts):
         #: site key → (guard, bucket, runner, whether the operands are handed over in a
         #: list, site) for operators
         self.fast_ops: dict[int, tuple] = {}
+        #: site key → (guard, bucket, runner, site) for reads and writes of an index
+        self.fast_gets: dict[int, tuple] = {}
+        self.fast_sets: dict[int, tuple] = {}
         self._filled: list[int] = []
         #: per cell: id → object found plain (receiver types, callables), read by the hook
         self.plain_receivers = PLAIN_RECEIVERS
@@ -156,6 +159,8 @@ class Recorder(CallableKinds, Verdicts):
         self._method_kinds.clear()
         self.fast_calls.clear()
         self.fast_ops.clear()
+        self.fast_gets.clear()
+        self.fast_sets.clear()
         self._runners.clear()
         self.plain_receivers.clear()
         self.plain_callables.clear()
@@ -344,10 +349,12 @@ class Recorder(CallableKinds, Verdicts):
                 return None
             if attribute:
                 return self._attribute(site, array, name)
-            if not indexing:
+            if indexing:
+                token = self._recalled_index(site, name, a, b, value)
+            else:
                 token = self._recalled_operation(site, spelled, a, b)
-                if token is not None:
-                    return token
+            if token is not None:
+                return token
             other = b if array is a else a
             key = (site, name, operand_kind(array, backend_of),
                    None if other is UNARY else operand_kind(other, backend_of),
@@ -373,7 +380,16 @@ class Recorder(CallableKinds, Verdicts):
                 None,
                 site,
             )
-            if not indexing and not (self.strict and verdict.status in _STRICT_RAISES):
+            if indexing and not (self.strict and verdict.status in _STRICT_RAISES):
+                # the hooks' fast path: an array of the same type, dtype and rank with an
+                # index (and a value) of the same kinds here again (see guards.py)
+                guard = index_guard(a, b, value, UNARY)
+                if guard is not None:
+                    self._fast_index(site, name, guard, bucket, token)
+                    if guard.library_facts:
+                        remember_operation((site[5], self.version, name),
+                                           (guard, callee, verdict, None, False))  # fmt: skip
+            elif not indexing and not (self.strict and verdict.status in _STRICT_RAISES):
                 # the hook's fast path: the same operand types and dtypes here again; the
                 # operands of a library that reuses temporaries' buffers are handed over
                 # in a list (see the ``op`` hook)
@@ -407,6 +423,28 @@ class Recorder(CallableKinds, Verdicts):
         token = (bucket, din, None, site)
         self.fast_ops[site[5]] = (guard, bucket, self.runner(token, template), boxed, site)
         return token
+
+    def _recalled_index(self, site: tuple, name: str, x: Any, key: Any, value: Any) -> tuple | None:
+        """The token of an index its site's remembered guard accepts, or None."""
+        memo = recall_operation((site[5], self.version, name))
+        if memo is None:
+            return None
+        guard, callee, verdict, _, _ = memo
+        din = guard(x, key) if value is UNARY else guard(x, key, value)
+        if din is None or (self.strict and verdict.status in _STRICT_RAISES):
+            return None
+        bucket = self._bucket(site, callee, verdict, ())
+        token = (bucket, din, None, site)
+        self._fast_index(site, name, guard, bucket, token)
+        return token
+
+    def _fast_index(self, site: tuple, name: str, guard: Any, bucket: dict, token: tuple) -> None:
+        """Give the getitem or setitem hook its fast path at this site: (guard, bucket,
+        runner, site)."""
+        if name == "__getitem__":
+            self.fast_gets[site[5]] = (guard, bucket, self.runner(token, "get"), site)
+        else:
+            self.fast_sets[site[5]] = (guard, bucket, self.runner(token, "set"), site)
 
     def _attribute(self, site: tuple, obj: Any, name: str) -> tuple | None:
         key = (type(obj), name)
