@@ -37,6 +37,7 @@ import {
   findingPlace,
   IMarkPlace,
   markRange,
+  marksKey,
   originCell,
   Severity,
   severityOf
@@ -255,7 +256,7 @@ export function diagnosticsFor(
 function cellMarks(model: ICodeCellModel) {
   return ViewPlugin.define((view: EditorView) => {
     let pending = 0;
-    let shown = 0;
+    let shown = marksKey([]);
     const refresh = () => {
       pending = 0;
       const entry = entryOfCell(model);
@@ -263,10 +264,12 @@ function cellMarks(model: ICodeCellModel) {
       const diagnostics = isStale(model)
         ? []
         : diagnosticsFor(model, entry, view.state.doc);
-      if (diagnostics.length || shown) {
+      // another cell ran, the notebook changed: the same marks are not dispatched again
+      const key = marksKey(diagnostics);
+      if (key !== shown) {
         view.dispatch(setDiagnostics(view.state, diagnostics));
+        shown = key;
       }
-      shown = diagnostics.length;
     };
     const schedule = () => {
       if (!pending) {

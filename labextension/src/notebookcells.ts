@@ -36,6 +36,13 @@ export const resultsChanged: ISignal<object, object> = changed;
 
 const watched = new WeakSet<object>();
 
+/** True for a change of the shared notebook that adds, moves or removes cells: its
+ * metadata (the kernel's language_info) and state (dirty) change no position, id or
+ * result, and reading the index again for them would mark every cell again. */
+export function movesCells(change: unknown): boolean {
+  return !!(change as { cellsChange?: unknown } | null)?.cellsChange;
+}
+
 /** The shared notebook a cell belongs to, or null (a cell on its own). Cells added,
  * moved or removed change the positions: the index is read again then too. */
 export function notebookOf(model: ICodeCellModel): object | null {
@@ -44,7 +51,11 @@ export function notebookOf(model: ICodeCellModel): object | null {
   if (notebook && !watched.has(notebook)) {
     watched.add(notebook);
     const signal = (notebook as { changed?: ISignal<object, unknown> }).changed;
-    signal?.connect(() => invalidate(notebook));
+    signal?.connect((_, change) => {
+      if (movesCells(change)) {
+        invalidate(notebook);
+      }
+    });
   }
   return notebook;
 }

@@ -182,3 +182,28 @@ export function markRange(
   }
   return to > from ? { from, to } : { from: 0, to: text.length };
 }
+
+/** What a cell's marks show: their ranges, severities, classes, words and whether they
+ * offer a quick fix. Marks are dispatched again only when this changes: a dispatch
+ * closes the hover tooltip open on them. */
+export function marksKey(
+  marks: {
+    from: number;
+    to: number;
+    severity: string;
+    markClass?: string;
+    message: string;
+    actions?: readonly unknown[];
+  }[]
+): string {
+  return JSON.stringify(
+    marks.map(m => [
+      m.from,
+      m.to,
+      m.severity,
+      m.markClass ?? '',
+      m.message,
+      m.actions?.length ?? 0
+    ])
+  );
+}

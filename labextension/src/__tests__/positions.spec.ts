@@ -5,6 +5,7 @@ import {
   findingPlace,
   ICellRef,
   markRange,
+  marksKey,
   originCell,
   severityOf
 } from '../positions';
@@ -110,5 +111,30 @@ describe('markRange: the recorded column range on the line', () => {
     };
     const { from, to } = markRange(text, place, 1, utf16Column);
     expect(text.slice(from, to)).toBe('x.sum');
+  });
+});
+
+describe('marksKey: marks are dispatched again only when they change', () => {
+  const mark = {
+    from: 4,
+    to: 12,
+    severity: 'error',
+    markClass: 'porter-mark porter-mark-error',
+    message: 'Tensor.sum [non_standard]'
+  };
+
+  it('is the same for the same marks, made again', () => {
+    expect(marksKey([{ ...mark }])).toBe(marksKey([mark]));
+    expect(marksKey([])).toBe(marksKey([]));
+  });
+
+  it('differs when a range, the words or the quick fix differ', () => {
+    const key = marksKey([mark]);
+    expect(marksKey([{ ...mark, to: 13 }])).not.toBe(key);
+    expect(marksKey([{ ...mark, message: 'called from cell 2' }])).not.toBe(
+      key
+    );
+    expect(marksKey([{ ...mark, actions: [{}] }])).not.toBe(key);
+    expect(marksKey([])).not.toBe(key);
   });
 });
