@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import nbformat
+
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -69,7 +71,7 @@ def save_screenshot(image: bytes, name: str, docs_name: str | None = None) -> Pa
     return path
 
 
-# --- a private JupyterLab server -----------------------------------------------------------
+# --- notebooks and a private JupyterLab server -----------------------------------------------------------
 
 LAB_CONFIG = """\
 c.LabApp.news_url = None
@@ -93,6 +95,8 @@ class LabServer:
     token: str
     root: Path
     config: Path
+    #: seconds from starting `jupyter lab` to its first answer (printed, never asserted)
+    started_in: float = 0.0
 
     def lab_url(self, name: str | None = None) -> str:
         path = f"/lab/tree/{name}" if name else "/lab"
@@ -107,6 +111,16 @@ class LabServer:
         )
         with urllib.request.urlopen(request, timeout=2) as response:
             return response.status
+
+
+def write_notebook(path: Path, *cells: str | Any, kernel: str = "python3") -> None:
+    """A notebook of code cells (a string is a cell's source) for the kernelspec `kernel`
+    (`porter`: the kernel with porter's magics loaded)."""
+    nb = nbformat.v4.new_notebook()
+    display = "Python 3 (porter)" if kernel == "porter" else "Python 3"
+    nb.metadata["kernelspec"] = {"name": kernel, "display_name": display, "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(c) if isinstance(c, str) else c for c in cells]
+    nbformat.write(nb, path)
 
 
 def free_port() -> int:
@@ -146,6 +160,7 @@ def lab_server(base: Path) -> Iterator[LabServer]:
     ]  # fmt: skip
     log_path = base / "lab.log"
     log = log_path.open("wb")
+    start = time.perf_counter()
     process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
     server = LabServer(f"http://127.0.0.1:{port}", token, root, config)
     try:
@@ -161,6 +176,7 @@ def lab_server(base: Path) -> Iterator[LabServer]:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"jupyter lab did not answer within 60 s: see {log_path}")
             time.sleep(0.1)
+        server.started_in = time.perf_counter() - start
         yield server
     finally:
         try:  # a clean shutdown also shuts the kernels down
@@ -174,6 +190,30 @@ def lab_server(base: Path) -> Iterator[LabServer]:
                 process.kill()
                 process.wait()
         log.close()
+
+
+#: the current widget is a notebook whose document is loaded and has a session
+OPENED = """() => {
+  const app = window.jupyterapp;
+  const w = app && app.shell.currentWidget;
+  return w && w.sessionContext && w.context && w.context.isReady;
+}"""
+#: run every cell of the current notebook, once its kernel is ready
+RUN_ALL = """async () => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  await window.jupyterapp.commands.execute("notebook:run-all-cells");
+}"""
+#: [active cell index, the cursor's {line, column} in its editor]
+CURSOR = """() => { const nb = window.jupyterapp.shell.currentWidget.content;
+  return [nb.activeCellIndex, nb.activeCell.editor.getCursorPosition()]; }"""
+
+
+def open_notebook(page: Any, lab: LabServer, name: str) -> None:
+    """Open `name` in JupyterLab (no restored tabs) and wait until it is loaded."""
+    page.goto(lab.lab_url(name), timeout=60_000)
+    page.wait_for_function(OPENED, timeout=60_000)
 
 
 #: in a started JupyterLab: ms to ``app.restored``, porter's activation (its performance

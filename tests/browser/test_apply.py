@@ -19,7 +19,13 @@ import nbformat
 import pytest
 
 from porter_ext.ui.mime import MIME_TYPE
-from tests.browser.support import LabServer, lab_server, save_screenshot
+from tests.browser.support import (
+    LabServer,
+    lab_server,
+    open_notebook,
+    save_screenshot,
+    write_notebook,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -32,11 +38,6 @@ NB7_NB = "nb7_apply.ipynb"
 NB7_BODY = "import numpy as np\na = np.ones(3)\nb = np.sum(a, 0)\n"
 NB7_REWRITE = "import numpy as np\na = np.ones(3)\nb = np.sum(a, axis=0)\n"
 
-OPENED = """() => {
-  const app = window.jupyterapp;
-  const w = app && app.shell.currentWidget;
-  return w && w.sessionContext && w.context && w.context.isReady;
-}"""
 SOURCE = """(i) => window.jupyterapp.shell.currentWidget.content.widgets[i]
   .model.sharedModel.getSource()"""
 SET_SOURCE = """([i, text]) => window.jupyterapp.shell.currentWidget.content.widgets[i]
@@ -50,17 +51,6 @@ REWRITE = """([i, mime]) => {
   }
   return null;
 }"""
-
-
-def _notebook(path, *sources: str) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    nbformat.write(nb, path)
 
 
 def _nb7_notebook(path) -> None:
@@ -77,18 +67,11 @@ def _nb7_notebook(path) -> None:
         "rewrite": {"source": NB7_REWRITE, "status": "verified",
                     "verified_on": ["numpy", "strict"], "sites": [], "reason": None},
     }  # fmt: skip
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
     cell = nbformat.v4.new_code_cell(f"%%port\n{NB7_BODY.rstrip()}")  # saved as typed
     cell.outputs = [
         nbformat.v4.new_output("display_data", data={"text/plain": "porter", MIME_TYPE: entry})
     ]
-    nb.cells = [cell]
-    nbformat.write(nb, path)
+    write_notebook(path, cell)
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +79,7 @@ def lab(tmp_path_factory) -> Iterator[LabServer]:
     base = tmp_path_factory.mktemp("apply")
     root = base / "root"
     root.mkdir()
-    _notebook(root / TYPED_NB, SETUP, "")
+    write_notebook(root / TYPED_NB, SETUP, "")
     _nb7_notebook(root / NB7_NB)
     with lab_server(base) as server:
         yield server
@@ -128,8 +111,7 @@ def _undo_in_cell(page: Any, index: int) -> None:
 
 
 def test_apply_on_a_typed_cell_then_undo_and_refusals(page, page_log, lab):
-    page.goto(f"{lab.lab_url(TYPED_NB)}", timeout=60_000)
-    page.wait_for_function(OPENED, timeout=60_000)
+    open_notebook(page, lab, TYPED_NB)
     page.evaluate("() => window.jupyterapp.commands.execute('porter:show-panel')")
 
     # type the %%port cell into the editor: no trailing newline

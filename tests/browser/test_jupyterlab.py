@@ -1,30 +1,26 @@
 """The comparison widget in a real JupyterLab: open a notebook, run it, read the widget.
 
-Mirrors porter_ext/ui/widget.py. A private `jupyter lab` runs on a free local port with a
-random token, its own config, workspace and settings directories (so neither a person's
-setup nor an earlier run changes what is seen), and the data directories left alone, so
-that ipywidgets' prebuilt extension in the environment's share/jupyter is found.
+Mirrors porter_ext/ui/widget.py. A private `jupyter lab` (tests/browser/support.py's
+`lab_server`) leaves the data directories alone, so that ipywidgets' prebuilt extension
+in the environment's share/jupyter is found; the kernel imports tests.ui.entries.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import secrets
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
-from tests.browser.support import ROOT, save_screenshot
+from tests.browser.support import (
+    OPENED,
+    RUN_ALL,
+    LabServer,
+    lab_server,
+    save_screenshot,
+    write_notebook,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -37,140 +33,24 @@ TABS_CELL = (
     "from tests.ui.entries import demo_cell\n"
     "CellWidget(demo_cell())"
 )
-LAB_CONFIG = """\
-c.LabApp.news_url = None
-c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"
-c.LabApp.extension_manager = "readonly"
-c.LabApp.expose_app_in_browser = True
-c.ServerApp.open_browser = False
-c.ServerApp.port_retries = 0
-"""
-#: `news_url = None` empties the feed, but JupyterLab 4.6 still asks whether to fetch news
-#: until this setting says never; the toast would cover part of the screenshot.
-NOTIFICATION_SETTINGS = {"fetchNews": "false", "checkForUpdates": False}
-
-
-@dataclass
-class Lab:
-    url: str
-    token: str
-    process: subprocess.Popen
-    started_in: float
-
-    def notebook_url(self, name: str) -> str:
-        return f"{self.url}/lab/tree/{name}?reset&token={self.token}"  # reset: no restored tabs
-
-    def api(self, path: str, method: str = "GET") -> int:
-        request = urllib.request.Request(
-            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
-        )
-        with urllib.request.urlopen(request, timeout=2) as response:
-            return response.status
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _notebook(path: Path, *sources: str) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
-    nbformat.write(nb, path)
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> Iterator[Lab]:
+def lab(tmp_path_factory) -> Iterator[LabServer]:
     base = tmp_path_factory.mktemp("lab")
-    root, config = base / "root", base / "config"
-    root.mkdir()
-    config.mkdir()
-    (config / "jupyter_lab_config.py").write_text(LAB_CONFIG)
-    settings = base / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(json.dumps(NOTIFICATION_SETTINGS))
-    _notebook(root / NOTEBOOK, "%load_ext porter_ext", PORT_CELL)
-    _notebook(root / TABS_NOTEBOOK, TABS_CELL)
-    port, token = _free_port(), secrets.token_hex(16)
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(config),  # data dirs untouched: labextensions stay visible
-        "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
-        "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"),
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "MPLBACKEND": "Agg",
-        # the kernel imports tests.ui.entries for the tabs notebook
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        "--allow-root",
-        "--ServerApp.ip=127.0.0.1",
-        f"--port={port}",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}",
-    ]
-    log = (base / "lab.log").open("wb")
-    start = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
-    server = Lab(f"http://127.0.0.1:{port}", token, process, 0.0)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"jupyter lab exited with {process.returncode}: see {base / 'lab.log'}")
-            try:
-                if server.api("/api/status") == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"jupyter lab did not answer within 60 s: see {base / 'lab.log'}")
-            time.sleep(0.1)
-        server.started_in = time.perf_counter() - start
+    (base / "root").mkdir()
+    write_notebook(base / "root" / NOTEBOOK, "%load_ext porter_ext", PORT_CELL)
+    write_notebook(base / "root" / TABS_NOTEBOOK, TABS_CELL)
+    with lab_server(base) as server:
         yield server
-    finally:
-        try:  # a clean shutdown also shuts the kernels down
-            server.api("/api/shutdown", method="POST")
-            process.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        log.close()
 
 
-RUN_ALL = """async () => {
-  const app = window.jupyterapp;
-  const panel = app.shell.currentWidget;
-  await panel.context.ready;
-  await panel.sessionContext.ready;
-  await app.commands.execute("notebook:run-all-cells");
-}"""
-
-
-def open_and_run(page, lab: Lab, notebook: str, text: str) -> tuple[float, float, Any]:
+def open_and_run(page, lab: LabServer, notebook: str, text: str) -> tuple[float, float, Any]:
     """Open a notebook, run all its cells, wait for a widget showing `text`; returns the
     seconds to open, the seconds to run, and the widget."""
     start = time.perf_counter()
-    page.goto(lab.notebook_url(notebook), timeout=60_000)
-    page.wait_for_function(
-        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-        " && window.jupyterapp.shell.currentWidget.sessionContext",
-        timeout=60_000,
-    )
+    page.goto(lab.lab_url(notebook), timeout=60_000)
+    page.wait_for_function(OPENED, timeout=60_000)
     opened = time.perf_counter() - start
     page.evaluate(RUN_ALL)
     widget = page.locator(".jp-OutputArea-output .jupyter-widgets", has_text=text).first

@@ -22,7 +22,17 @@ import pytest
 
 from porter_ext.report.model import CellEntry
 from porter_ext.ui.mime import MIME_TYPE, REPORT_MIME_TYPE
-from tests.browser.support import ROOT, LabServer, lab_server, lab_start, save_screenshot
+from tests.browser.support import (
+    CURSOR,
+    ROOT,
+    RUN_ALL,
+    LabServer,
+    lab_server,
+    lab_start,
+    open_notebook,
+    save_screenshot,
+    write_notebook,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -47,17 +57,6 @@ NOTEBOOK7_OWN_ERRORS = {
     "Cannot read properties of undefined (reading 'schema')",
     "Command 'filebrowser:open-path' not registered.",
 }
-
-
-def _notebook(path: Path, *cells: nbformat.NotebookNode) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = list(cells)
-    nbformat.write(nb, path)
 
 
 def _result_cell(source: str, data: dict[str, Any], mime: str = MIME_TYPE) -> Any:
@@ -273,25 +272,15 @@ def lab(tmp_path_factory) -> Iterator[LabServer]:
     base = tmp_path_factory.mktemp("labext")
     (base / "root").mkdir()
     root = base / "root"
-    _notebook(root / PORT_NB, *map(nbformat.v4.new_code_cell, ["%load_ext porter_ext", PORT_CELL]))
-    _notebook(root / APPLY_NB, *apply_cells())
+    write_notebook(root / PORT_NB, "%load_ext porter_ext", PORT_CELL)
+    write_notebook(root / APPLY_NB, *apply_cells())
     big = contract_report([contract_cell(i) for i in range(500)])
-    _notebook(root / REPORT_NB, _result_cell("%port report", big, REPORT_MIME_TYPE))
-    _notebook(root / EVIL_NB, *evil_cells())
+    write_notebook(root / REPORT_NB, _result_cell("%port report", big, REPORT_MIME_TYPE))
+    write_notebook(root / EVIL_NB, *evil_cells())
     with lab_server(base) as server:
         yield server
 
 
-OPENED = """() => {
-  const app = window.jupyterapp;
-  const w = app && app.shell.currentWidget;
-  return w && w.sessionContext && w.context && w.context.isReady;
-}"""
-RUN_ALL = """async () => {
-  const panel = window.jupyterapp.shell.currentWidget;
-  await panel.sessionContext.ready;
-  await window.jupyterapp.commands.execute("notebook:run-all-cells");
-}"""
 #: once the panel's list holds `text`: ms from porter's output showing up in the notebook
 #: to the panel listing its finding (the panel's update latency)
 WATCH_PANEL = """(text) => {
@@ -309,11 +298,6 @@ WATCH_PANEL = """(text) => {
   });
   observer.observe(document.body, {childList: true, subtree: true, characterData: true});
 }"""
-
-
-def open_notebook(page: Any, lab: LabServer, name: str) -> None:
-    page.goto(lab.lab_url(name), timeout=60_000)
-    page.wait_for_function(OPENED, timeout=60_000)
 
 
 def cell_output(page: Any, index: int) -> Any:
@@ -365,17 +349,14 @@ def test_widget_live_then_porter_view_after_restart_and_reopen(page, page_log, l
     side = page.locator("#porter-porting-panel")
     assert "xp.sum(x, axis=1) ×1" in side.inner_text()
     save_screenshot(page.screenshot(), "labext-panel.png", docs_name="labext-panel.png")
-    side.get_by_text("cell 2, line 3: Tensor.sum").click()
-    cursor = page.evaluate(
-        """() => { const nb = window.jupyterapp.shell.currentWidget.content;
-        return [nb.activeCellIndex, nb.activeCell.editor.getCursorPosition()]; }"""
-    )
+    side.get_by_text("cell 1 · In [2], line 3: Tensor.sum").click()
+    cursor = page.evaluate(CURSOR)
     assert cursor == [1, {"line": 3, "column": 4}]  # line 3 of the body: line 4 of the cell
 
     # the editor mark and its hover text
     marks = page.locator(".jp-Cell").nth(1).locator(".cm-lintRange.porter-mark")
     marks.first.wait_for(timeout=10_000)
-    assert marks.all_inner_texts() == ["torch.ones", "x.sum"]
+    assert marks.all_inner_texts() == ["torch.ones(3, 4)", "x.sum(1)"]  # the calls' ranges
     mark = marks.nth(1)
     mark.hover()
     tip = page.locator(".cm-tooltip-lint")
@@ -528,7 +509,7 @@ def test_notebook7_renders_a_cell_result(page, page_log, lab):
     assert page.locator("#porter-porting-panel").count() == 1
     page.wait_for_function(
         "() => document.getElementById('porter-porting-panel').textContent"
-        ".includes('cell 1, line 3: numpy.sum')",
+        ".includes('cell 0 · In [1], line 3: numpy.sum')",
         timeout=10_000,
     )
     save_screenshot(page.screenshot(), "labext-notebook7.png", docs_name="labext-notebook7.png")
