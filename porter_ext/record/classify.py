@@ -13,6 +13,7 @@ from typing import Any
 
 from porter_ext.backends import HELPERS, LIBRARIES, backend_for, dtype_name, get_backend
 from porter_ext.record.resolve import Callee
+from porter_ext.spec.dtype_categories import BINARY, CATEGORY, KINDS, dtype_kind
 from porter_ext.spec.replacements import choose, find, render_suggestion
 from porter_ext.spec.standard import FunctionSpec, Standard
 
@@ -35,6 +36,7 @@ _ARRAY_PARAMS = frozenset({"x", "x1", "x2", "condition"})
 #: standard functions whose ``x`` must have a numeric dtype (a sum of booleans is not one)
 NUMERIC_ONLY = frozenset({"sum", "prod", "mean", "std", "var", "cumulative_sum", "cumulative_prod"})
 _POSITIONAL = ("positional_only", "positional_or_keyword")
+_KIND_ORDER = {"bool": 0, "int": 1, "float": 2, "complex": 3}
 _PYTHON_DTYPES = {int: "int64", float: "float64", complex: "complex128", bool: "bool"}
 
 
@@ -43,7 +45,7 @@ def value_sensitive(callee: Callee, args: tuple, kwargs: dict) -> bool:
     shape of the call: a list where an array goes, a dtype, a reduction's input dtype."""
     if callee.kind != "function":
         return False
-    if callee.name in NUMERIC_ONLY or "dtype" in kwargs:
+    if callee.name in NUMERIC_ONLY or callee.name in CATEGORY or "dtype" in kwargs:
         return True
     for a in args:
         if type(a) is list or type(a) is tuple:
@@ -99,6 +101,40 @@ def argument_issue(
                 f"xp.{spec.name}(xp.astype(x, xp.int64))"
                 if spec.name != "sum"
                 else "xp.count_nonzero(x)",
+            )
+    return _kind_issue(spec.name, [(n, v) for n, v in bound if n in _ARRAY_PARAMS])
+
+
+def _kind_issue(function: str, arrays: list[tuple[str, Any]]) -> tuple[str, str | None] | None:
+    """(reason, suggestion) when an array input's dtype is outside the kinds ``function``
+    takes (``exp`` of an integer array), or two inputs of an elementwise function mix
+    kinds of dtype (``maximum`` of a float and an integer array): the standard leaves
+    both implementation-defined, and array-api-strict raises."""
+    category = CATEGORY.get(function)
+    if category is None:
+        return None
+    dtypes = {n: dtype_name(v) for n, v in arrays if backend_for(v) is not None}
+    kinds = {n: dtype_kind(d) for n, d in dtypes.items()}
+    allowed = KINDS[category]
+    wrong = [n for n, k in kinds.items() if k != "other" and k not in allowed]
+    if wrong:
+        floating = "float" in allowed and all(kinds[n] in ("int", "bool") for n in wrong)
+        args = [f"xp.astype({n}, xp.float64)" if n in wrong else n for n, _ in arrays]
+        return (
+            f"{function}() of {', '.join(dtypes[n] for n in wrong)}: the standard's "
+            f"{function} takes {category} arrays",
+            f"xp.{function}({', '.join(args)})" if floating else None,
+        )
+    if function in BINARY and len(kinds) == 2 and "other" not in kinds.values():
+        (n1, k1), (n2, k2) = kinds.items()
+        if k1 != k2:
+            low = n1 if _KIND_ORDER[k1] < _KIND_ORDER[k2] else n2
+            target = dtypes[n2 if low == n1 else n1]
+            args = [f"xp.astype({n}, xp.{target})" if n == low else n for n, _ in arrays]
+            return (
+                f"{function}() mixes {dtypes[n1]} and {dtypes[n2]}: the standard does not "
+                "promote across kinds of dtype",
+                f"xp.{function}({', '.join(args)})",
             )
     return None
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from porter_ext.backends import Backend, all_backends, dtype_name
 from porter_ext.record.classify import Verdict
+from porter_ext.spec.dtype_categories import dtype_kind
 from porter_ext.spec.standard import Standard
 
 #: the operand an operator reflects to when the array is on the right (``2 - x``)
@@ -38,19 +39,6 @@ _DATA_DEPENDENT = (
     "boolean-mask indexing is standard, but the output's shape depends on the data: it "
     "fails under jax.jit and on lazy backends (xp.where keeps the shape)"
 )
-
-
-def dtype_kind(name: str) -> str:
-    """``bool`` | ``int`` | ``float`` | ``complex`` | ``other`` for a dtype name."""
-    if name == "bool":
-        return "bool"
-    if name.startswith(("int", "uint")):
-        return "int"
-    if name.startswith(("float", "bfloat")):
-        return "float"
-    if name.startswith("complex"):
-        return "complex"
-    return "other"
 
 
 def _bits(name: str) -> int:
@@ -114,6 +102,9 @@ def classify_operation(
             f"{symbol} mixes arrays of two libraries ({x[1]} and {other[1]}): the standard "
             "leaves mixing namespaces unspecified",
         )
+    division = _true_division(name, x, other)
+    if division is not None:
+        return division
     if other[0] == "scalar":
         okind = other[1]
         if xkind in _KIND_ORDER and _KIND_ORDER[okind] > _KIND_ORDER[xkind]:
@@ -150,6 +141,41 @@ def classify_operation(
         None,
         f"a {other[-1] if other[0] == 'other' else other[0]} as an operand of {symbol}: the "
         "standard's operators take arrays and Python scalars only",
+    )
+
+
+#: true division, as the array is on its left, on its right, or its target
+_TRUE_DIVISION = {"__truediv__": "left", "__rtruediv__": "right", "__itruediv__": "left"}
+
+
+def _true_division(name: str, x: tuple, other: tuple) -> Verdict | None:
+    """``/`` of integer (or boolean) arrays and scalars: the standard's ``__truediv__``
+    takes floating-point arrays (integer inputs are implementation-defined; NumPy and
+    torch give float64 or float32, array-api-strict raises). A float operand is judged
+    by the kind rules instead (a float scalar or array with an integer array)."""
+    side = _TRUE_DIVISION.get(name)
+    if side is None or dtype_kind(x[2]) not in ("int", "bool"):
+        return None
+    okind = (
+        other[1] if other[0] == "scalar" else dtype_kind(other[2]) if other[0] == "array" else None
+    )
+    if okind not in ("int", "bool"):
+        return None
+    cast = "xp.astype(x, xp.float64)"
+    if other[0] == "array":
+        suggestion = f"{cast} / xp.astype(y, xp.float64)"
+    elif side == "left":
+        suggestion = f"{cast} / ..." if name == "__truediv__" else f"x = {cast} / ..."
+    else:
+        suggestion = f"... / {cast}"
+    return Verdict(
+        "non_standard_usage",
+        name,
+        suggestion,
+        f"true division of {x[2]}"
+        + (f" by {other[2]}" if other[0] == "array" else " by a Python int")
+        + ": the standard's / takes floating-point arrays (integer inputs are "
+        "implementation-defined; array-api-strict refuses them)",
     )
 
 

@@ -1,0 +1,101 @@
+"""Usage outside the standard that no non-standard name gives away (issue 19 item 3), in a
+real IPython shell with porter loaded, on real numpy, torch and array-api-strict arrays:
+true division of integers, a float written into an integer array, mixed kinds of dtype
+in a function's arguments, attributes the standard lacks, in-place targets reached
+through an attribute. What the standard allows stays ``standard``."""
+
+from __future__ import annotations
+
+import pytest
+
+import porter_ext
+from tests.replay.isolation import run
+
+pytest.importorskip("torch")
+
+SETUP = """import numpy as np, torch
+i = np.arange(4)
+f = np.arange(4.0)
+ti = torch.arange(4)
+tf = torch.arange(4.0)
+"""
+
+
+def _calls(ip, cell: str, setup: str = SETUP) -> dict[tuple[int, str], list]:
+    """The records of ``cell`` (run under ``%%port --no-replay``), by (line, name)."""
+    porter_ext.clear_caches()
+    assert run(ip, setup).success
+    result = run(ip, "%%port --no-replay --quiet\n" + cell)
+    assert result.success, result.output
+    found: dict[tuple[int, str], list] = {}
+    for call in ip.user_ns["_port"].entry.calls:
+        found.setdefault((call.line, call.name), []).append(call)
+    return found
+
+
+def _status(calls: dict, line: int, name: str) -> set[str]:
+    assert (line, name) in calls, f"{name} not recorded on line {line}: {sorted(calls)}"
+    return {c.status for c in calls[(line, name)]}
+
+
+def test_true_division_of_integer_arrays_is_outside_the_standard(port_shell):
+    calls = _calls(
+        port_shell,
+        "a = np.arange(5) / np.arange(1, 6)\nb = i / 2\nc = np.divide(i, i + 1)\n"
+        "d = 2 / ti\ne = f / 2\ng = np.divide(f, 2)\nh = i // 2\nk = tf / tf\n",
+    )
+    flagged = [
+        (1, "ndarray.__truediv__"),
+        (2, "ndarray.__truediv__"),
+        (3, "numpy.divide"),
+        (4, "Tensor.__rtruediv__"),
+    ]
+    for line, name in flagged:
+        (call,) = calls[(line, name)]
+        assert call.status == "non_standard_usage", call
+        assert "xp.astype(" in call.suggestion and "float64" in call.suggestion, call
+    assert "true division" in calls[(2, "ndarray.__truediv__")][0].message
+    assert calls[(4, "Tensor.__rtruediv__")][0].suggestion == "... / xp.astype(x, xp.float64)"
+    standard = [
+        (5, "ndarray.__truediv__"),
+        (6, "numpy.divide"),
+        (7, "ndarray.__floordiv__"),
+        (8, "Tensor.__truediv__"),
+    ]
+    for line, name in standard:
+        assert _status(calls, line, name) == {"standard"}
+
+
+def test_mixed_kinds_and_integer_inputs_of_functions_are_outside_the_standard(port_shell):
+    calls = _calls(
+        port_shell,
+        "a = np.logaddexp(f, i)\nb = np.maximum(f, i)\nc = np.exp(i)\nd = torch.maximum(tf, ti)\n"
+        "e = np.maximum(f, f)\ng = np.exp(f)\nh = np.maximum(i, i)\nk = np.sqrt(f)\n",
+    )
+    (logaddexp,) = calls[(1, "numpy.logaddexp")]
+    assert logaddexp.status == "non_standard_usage" and "floating-point" in logaddexp.message
+    assert logaddexp.suggestion == "xp.logaddexp(x1, xp.astype(x2, xp.float64))"
+    (maximum,) = calls[(2, "numpy.maximum")]
+    assert maximum.status == "non_standard_usage" and "mixes float64 and int64" in maximum.message
+    assert maximum.suggestion == "xp.maximum(x1, xp.astype(x2, xp.float64))"
+    (exp,) = calls[(3, "numpy.exp")]
+    assert (exp.status, exp.suggestion) == (
+        "non_standard_usage",
+        "xp.exp(xp.astype(x, xp.float64))",
+    )
+    assert _status(calls, 4, "torch.maximum") == {"non_standard_usage"}
+    standard = [(5, "numpy.maximum"), (6, "numpy.exp"), (7, "numpy.maximum"), (8, "numpy.sqrt")]
+    for line, name in standard:
+        assert _status(calls, line, name) == {"standard"}
+
+
+def test_one_site_judges_each_dtype_on_the_fast_path(port_shell):
+    """The guards of a site check dtypes: a loop that gives the same site a float array,
+    then an integer one, then a float one records both verdicts, counted right."""
+    calls = _calls(
+        port_shell,
+        "for v in (f, f, i, i, f):\n    a = v / 2\n    b = np.exp(v)\n    c = np.maximum(f, v)\n",
+    )
+    for line, name in ((2, "ndarray.__truediv__"), (3, "numpy.exp"), (4, "numpy.maximum")):
+        counts = {c.status: c.count for c in calls[(line, name)]}
+        assert counts == {"standard": 3, "non_standard_usage": 2}, (name, counts)
