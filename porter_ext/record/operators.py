@@ -183,6 +183,36 @@ def _wider(kind: str) -> str:
     return {"int": "int64", "float": "float64", "complex": "complex128"}.get(kind, "float64")
 
 
+_PYTHON_CAST = {"int": "int", "bool": "bool", "float": "float"}
+
+
+def _assigned_kind(name: str, x: tuple, value: tuple) -> Verdict | None:
+    """``x[key] = v`` with ``v`` of a higher kind of dtype than ``x`` (a Python float or a
+    float array into an integer array): NumPy and torch cast it silently (truncating),
+    array-api-strict raises; the standard assigns only what promotes to ``x``'s dtype."""
+    xkind = dtype_kind(x[2])
+    if xkind not in _KIND_ORDER:
+        return None
+    if value[0] == "scalar":
+        vkind, what = value[1], f"a Python {value[1]}"
+        cast = _PYTHON_CAST.get(xkind)
+        suggestion = f"x[key] = {cast}(value)" if cast and vkind != "complex" else None
+    elif value[0] == "array":
+        vkind, what = dtype_kind(value[2]), f"a {value[2]} array"
+        suggestion = f"x[key] = xp.astype(value, xp.{x[2]})"
+    else:
+        return None
+    if vkind not in _KIND_ORDER or _KIND_ORDER[vkind] <= _KIND_ORDER[xkind]:
+        return None
+    return Verdict(
+        "non_standard_usage",
+        name,
+        suggestion,
+        f"assigns {what} into an array of {x[2]}: the standard does not cast across kinds of "
+        "dtype on assignment (NumPy and torch truncate silently, array-api-strict raises)",
+    )
+
+
 def _lacking_negative_steps() -> str:
     return ", ".join(b.title for b in all_backends() if not b.negative_step_slices)
 
@@ -208,6 +238,10 @@ def classify_index(
             "x[key] = xp.asarray(y)",
             f"assigns an array of {value[1]} into one of {x[1]}: two namespaces",
         )
+    if value is not None:
+        kinds_issue = _assigned_kind(name, x, value)
+        if kinds_issue is not None:
+            return kinds_issue
     if "list" in kinds:
         return Verdict(
             "non_standard_usage",

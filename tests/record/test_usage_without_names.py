@@ -99,3 +99,22 @@ def test_one_site_judges_each_dtype_on_the_fast_path(port_shell):
     for line, name in ((2, "ndarray.__truediv__"), (3, "numpy.exp"), (4, "numpy.maximum")):
         counts = {c.status: c.count for c in calls[(line, name)]}
         assert counts == {"standard": 3, "non_standard_usage": 2}, (name, counts)
+
+
+def test_a_value_of_a_higher_kind_written_into_an_array_is_outside_the_standard(port_shell):
+    calls = _calls(
+        port_shell,
+        "i[0] = 2.5\nti[1] = 0.5\ni[1:3] = f[:2]\nf[0] = 3\nf[1] = 0.5\ni[2] = 7\n"
+        "for v in (1, 1.5, 2):\n    i[3] = v\n",
+    )
+    (into_int,) = calls[(1, "ndarray.__setitem__")]
+    assert into_int.status == "non_standard_usage"
+    assert "Python float into an array of int64" in into_int.message
+    assert into_int.suggestion == "x[key] = int(value)"
+    assert _status(calls, 2, "Tensor.__setitem__") == {"non_standard_usage"}
+    (array_into_int,) = calls[(3, "ndarray.__setitem__")]
+    assert array_into_int.suggestion == "x[key] = xp.astype(value, xp.int64)"
+    for line in (4, 5, 6):
+        assert _status(calls, line, "ndarray.__setitem__") == {"standard"}
+    counts = {c.status: c.count for c in calls[(8, "ndarray.__setitem__")]}
+    assert counts == {"standard": 2, "non_standard_usage": 1}
