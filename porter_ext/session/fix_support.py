@@ -113,19 +113,48 @@ def site_key(site: Any) -> _Key:
     return (site.line, site.col, site.name)
 
 
-def agrees(replay: ReplayEntry) -> bool:
-    """The compare stage's verdict: it ran, and every compared output agrees."""
-    return replay.status == "ok" and all(
-        out.within_tolerance is not False and out.difference not in DIFFERS
+def agrees(replay: ReplayEntry, original: ReplayEntry | None = None) -> bool:
+    """The compare stage's verdict on a replay of the rewrite: it ran, and every compared
+    output agrees with the original run, or differs only as the original cell's own
+    replay on the same backend (``original``) does (see `_the_backends`)."""
+    return replay.status == "ok" and not _differing(replay, original)
+
+
+def _differing(replay: ReplayEntry, original: ReplayEntry | None) -> list:
+    return [
+        out
         for out in replay.outputs
+        if (out.within_tolerance is False or out.difference in DIFFERS)
+        and not _the_backends(out, original)
+    ]
+
+
+def _the_backends(out: Any, original: ReplayEntry | None) -> bool:
+    """Whether a difference of the rewrite's output ``out`` is the backend's, not the
+    rewrite's: the original cell replayed on the same backend shows the same kind of
+    difference for it, with the same dtype and shape (jax's default float32 for a
+    float64 cell, an int32 default), and the rewrite's values are within tolerance."""
+    if original is None or original.status != "ok" or out.within_tolerance is False:
+        return False
+    twin = next((o for o in original.outputs if o.name == out.name), None)
+    return (
+        twin is not None
+        and twin.difference == out.difference
+        and twin.within_tolerance is not False
+        and (twin.dtype, twin.shape) == (out.dtype, out.shape)
     )
 
 
-def what_differs(replay: ReplayEntry) -> str:
-    for out in replay.outputs:
-        if out.within_tolerance is False or out.difference in DIFFERS:
-            kind = out.difference or "numeric"
-            return f"{out.name}: {kind}, max abs err {out.max_abs_err}"
+def skip_reason(replay: ReplayEntry) -> str:
+    """Why a replay was skipped, without the "not replayed: " every such reason opens with."""
+    reason = replay.reason or "no reason given"
+    return reason.removeprefix("not replayed: ")
+
+
+def what_differs(replay: ReplayEntry, original: ReplayEntry | None = None) -> str:
+    for out in _differing(replay, original):
+        kind = out.difference or "numeric"
+        return f"{out.name}: {kind}, max abs err {out.max_abs_err}"
     return "an output differs"
 
 

@@ -43,6 +43,7 @@ from porter_ext.session.fix_support import (
     run_knowledge,
     site_entries,
     site_key,
+    skip_reason,
     unexercised_specs,
     what_differs,
 )
@@ -82,6 +83,9 @@ class FixRun:
     deferred: list = field(default_factory=list)
     #: verified definitions the rounds run before the cell (their code, plain Python)
     prefix: str = ""
+    #: backend -> the original cell's own replay there: what the backend alone changes
+    #: (a default dtype) is not held against the rewrite (`fix_support.agrees`)
+    original_replays: dict = field(default_factory=dict)
 
     # -- the candidate -----------------------------------------------------------------
     def _code(self, source: str) -> str:
@@ -215,6 +219,7 @@ class FixRun:
                             "shell command): porter rewrites plain Python only")  # fmt: skip
         self.operators = mixed_operators(entry.calls)
         self.seen = run_knowledge(entry.calls)
+        self.original_replays = {r.backend: r for r in entry.replays if r.role == "target"}
         full = self._propose(namespace)
         if not full.sites:
             return None  # nothing porter could rewrite, nothing to say
@@ -276,13 +281,21 @@ class FixRun:
         entries, _ = replay_entries(plan, code, namespace, run, settings, policy)
         targets = [e for e in entries if e.role == "target"]
         original = str(specs[0])
-        verified = [e.backend for e in targets if agrees(e)]
+        theirs = self.original_replays
+        verified = [e.backend for e in targets if agrees(e, theirs.get(e.backend))]
         result = Round(keys, candidate.source, targets, True, verified)
-        changed = [e for e in targets if e.status == "ok" and not agrees(e)]
+        changed = [e for e in targets if e.status == "ok" and e.backend not in verified]
         first = next((e for e in targets if e.backend == original), None)
         if changed:
             result.accepted = False
-            result.why = f"it changes the result on {', '.join(e.backend for e in changed)} ({what_differs(changed[0])})"  # fmt: skip
+            where = ", ".join(e.backend for e in changed)
+            what = what_differs(changed[0], theirs.get(changed[0].backend))
+            result.why = f"it changes the result on {where} ({what})"
+        elif first is not None and first.status == "skipped":
+            # the cell ran; its replays could not (an input of an autograd graph, a
+            # place that does not answer): nothing was verified, and that is why
+            result.accepted = False
+            result.why = f"not verified: the replays were skipped ({skip_reason(first)})"
         elif first is None or first.backend not in verified:
             result.accepted = False
             error = first.error if first is not None else None
