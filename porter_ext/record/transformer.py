@@ -49,9 +49,25 @@ from porter_ext.record.positions import Columns
 _FRAME_CALLS = frozenset(
     {"super", "locals", "vars", "globals", "dir", "eval", "exec", "breakpoint", "get_ipython"}
 )
-#: array attributes worth recording (placement, shape semantics, vendor-specific flags)
+#: array attributes worth recording (placement, shape semantics, vendor-specific flags,
+#: memory layout and autograd state the standard does not have)
 RECORDED_ATTRIBUTES = frozenset(
-    {"T", "mT", "H", "mH", "device", "is_cuda", "real", "imag", "flat", "data"}
+    {
+        "T",
+        "mT",
+        "H",
+        "mH",
+        "device",
+        "is_cuda",
+        "real",
+        "imag",
+        "flat",
+        "data",
+        "itemsize",
+        "nbytes",
+        "strides",
+        "grad",
+    }
 )
 
 _BINOPS = {
@@ -424,6 +440,12 @@ class CallSiteTransformer(ast.NodeTransformer):
             and not self._is_plain(target.value)
             and _simple_index(target.slice)
         )
+        through_attribute = (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and not self._is_plain(target.value)
+            and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.value))
+        )
         self.generic_visit(node)
         name = _BINOPS.get(type(node.op))
         if name is None:
@@ -441,6 +463,8 @@ class CallSiteTransformer(ast.NodeTransformer):
             hooked = ast.Expr(_hook(AUGITEM_HOOK, [*args, _copy(node.value)]))
             new = ast.If(_guard(_plain_types([target.value], slots)), [node], [hooked])
             return _fix_keep(new, node)
+        if through_attribute:
+            return self._augmented_attribute(node, target, iname)
         if isinstance(target, ast.Name):
             load = ast.Name(target.id, ast.Load())
             checked = [load, node.value] if isinstance(node.value, ast.Name) else [load]
@@ -452,6 +476,25 @@ class CallSiteTransformer(ast.NodeTransformer):
             new = ast.If(_guard(_plain_types(checked, slots)), [node], [hooked])
             return _fix_keep(new, node)
         return node
+
+    def _augmented_attribute(
+        self, node: ast.AugAssign, target: ast.Attribute, iname: str
+    ) -> ast.AST:
+        """``p.data += v`` as ``p.data = iop(p.data, v)``, Python's own order (the read of
+        ``p.data``, then ``v``, the in-place operator, the write): the read recorded as an
+        attribute (when it is one porter records) and the operator as itself. ``p`` is a
+        name, read again for the write; a value that could rebind it (``:=``) is left
+        alone. No slot guard: the hooks settle a plain object's attribute themselves."""
+        read: ast.expr = ast.Attribute(_copy(target.value), target.attr, ast.Load())
+        if self.attributes and target.attr in RECORDED_ATTRIBUTES:
+            read_site, _ = self._op_site(target, target.attr)
+            read = _hook(ATTR_HOOK, [read_site, _copy(target.value), ast.Constant(target.attr)])
+        site, _ = self._op_site(node, iname)
+        write = ast.Attribute(_copy(target.value), target.attr, ast.Store())
+        hooked = ast.Assign(
+            [write], _hook(IOP_HOOK, [site, ast.Constant(iname), read, _copy(node.value)])
+        )
+        return _fix_keep(hooked, node)
 
     # -- attributes --------------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:

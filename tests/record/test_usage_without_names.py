@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import porter_ext
-from tests.replay.isolation import run
+from tests.replay.isolation import run, same_as_plain
 
 pytest.importorskip("torch")
 
@@ -118,3 +118,71 @@ def test_a_value_of_a_higher_kind_written_into_an_array_is_outside_the_standard(
         assert _status(calls, line, "ndarray.__setitem__") == {"standard"}
     counts = {c.status: c.count for c in calls[(8, "ndarray.__setitem__")]}
     assert counts == {"standard": 2, "non_standard_usage": 1}
+
+
+ATTRIBUTES_SETUP = """import numpy as np, torch
+x = np.ones((2, 3))
+t = torch.ones(2, 3, requires_grad=True)
+(t * 2).sum().backward()
+class Box:
+    itemsize = nbytes = grad = 1
+box = Box()
+"""
+
+
+def test_attribute_reads_outside_the_standard_are_recorded(port_shell):
+    calls = _calls(
+        port_shell,
+        "a = x.itemsize\nb = x.nbytes\nc = t.grad\nd = t.data\ne = x.flat\n"
+        "f = box.itemsize + box.nbytes + box.grad\ng = x.shape\n",
+        ATTRIBUTES_SETUP,
+    )
+    for line, name in enumerate(
+        ("ndarray.itemsize", "ndarray.nbytes", "Tensor.grad", "Tensor.data", "ndarray.flat"), 1
+    ):
+        (call,) = calls[(line, name)]
+        assert (call.kind, call.status) == ("attribute", "non_standard"), call
+    assert not [key for key in calls if key[0] == 6]  # the person's own attributes
+    assert port_shell.user_ns["c"] is port_shell.user_ns["t"].grad
+
+
+AUGMENTED_SETUP = """import torch
+p = torch.ones(3, requires_grad=True)
+(p * 2).sum().backward()
+lr = 0.1
+class Layer:
+    def __init__(self):
+        self.w = torch.zeros(3)
+        self.n = 0
+layer = Layer()
+"""
+AUGMENTED = """p.data += -lr * p.grad
+layer.w -= 0.5 * p.grad
+layer.n += 1
+for _ in range(3):
+    p.data *= 2
+"""
+
+
+def test_in_place_targets_reached_through_an_attribute_are_recorded(port_shell):
+    probe = "(p.tolist(), layer.w.tolist(), layer.n, p.grad.tolist())"
+    port = same_as_plain(port_shell, AUGMENTED_SETUP, AUGMENTED, "--no-replay --quiet", probe)
+    calls: dict[tuple[int, str], list] = {}
+    for call in port.entry.calls:
+        calls.setdefault((call.line, call.name), []).append(call)
+    (data,) = calls[(1, "Tensor.data")]
+    assert (data.kind, data.status, data.col) == ("attribute", "non_standard", 0)
+    (iadd,) = calls[(1, "Tensor.__iadd__")]
+    assert (iadd.kind, iadd.status) == ("operator", "standard")
+    assert (1, "Tensor.__rmul__") in calls and (1, "Tensor.grad") in calls
+    assert (2, "Tensor.__isub__") in calls  # a tensor held by the person's own object
+    assert not [key for key in calls if key[0] == 3]  # an int attribute: plain Python
+    assert [c.count for c in calls[(5, "Tensor.__imul__")]] == [3]
+    assert [c.count for c in calls[(5, "Tensor.data")]] == [3]
+
+
+def test_an_augmented_attribute_that_raises_raises_as_it_would(port_shell):
+    same_as_plain(port_shell, AUGMENTED_SETUP, "layer.missing += 1\n", "--no-replay --quiet", "1")
+    result = run(port_shell, "%%port --no-replay --quiet\nx = 1\nlayer.missing += 1\n")
+    assert isinstance(result.error_in_exec, AttributeError)
+    assert "line 2" in result.output or "----> 2" in result.output, result.output
