@@ -240,10 +240,6 @@ class Backend(ABC):
         On the recorder's hot path: keep it a few attribute reads.
         """
 
-    def is_traced(self, x: Any) -> bool:
-        """Whether ``x`` is a placeholder inside a transformation (no data, no device)."""
-        return False
-
     def is_namespace(self, module_name: str) -> bool:
         """Whether the module named ``module_name`` is an array API namespace of this library."""
         return module_name in self.api_modules

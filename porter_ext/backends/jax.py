@@ -126,9 +126,6 @@ class JaxBackend(Backend):
         tracer = tracer_type()
         return (jax.Array, tracer) if tracer is not None else (jax.Array,)
 
-    def is_traced(self, x: Any) -> bool:
-        return is_tracer(x)
-
     def device_of(self, x: Any) -> str:
         if is_tracer(x):
             return TRACED

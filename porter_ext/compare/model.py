@@ -78,7 +78,7 @@ class OutputComparison:
     #: is judged against)
     original_reference_err: float | None = None
     #: None, or one of DIFFERENCE_KINDS
-    difference: str | None = None
+    difference: DifferenceKind | None = None
     #: False when the control replay disagreed with the original (then not compared);
     #: None without a control replay
     deterministic: bool | None = None

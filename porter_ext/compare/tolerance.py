@@ -248,11 +248,5 @@ class ReferenceRule:
     def trusted(self, original_err: float, eps: float, magnitude: float) -> bool:
         return original_err <= self.trust_sqrt_eps * eps**0.5 * magnitude
 
-    def describe(self) -> str:
-        return (
-            f"judged against the float64 reference: error <= {self.multiple:g} x the "
-            f"original's + {self.floor_ulps:g} eps x max|reference|"
-        )
-
 
 REFERENCE_RULE = ReferenceRule()

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
-from porter_ext.compare.model import OutputComparison
 from porter_ext.record.model import CallRecord
 
 if TYPE_CHECKING:
@@ -16,7 +15,6 @@ if TYPE_CHECKING:
     from porter_ext.report.model import CellEntry
 
 CALL_COLUMNS = [f.name for f in fields(CallRecord) if f.name != "origin_cell"]  # (internal)
-OUTPUT_COLUMNS = [f.name for f in fields(OutputComparison)]
 NUMERIC_COLUMNS = [
     "backend",
     "name",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from porter_ext.spec.standard import DEFAULT_VERSION
 
@@ -45,4 +44,3 @@ class SessionConfig:
     backends: list = field(default_factory=list)
     #: tolerance policy for comparing replays
     policy: str = "porter"
-    extra: dict[str, Any] = field(default_factory=dict)
