@@ -56,3 +56,24 @@ def test_a_device_reader_that_fails_reaches_the_guard(monkeypatch, capsys):
     monkeypatch.setenv("PORTER_DEBUG", "0")
     assert device_of(np.ones(2)) == "unknown"
     assert "reader bug" in capsys.readouterr().err
+
+
+def test_a_failing_rewrite_for_recording_reaches_the_guard(port_shell, monkeypatch):
+    """The %%port path's rewrite for recording went its own way (a warning) even under
+    PORTER_DEBUG: now the one guard decides. (``%port on`` keeps printing: an AST
+    transformer that raises is unregistered by IPython, see test_magics.py.)"""
+    import porter_ext.record.cell as cell_module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("transformer bug")
+
+    monkeypatch.setattr(cell_module, "rewrite_and_compile", broken)
+    ip = port_shell
+    ip.run_cell("import numpy as np\nx = np.ones(3)")
+    cell = "%%port --no-replay --quiet\ny = np.sum(x)"
+    monkeypatch.setenv("PORTER_DEBUG", "0")
+    result = ip.run_cell(cell)
+    assert result.success and float(ip.user_ns["y"]) == 3.0  # it ran, unrecorded
+    monkeypatch.setenv("PORTER_DEBUG", "1")
+    failed = ip.run_cell(cell)
+    assert "transformer bug" in repr(failed.error_in_exec)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from porter_ext.guard import internal_error
 from porter_ext.record.compiled import cached, compile_plain, rewrite_and_compile
 from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.record.recorder import Recorder, install_hooks
@@ -215,10 +216,8 @@ def run_recorded(
             )
         except SyntaxError:
             raise
-        except Exception as exc:  # record nothing rather than break the cell
-            warnings.append(
-                f"porter: could not rewrite the cell for recording ({exc}); it ran unrecorded"
-            )
+        except Exception as exc:  # porter's own failure: the cell runs unrecorded
+            internal_error("rewriting the cell for recording (it ran unrecorded)", exc, warnings)
             compiled = compile_plain(
                 parse_cell(source, filename), filename, compile_flags, split_last
             )
