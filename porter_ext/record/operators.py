@@ -67,8 +67,10 @@ def operand_kind(v: Any, backend_of) -> tuple:
         return ("tuple", tuple(operand_kind(e, backend_of) for e in v[:8]), len(v))
     if t is list:
         return ("list", len(v))
-    if v is Ellipsis or v is None:
-        return ("marker",)
+    if v is Ellipsis:
+        return ("marker", "...")
+    if v is None:
+        return ("marker", None)
     return ("other", t.__name__)
 
 
@@ -213,6 +215,30 @@ def _assigned_kind(name: str, x: tuple, value: tuple) -> Verdict | None:
     )
 
 
+#: how a suggestion spells an index part of each kind (`operand_kind`)
+_PART_TEXT = {"scalar": "i", "slice": "a:b", "array": "idx", "marker": "None"}
+
+
+def _partial_index(x: tuple, parts: tuple) -> tuple[str, int] | None:
+    """The suggestion (``x[i, ...]``) and the axes indexed when an index without ``...`` covers fewer axes than
+    the array has (``x[1]`` on a 2-D array): NumPy and torch fill the rest with ``:``,
+    the standard leaves it unspecified. A boolean mask covers as many axes as it has."""
+    ndim = x[3]
+    if type(ndim) is not int or ("marker", "...") in parts:
+        return None
+    covered = 0
+    for p in parts:
+        if p[0] == "marker":
+            continue  # None adds an axis and indexes none
+        if p[0] == "array" and dtype_kind(p[2]) == "bool":
+            covered += p[3] if type(p[3]) is int else 1
+        else:
+            covered += 1
+    if covered >= ndim:
+        return None
+    return "x[" + ", ".join([*(_PART_TEXT.get(p[0], "i") for p in parts), "..."]) + "]", covered
+
+
 def _lacking_negative_steps() -> str:
     return ", ".join(b.title for b in all_backends() if not b.negative_step_slices)
 
@@ -291,6 +317,17 @@ def classify_index(
                 "integer-array indexing is standard only when every axis gets an integer or "
                 "an integer array (no slices, masks or missing axes)",
             )
+    sole_mask = key[0] == "array" and dtype_kind(key[2]) == "bool"
+    partial = None if sole_mask else _partial_index(x, parts)
+    if partial is not None:
+        return Verdict(
+            "non_standard_usage",
+            name,
+            partial[0],
+            f"an index of {partial[1]} of the {x[3]} axes, without ...: the standard indexes "
+            "every axis or ends the index with ... (NumPy and torch fill in the rest, "
+            "array-api-strict raises)",
+        )
     if any(p[0] == "slice" and p[1] for p in parts):
         lacking = _lacking_negative_steps()
         if lacking:

@@ -186,3 +186,29 @@ def test_an_augmented_attribute_that_raises_raises_as_it_would(port_shell):
     result = run(port_shell, "%%port --no-replay --quiet\nx = 1\nlayer.missing += 1\n")
     assert isinstance(result.error_in_exec, AttributeError)
     assert "line 2" in result.output or "----> 2" in result.output, result.output
+
+
+PARTIAL_SETUP = """import numpy as np, torch, array_api_strict as xp
+m = np.ones((2, 3))
+tm = torch.ones(2, 3)
+v = np.ones(3)
+"""
+
+
+def test_fewer_indices_than_axes_without_an_ellipsis_are_outside_the_standard(port_shell):
+    calls = _calls(
+        port_shell,
+        "a = m[1]\nb = tm[:1]\nm[0] = 2.0\nc = m[None]\n"
+        "d = m[1, ...]\ne = m[..., 1]\nf = m[1, :]\ng = v[1]\nh = m[m > 0]\nk = m[m[:, 0] > 0]\n",
+        PARTIAL_SETUP,
+    )
+    (one_index,) = calls[(1, "ndarray.__getitem__")]
+    assert (one_index.status, one_index.suggestion) == ("non_standard_usage", "x[i, ...]")
+    assert "1 of the 2 axes" in one_index.message
+    assert [c.suggestion for c in calls[(2, "Tensor.__getitem__")]] == ["x[a:b, ...]"]
+    assert _status(calls, 3, "ndarray.__setitem__") == {"non_standard_usage"}
+    assert [c.suggestion for c in calls[(4, "ndarray.__getitem__")]] == ["x[None, ...]"]
+    for line in (5, 6, 7, 8, 9):
+        assert _status(calls, line, "ndarray.__getitem__") == {"standard"}, line
+    # a boolean mask as the sole index covers its own axes (the mask's read is m[:, 0])
+    assert _status(calls, 10, "ndarray.__getitem__") == {"standard"}
