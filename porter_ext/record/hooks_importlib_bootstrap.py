@@ -39,9 +39,11 @@ ATTR_HOOK = "__porter_attr__"
 SLOTS_NAME = "__porter_slots__"
 TYPE_NAME = "__porter_type__"
 SLICE_NAME = "__porter_slice__"
+#: the builtin ``iter``, called through the call hook on what a ``for`` loop iterates over
+ITER_NAME = "__porter_iter__"
 HOOK_NAMES = (
     PRE_HOOK, CALL_HOOK, OP_HOOK, AUGITEM_HOOK, GETITEM_HOOK, SETITEM_HOOK, IOP_HOOK, ATTR_HOOK, SLOTS_NAME,
-    TYPE_NAME, SLICE_NAME,
+    TYPE_NAME, SLICE_NAME, ITER_NAME,
 )  # fmt: skip
 
 #: ``SLOTS[0]`` is true while nothing records; every other slot belongs to one site of a
@@ -479,3 +481,4 @@ def bind(namespace: dict) -> None:
     namespace[SLOTS_NAME] = SLOTS
     namespace[TYPE_NAME] = type
     namespace[SLICE_NAME] = slice
+    namespace[ITER_NAME] = iter

@@ -16,6 +16,7 @@ from porter_ext.backends import HELPERS, LIBRARIES
 from porter_ext.record.hooks_importlib_bootstrap import ARRAY_CALLABLES, ARRAY_RECEIVERS
 from porter_ext.record.resolve import (
     HOST_BUILTINS,
+    PROTOCOL_BUILTINS,
     Callee,
     library_method_callee,
     method_callee,
@@ -27,6 +28,7 @@ from porter_ext.record.transformer import METHOD_SITE, NAME_SITE
 from porter_ext.record.values import backend_of
 
 _BUILTIN_METHOD = types.BuiltinMethodType
+_BUILTIN_FUNCTION = types.BuiltinFunctionType
 _METHOD = types.MethodType
 _MODULE = types.ModuleType
 _MISSING = object()
@@ -88,6 +90,9 @@ class CallableKinds:
                 None,
                 "host_sync",
             )
+        elif (t is type or t is _BUILTIN_FUNCTION) and f in PROTOCOL_BUILTINS:
+            name = PROTOCOL_BUILTINS[f]
+            kind = (_MAYBE, Callee("builtins", "function", name, name), None, "protocol")
         else:
             callee = resolve_function(f)
             if callee is None:

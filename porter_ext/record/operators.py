@@ -341,3 +341,27 @@ def classify_index(
     if masks:
         return Verdict("standard", name, None, _DATA_DEPENDENT)
     return Verdict("standard", name)
+
+
+def classify_protocol(std: Standard, name: str) -> Verdict:
+    """``len(x)``, or ``name(x)`` iterating over an array of two or more axes: the
+    standard's arrays have no ``__len__`` or ``__iter__``, and Python's fallback,
+    ``x[0]``, ``x[1]``, ..., is a partial index of each row (array-api-strict raises)."""
+    if name == "len":
+        return Verdict(
+            "non_standard_usage",
+            None,
+            "x.shape[0]",
+            "len() of an array: the standard's arrays have no __len__ (array-api-strict "
+            "raises); x.shape[0] is the length of the first axis",
+        )
+    rows = (
+        "xp.unstack(x)" if "unstack" in std.functions else "(x[i, ...] for i in range(x.shape[0]))"
+    )
+    return Verdict(
+        "non_standard_usage",
+        "unstack" if "unstack" in std.functions else None,
+        f"{name}({rows})" if name != "iter" else rows,
+        f"{name}() iterates over an array: the standard's arrays are not iterable, and each "
+        f"row would be a partial index (array-api-strict raises); {rows} gives the rows",
+    )

@@ -204,6 +204,8 @@ class Recorder(CallableKinds, Verdicts):
                 if forced == "host_sync":
                     lib = backend_of(args[0]) if len(args) == 1 and not kwargs else None
                     callee = None if lib is None else host_callee(lib.name, callee.name)
+                elif forced == "protocol":
+                    callee = self._protocol_callee(callee, args, kwargs)
                 elif not devices_in(args, kwargs):
                     callee = None  # another library's function, given no array
             if callee is None:
@@ -253,6 +255,18 @@ class Recorder(CallableKinds, Verdicts):
             self.after(token, None)
             raise strict_error(callee, verdict, site[1])
         return token
+
+    def _protocol_callee(self, callee: Callee, args: tuple, kwargs: dict) -> Callee | None:
+        """``len(x)`` of an array, or iterating over one of two or more axes
+        (``enumerate(m)``, ``list(m)``): recorded under the array's library; a call on
+        other values, or iterating over a 1-D array (which the standard's integer
+        indexing spells), is plain Python."""
+        if kwargs and callee.name != "enumerate":
+            return None
+        array = next((a for a in args if backend_of(a) is not None), None)
+        if array is None or (callee.name != "len" and not _rows_are_partial(array)):
+            return None
+        return host_callee(backend_of(array).name, callee.name)
 
     def _recalled(self, site: tuple, f: Any, args: tuple, kwargs: dict, memo: tuple) -> Any:
         """The token of a call its site's remembered guard accepts (memo.py), or None."""
@@ -455,6 +469,11 @@ class Recorder(CallableKinds, Verdicts):
             return None
         verdict, _ = self._verdict(site, callee, (), {}, obj, None)
         return (self._bucket(site, callee, verdict, ()), devices_in((obj,), None), None, site)
+
+
+def _rows_are_partial(array: Any) -> bool:
+    ndim = getattr(array, "ndim", None)
+    return type(ndim) is int and ndim >= 2
 
 
 def install_hooks(namespace: dict) -> None:

@@ -23,6 +23,15 @@ from porter_ext.backends import (
 
 #: builtins that force an array to the host when given one
 HOST_BUILTINS = {float: "float", int: "int", bool: "bool", complex: "complex"}
+#: builtins that use an array as a Python sequence (its length, iterating over it)
+PROTOCOL_BUILTINS = {
+    len: "len",
+    iter: "iter",
+    enumerate: "enumerate",
+    list: "list",
+    tuple: "tuple",
+    zip: "zip",
+}
 
 
 @dataclass(frozen=True, eq=False)  # identity: callees are cached, hashing must be cheap

@@ -34,6 +34,7 @@ from porter_ext.record.hooks_importlib_bootstrap import (
     CALL_HOOK,
     GETITEM_HOOK,
     IOP_HOOK,
+    ITER_NAME,
     OP_HOOK,
     PRE_HOOK,
     SETITEM_HOOK,
@@ -286,7 +287,13 @@ class CallSiteTransformer(ast.NodeTransformer):
     def visit_For(self, node: ast.For) -> ast.AST:
         name = self.names.loops.get(id(node)) if self.names is not None else None
         if name is None:
-            return self.generic_visit(node)
+            iterated = node.iter
+            self.generic_visit(node)
+            if isinstance(iterated, ast.Name | ast.Attribute | ast.Subscript) and not (
+                self._is_plain(iterated)
+            ):
+                node.iter = self._iterated(node.iter)
+            return node
         node.iter = self.visit(node.iter)
         saved = self.plain
         self.plain = saved | {name}  # an int from range(...) inside the loop's body
@@ -294,6 +301,14 @@ class CallSiteTransformer(ast.NodeTransformer):
         self.plain = saved
         node.orelse = _flat([self.visit(s) for s in node.orelse])
         return node
+
+    def _iterated(self, value: ast.expr) -> ast.expr:
+        """``for v in x`` as ``for v in iter(x)`` through the call hook (the loop calls
+        ``iter`` itself, and ``iter`` of an iterator is that iterator): iterating over an
+        array is recorded as ``iter``, a list or a dict stays plain Python."""
+        call = ast.copy_location(ast.Call(ast.Name(ITER_NAME, ast.Load()), [value], []), value)
+        ast.fix_missing_locations(call)
+        return self.visit_Call(call)
 
     def _elsewhere(self, node: ast.AST) -> ast.AST:
         """A body that runs later or in its own scope: no name is known plain there."""

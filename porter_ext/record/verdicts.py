@@ -22,6 +22,7 @@ from porter_ext.record.classify import (
     value_sensitive,
 )
 from porter_ext.record.model import CallOrigin, CallRecord
+from porter_ext.record.operators import classify_protocol
 from porter_ext.record.positions import char_col
 from porter_ext.record.resolve import Callee
 from porter_ext.record.runners import FILENAMES
@@ -66,6 +67,8 @@ class Verdicts:
         if forced == "host_sync":
             message = f"{callee.name}() of an array copies it to the host and waits for the device"
             return Verdict("host_sync", None, None, message), False
+        if forced == "protocol":
+            return classify_protocol(self.standard, callee.name), False
         entries = self._entries.get(callee)
         if entries is None:
             entries = self._entries[callee] = table_entries(callee)

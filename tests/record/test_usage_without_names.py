@@ -27,8 +27,12 @@ def _calls(ip, cell: str, setup: str = SETUP) -> dict[tuple[int, str], list]:
     assert run(ip, setup).success
     result = run(ip, "%%port --no-replay --quiet\n" + cell)
     assert result.success, result.output
+    return _by_site(ip.user_ns["_port"])
+
+
+def _by_site(port) -> dict[tuple[int, str], list]:
     found: dict[tuple[int, str], list] = {}
-    for call in ip.user_ns["_port"].entry.calls:
+    for call in port.entry.calls:
         found.setdefault((call.line, call.name), []).append(call)
     return found
 
@@ -167,9 +171,7 @@ for _ in range(3):
 def test_in_place_targets_reached_through_an_attribute_are_recorded(port_shell):
     probe = "(p.tolist(), layer.w.tolist(), layer.n, p.grad.tolist())"
     port = same_as_plain(port_shell, AUGMENTED_SETUP, AUGMENTED, "--no-replay --quiet", probe)
-    calls: dict[tuple[int, str], list] = {}
-    for call in port.entry.calls:
-        calls.setdefault((call.line, call.name), []).append(call)
+    calls = _by_site(port)
     (data,) = calls[(1, "Tensor.data")]
     assert (data.kind, data.status, data.col) == ("attribute", "non_standard", 0)
     (iadd,) = calls[(1, "Tensor.__iadd__")]
@@ -212,3 +214,50 @@ def test_fewer_indices_than_axes_without_an_ellipsis_are_outside_the_standard(po
         assert _status(calls, line, "ndarray.__getitem__") == {"standard"}, line
     # a boolean mask as the sole index covers its own axes (the mask's read is m[:, 0])
     assert _status(calls, 10, "ndarray.__getitem__") == {"standard"}
+
+
+ITERATION = """total = 0.0
+for row in m:
+    total = total + float(row[0, ...])
+for i, r in enumerate(tm):
+    total = total + i
+n = len(m) + len(v)
+rows = list(m)
+for e in v:
+    total = total + 1
+for k in [1, 2]:
+    total = total + k
+for key in {"a": 1}:
+    pass
+def walk(a):
+    return [float(r[0, ...]) for r in list(a)]
+w = walk(m)
+"""
+
+
+def test_iteration_over_an_array_and_its_len_are_outside_the_standard(port_shell):
+    probe = "(total, n, [r.tolist() for r in rows], w)"
+    port = same_as_plain(port_shell, PARTIAL_SETUP, ITERATION, "--no-replay --quiet", probe)
+    calls = _by_site(port)
+    (loop,) = calls[(2, "iter")]
+    assert (loop.status, loop.suggestion, loop.library) == (
+        "non_standard_usage",
+        "xp.unstack(x)",
+        "numpy",
+    )
+    assert "not iterable" in loop.message
+    (numbered,) = calls[(4, "enumerate")]
+    assert (numbered.library, numbered.suggestion) == ("torch", "enumerate(xp.unstack(x))")
+    assert [c.count for c in calls[(6, "len")]] == [1, 1]  # a 2-D and a 1-D array
+    assert calls[(6, "len")][0].suggestion == "x.shape[0]"
+    assert [c.suggestion for c in calls[(7, "list")]] == ["list(xp.unstack(x))"]
+    assert [c.count for c in calls[(15, "list")]] == [1]  # inside the person's function
+    # a 1-D array's elements are its integer indices; lists and dicts are plain Python
+    assert not [key for key in calls if key[0] in (8, 10, 12)], sorted(calls)
+
+
+def test_a_loop_over_what_cannot_be_iterated_raises_as_it_would(port_shell):
+    same_as_plain(port_shell, PARTIAL_SETUP, "for a in 3:\n    pass\n", "--no-replay --quiet", "1")
+    result = run(port_shell, "%%port --no-replay --quiet\nx = 1\nfor a in x:\n    pass\n")
+    assert isinstance(result.error_in_exec, TypeError)
+    assert "not iterable" in str(result.error_in_exec)
