@@ -18,6 +18,7 @@ from porter_ext.record.resolve import (
     HOST_BUILTINS,
     PROTOCOL_BUILTINS,
     Callee,
+    indexed_callee,
     library_method_callee,
     method_callee,
     resolve_function,
@@ -119,6 +120,9 @@ class CallableKinds:
         owner = resolve_function(s) if callable(s) and not isinstance(s, type) else None
         if owner is not None and owner.library in _ARRAY_LIBRARIES:
             return (_ARRAY, ufunc_method_callee(owner, f), None, None)
+        bound = indexed_callee(f)  # np.random.choice: the global generator's method
+        if bound is not None and bound.library in _ARRAY_LIBRARIES:
+            return (_ARRAY, bound, None, None)
         callee = library_method_callee(s, f)
         if callee is not None:
             return (_MAYBE, callee, None, None)

@@ -189,6 +189,16 @@ def resolve_function(f: object) -> Callee | None:
     return Callee(backend.name, "function", _relative(home, root) + name, f"{home}.{name}")
 
 
+def indexed_callee(f: object) -> Callee | None:
+    """The callee of ``f`` when an array namespace binds that very object (never a name
+    guessed from its module): NumPy's ``np.random.choice`` is a method of its global
+    ``RandomState``, bound once in ``numpy.random``, where a method of the person's
+    object (a model's ``forward``) is not."""
+    _refresh_index()
+    hit = _index.get(id(f))
+    return hit[1] if hit is not None and hit[0] is f else None
+
+
 def _foreign_function(f: object, module: str) -> Callee | None:
     root = foreign_library(module)
     name = getattr(f, "__name__", None)

@@ -6,6 +6,7 @@ through an attribute. What the standard allows stays ``standard``."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import porter_ext
@@ -261,3 +262,25 @@ def test_a_loop_over_what_cannot_be_iterated_raises_as_it_would(port_shell):
     result = run(port_shell, "%%port --no-replay --quiet\nx = 1\nfor a in x:\n    pass\n")
     assert isinstance(result.error_in_exec, TypeError)
     assert "not iterable" in str(result.error_in_exec)
+
+
+def test_numpy_global_generator_functions_are_recorded(port_shell):
+    """``np.random.choice`` and ``np.random.randn`` are methods of NumPy's global
+    ``RandomState``, bound once in ``numpy.random``: recorded by that name, like the
+    module function ``np.random.seed``; a method of the person's own object is not."""
+    setup = (
+        SETUP + "class Model:\n    def forward(self, a):\n        return a * 2\nmodel = Model()\n"
+    )
+    calls = _calls(
+        port_shell,
+        "np.random.seed(0)\nidx = np.random.choice(10, 3, replace=False)\nz = np.random.randn(2)\n"
+        "y = model.forward(f)\n",
+        setup,
+    )
+    assert _status(calls, 1, "numpy.random.seed") == {"non_standard"}
+    (choice,) = calls[(2, "numpy.random.choice")]
+    assert choice.status == "non_standard" and "rng.choice" in choice.suggestion
+    assert _status(calls, 3, "numpy.random.randn") == {"non_standard"}
+    assert [name for line, name in calls if line == 4] == []
+    np.random.seed(0)  # the cell drew from the global generator exactly as a plain run
+    assert port_shell.user_ns["idx"].tolist() == np.random.choice(10, 3, replace=False).tolist()
