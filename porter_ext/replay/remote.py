@@ -70,7 +70,7 @@ class ConnectionFileWorker(ZmqMessages, _RemoteWorker):
             kc.load_connection_file()
         except (OSError, ValueError, KeyError) as error:
             raise WorkerUnavailable(f"cannot read the connection file {path}: {error}") from None
-        kc.start_channels()
+        kc.start_channels(hb=False)  # porter does not read heartbeats (see LocalWorker.open)
         self.kc = kc
 
     def interrupt(self) -> None:

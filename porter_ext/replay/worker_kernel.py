@@ -348,7 +348,9 @@ class LocalWorker(ZmqMessages, Worker):
     def open(self, deadline: float) -> None:
         if self.kc is None:
             self.kc = self.km.client()
-            self.kc.start_channels()
+            # no heartbeat: liveness is the process itself (`exit_status`), and the
+            # heartbeat thread can block for good sending to a worker that died
+            self.kc.start_channels(hb=False)
 
     def exit_status(self) -> int | None:
         process = getattr(getattr(self.km, "provisioner", None), "process", None)

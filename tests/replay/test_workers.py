@@ -440,3 +440,17 @@ def test_a_big_replay_starts_once_the_one_before_is_compared(ip, monkeypatch):
     run(ip, "%%port -b strict,torch --quiet\ny = x * 2")
     assert [kind for kind, _ in events] == ["sent", "compared"] * 3, events
     assert {r.status for r in replays(ip.user_ns["_port"]).values()} == {"ok"}
+
+
+def test_workers_have_no_heartbeat_thread(ip):
+    """A heartbeat thread sending to a worker that died blocks for good, and stopping
+    the worker joins it: the suite's process hung at exit (CI). porter reads a local
+    worker's liveness from its process."""
+    from porter_ext.replay.workers import shared_pool
+
+    run(ip, "import numpy as np\nx = np.ones(3)")
+    run(ip, "%%port -b numpy --quiet\ny = x + 1")
+    workers = [w for w in shared_pool().workers.values() if w.kc is not None]
+    assert workers
+    for worker in workers:
+        assert not worker.kc.hb_channel.is_alive(), worker.label
