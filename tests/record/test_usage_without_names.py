@@ -229,7 +229,7 @@ for e in v:
 for k in [1, 2]:
     total = total + k
 for key in {"a": 1}:
-    pass
+    total = total + len(key)
 def walk(a):
     return [float(r[0, ...]) for r in list(a)]
 w = walk(m)
