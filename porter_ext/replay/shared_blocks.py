@@ -195,15 +195,17 @@ def mapped_privately(name: str) -> mmap.mmap:
 
 
 def close_unused() -> None:
-    """Close the mappings let go of whose arrays are gone."""
+    """Close the mappings let go of whose arrays are gone.
+
+    Under the lock: a worker's thread reading an answer and the cell's thread letting
+    go of outputs both come here, and a block closed twice closes its file descriptor
+    twice, the second time under another block that took the number meanwhile."""
     with _lock:
-        pending = list(_closing)
-    for block in pending:
-        try:
-            block.close()
-        except BufferError:
-            continue
-        with _lock:
+        for block in list(_closing):
+            try:
+                block.close()
+            except BufferError:
+                continue
             _closing.remove(block)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import pickle
+import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -229,7 +230,9 @@ class Receiver:
     hosts: list[Any] = field(default_factory=list)
 
 
-_receiver: Receiver | None = None
+#: the receiver of the parcel this thread unpacks: each worker's answer is read on its
+#: own thread, and several may be read at once
+_receiving = threading.local()
 
 
 def unpack(
@@ -250,7 +253,6 @@ def unpack(
     ``copy_on_write``: the block is mapped privately for this one parcel, so that writes
     to its arrays copy the pages they touch and nothing else while other workers read the
     same block (ask `shared_blocks.maps_privately` first)."""
-    global _receiver
     import numpy as np
 
     block = None
@@ -275,13 +277,14 @@ def unpack(
             source = parcel.buffers[i]
         hosts.append(np.frombuffer(source, dtype=np.uint8))
     source = None
-    previous, _receiver = _receiver, Receiver(place, hosts)
+    previous = getattr(_receiving, "receiver", None)
+    _receiving.receiver = Receiver(place, hosts)
     try:
         if keep_classes:
             return _KeepClasses(io.BytesIO(parcel.payload)).load()
         return pickle.loads(parcel.payload)
     finally:
-        _receiver = previous
+        _receiving.receiver = previous
         hosts.clear()
         if block is not None and take:
             block.unlink()  # its name goes now; its mapping once no array views it (an
@@ -327,7 +330,7 @@ class _KeepClasses(pickle.Unpickler):
 def _restore_array(meta: ArrayMeta, grad: Any) -> Any:
     import numpy as np
 
-    receiver = _receiver
+    receiver = getattr(_receiving, "receiver", None)
     if receiver is None:
         raise pickle.UnpicklingError("an array arrived outside porter's transport")
     raw = receiver.hosts[meta.index]

@@ -46,3 +46,38 @@ def test_torch_parameters_and_modules_are_read_back():
     out = _read_back({"p": torch.nn.Parameter(torch.ones(2)), "m": module, "n": 2})
     assert isinstance(out["p"], np.ndarray) and out["p"].tolist() == [1.0, 1.0]
     assert isinstance(out["m"], torch.nn.Linear) and out["n"] == 2
+
+
+def test_two_answers_read_at_once_on_two_threads_each_get_their_own_arrays():
+    import threading
+
+    zeros_started, ones_started, zeros_done = (threading.Event() for _ in range(3))
+    found: dict = {}
+
+    def place(host, meta):  # the first array of each parcel waits for the other thread
+        value = transport.host_copy(host, meta)
+        name = threading.current_thread().name
+        if name == "zeros" and not zeros_started.is_set():
+            zeros_started.set()
+            ones_started.wait(timeout=5)
+        elif name == "ones" and not ones_started.is_set():
+            ones_started.set()
+            zeros_done.wait(timeout=5)  # still unpacking while the other one goes on
+        return value
+
+    def read(fill: float):
+        parcel = transport.pack({"a": np.full(3, fill), "b": np.full(5, fill)}, results=True)
+        parcel.hand_over()
+        found[threading.current_thread().name] = transport.unpack(parcel, place, take=True)
+        if fill == 0.0:
+            zeros_done.set()
+
+    zeros = threading.Thread(target=read, args=(0.0,), name="zeros")
+    ones = threading.Thread(target=read, args=(1.0,), name="ones")
+    zeros.start()
+    zeros_started.wait(timeout=30)
+    ones.start()
+    for thread in (zeros, ones):
+        thread.join(timeout=60)
+    assert {k: v.tolist() for k, v in found["zeros"].items()} == {"a": [0.0] * 3, "b": [0.0] * 5}
+    assert {k: v.tolist() for k, v in found["ones"].items()} == {"a": [1.0] * 3, "b": [1.0] * 5}
