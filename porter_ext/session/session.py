@@ -9,9 +9,11 @@ compiler flags, its displayhook (so ``Out``/``_`` behave as usual) and its event
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import dataclasses
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from porter_ext.guard import guarded, internal_error
@@ -25,6 +27,7 @@ from porter_ext.record.cell import (
     run_recorded,
 )
 from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
+from porter_ext.record.magic_code import MagicRewriter
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.runners import register_cell_file
 from porter_ext.record.transformer import transform
@@ -144,7 +147,10 @@ class Session:
                 version=options.version or self.config.version,
                 compile_flags=flags,
             )
-            run = run_recorded(code, namespace, record, filename=filename, ast_transformers=others)
+            with self._magics_recorded(code, cell, filename, namespace):
+                run = run_recorded(
+                    code, namespace, record, filename=filename, ast_transformers=others
+                )
             ran = True
             warnings = list(run.warnings)
             entry = CellEntry(
@@ -163,6 +169,24 @@ class Session:
             as_written.disarm(armed)
         result = self.add(entry, warnings)
         return result, run
+
+    @contextlib.contextmanager
+    def _magics_recorded(
+        self, code: str, cell: int | str, filename: str, namespace: dict
+    ) -> Iterator[None]:
+        """While the cell runs, the code of its ``%time``/``%timeit`` lines is recorded
+        (IPython hands it to the shell's AST transformers, see `MagicRewriter`)."""
+        if self.shell is None:
+            yield
+            return
+        range_is_builtin = namespace.get("range", builtins.range) is builtins.range
+        rewriter = MagicRewriter(code, cell, filename, range_is_builtin=range_is_builtin)
+        self.shell.ast_transformers.append(rewriter)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(ValueError):  # IPython drops one that raised
+                self.shell.ast_transformers.remove(rewriter)
 
     def _note_place(self, label: int | str | None, count: int | None) -> None:
         """Remember where the cell about to be recorded under ``label`` is."""
@@ -448,6 +472,8 @@ class OnTransformer(ast.NodeTransformer):
 
     def __init__(self, session: Session):
         self.session = session
+        #: the %time/%timeit lines of the cell being recorded
+        self.magics: MagicRewriter | None = None
 
     def visit(self, node: ast.AST) -> ast.AST:
         if not isinstance(node, ast.Module):
@@ -458,9 +484,17 @@ class OnTransformer(ast.NodeTransformer):
             filename = self.session._on_filename()
             if filename is not None:  # runners on its lines: warnings point at the cell
                 register_cell_file(label, filename)
-            # the text IPython parsed (its columns: characters); none for a cell not recorded
             recorded = self.session._on_recorder is not None
-            return transform(node, label, source=self.session._on_code if recorded else None)
+            magics = self.magics
+            if magics is not None and magics.running_line() is not None:
+                # the cell runs: this is the code of one of its %time/%timeit lines
+                return magics.visit(node)
+            if not recorded:  # a %%port cell: it records itself (its %timeit lines too)
+                return node
+            if filename is not None:
+                self.magics = MagicRewriter(self.session._on_code, label, filename)
+            # the text IPython parsed (its columns: characters)
+            return transform(node, label, source=self.session._on_code)
         except Exception as exc:
             print(
                 f"porter: could not rewrite the cell for recording ({exc}); it runs unrecorded",
