@@ -259,9 +259,13 @@ class CellEntry:
     #: derived here, once per entry, so no view counts; `dataclasses.replace` derives it
     #: again for the changed entry
     headline: Headline = field(init=False, repr=False, compare=False)
+    #: the cell's own port plan (`porter_ext.fix.plan`), derived once like the headline:
+    #: the widget, the text and HTML views and the JSON show this one
+    plan: list[PlanItem] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "headline", headline_of(self))
+        object.__setattr__(self, "plan", build_plan([self]))
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -273,6 +277,7 @@ class CellEntry:
             "device_findings": [finding_to_dict(f) for f in self.device_findings],
             "replays": [r.to_dict() for r in self.replays],
             "headline": self.headline.to_dict(),
+            "plan": [item.to_dict() for item in self.plan],
             "rewrite": None if self.rewrite is None else self.rewrite.to_dict(),
         }
         if self.notes:
@@ -281,8 +286,8 @@ class CellEntry:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CellEntry:
-        """The entry as written; its headline read back where the report carries one (a
-        report older than headlines has it derived here, once)."""
+        """The entry as written; its headline and plan read back where the report carries
+        them (a report older than those has them derived here, once)."""
         entry = cls(
             index=data.get("index"),
             execution_count=data.get("execution_count"),
@@ -296,6 +301,9 @@ class CellEntry:
         )
         if data.get("headline"):
             object.__setattr__(entry, "headline", Headline.from_dict(data["headline"]))
+        if "plan" in data:
+            plan = [PlanItem.from_dict(item) for item in data["plan"]]
+            object.__setattr__(entry, "plan", plan)
         return entry
 
     @property

@@ -310,9 +310,7 @@ def calls_html(entry: CellEntry) -> str:
 def plan_html(entry: CellEntry) -> str:
     """The cell's port plan (`porter_ext.fix.plan`) as a numbered list, first thing under
     the header: what to change, what blocks the port first; "" when nothing is to do."""
-    from porter_ext.fix.plan import build_plan
-
-    items = build_plan([entry])
+    items = entry.plan
     if not items:
         return ""
     rows = []

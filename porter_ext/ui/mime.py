@@ -34,10 +34,10 @@ REPORT_MIME_TYPE = "application/vnd.porter.report+json"
 
 
 def cell_text(entry: CellEntry) -> str:
-    from porter_ext.fix.plan import build_plan, plan_line
+    from porter_ext.fix.plan import plan_line
 
     lines = [entry.headline.text]
-    lines += [f"  plan: {plan_line(item)}" for item in build_plan([entry])]
+    lines += [f"  plan: {plan_line(item)}" for item in entry.plan]
     if entry.rewrite is not None:
         lines.append(f"  rewrite: {entry.rewrite.status}: {entry.rewrite.reason or ''}".rstrip())
         lines += [f"    {line}" for line in entry.rewrite.diff.splitlines()]

@@ -66,8 +66,18 @@ def test_json_has_the_contract_keys_and_only_standard_numbers() -> None:
         "cells", "summary",
     ]  # fmt: skip
     cell = data["cells"][0]
-    assert set(cell) == {"index", "execution_count", "source", "error", "calls",
-                         "device_findings", "replays", "headline", "rewrite"}  # fmt: skip
+    assert set(cell) == {
+        "index",
+        "execution_count",
+        "source",
+        "error",
+        "calls",
+        "device_findings",
+        "replays",
+        "headline",
+        "plan",
+        "rewrite",
+    }
     assert set(cell["calls"][0]) >= {"line", "col", "name", "library", "kind", "status",
                                      "standard_name", "suggestion", "devices_in", "device_out",
                                      "count", "message"}  # fmt: skip
