@@ -1,0 +1,126 @@
+/**
+ * @jest-environment jsdom
+ */
+import { IDiagnostic } from '../diagnostics';
+import {
+  renderDetail,
+  renderGroup,
+  renderHead,
+  renderRow,
+  ROW_HEIGHT
+} from '../panelrows';
+
+const EVIL =
+  "<script>document.title='PWNED'</script>" +
+  ' <img src=x onerror="document.title=\'PWNED\'">' +
+  ' "><svg onload="document.title=\'PWNED\'">' +
+  ' \u202e)a(mus.b\u202c \u2066iso\u2069';
+
+function row(over: Partial<IDiagnostic> = {}): IDiagnostic {
+  return {
+    id: '3:0',
+    status: 'replay_failure',
+    severity: 'error',
+    name: `strict${EVIL}`,
+    message: `replay on strict${EVIL}: error TypeError${EVIL}`,
+    group: `replay failures${EVIL}`,
+    cell: 3,
+    cellLabel: 'cell 3 · In [4]',
+    line: 2,
+    col: 0,
+    calledFrom: `cell 5${EVIL}`,
+    detail: `TypeError: no sum${EVIL}\n  second line${EVIL}`,
+    count: 1,
+    stale: false,
+    ...over
+  };
+}
+
+/** What would run or load if the rendered nodes were parsed as HTML. */
+function active(node: Element): number {
+  return node.querySelectorAll(
+    'script, img, svg, iframe, a, [onerror], [onload]'
+  ).length;
+}
+
+describe('the panel’s rows put hostile strings on the page as text', () => {
+  it('renders a row’s message, cell and calling cell as text', () => {
+    const node = renderRow(row(), false);
+    expect(active(node)).toBe(0);
+    const text = node.textContent!;
+    expect(text).toContain("<script>document.title='PWNED'</script>");
+    expect(text).not.toMatch(/[\u202e\u2066]/);
+    expect(text).toContain('⟨U+202E⟩');
+    expect(text).toContain('⟨U+2066⟩');
+    // the title attribute writes the controls out too
+    expect(node.title).toContain('⟨U+202E⟩');
+    expect(node.title).not.toMatch(/[\u202e\u2066]/);
+  });
+
+  it('renders a group’s replacement as text', () => {
+    const node = renderGroup(
+      { key: `xp.sum${EVIL}`, rows: [row()], count: 7, severity: 'error' },
+      false
+    );
+    expect(active(node)).toBe(0);
+    expect(node.textContent).toContain(`xp.sum<script>`);
+    expect(node.textContent).toContain(' ×7');
+    expect(node.dataset.porterGroup).toBe(`xp.sum${EVIL}`);
+  });
+
+  it('shows raw exception text in a collapsed block, as text with its lines', () => {
+    const node = renderDetail(row());
+    expect(active(node)).toBe(0);
+    const details = node.querySelector('details')!;
+    expect(details.open).toBe(false);
+    const pre = details.querySelector('pre')!;
+    expect(pre.textContent).toContain('TypeError: no sum<script>');
+    expect(pre.textContent).toContain('\n  second line');
+    expect(node.querySelectorAll('p').length).toBe(0);
+  });
+
+  it('shows no exception block for a finding without one', () => {
+    expect(
+      renderDetail(row({ detail: null })).querySelector('details')
+    ).toBeNull();
+  });
+});
+
+describe('the rows of the windowed list', () => {
+  it('have the one fixed height the windowing counts with', () => {
+    expect(renderRow(row(), false).style.height).toBe(`${ROW_HEIGHT}px`);
+    const group = renderGroup(
+      { key: 'k', rows: [], count: 1, severity: 'info' },
+      true
+    );
+    expect(group.style.height).toBe(`${ROW_HEIGHT}px`);
+    expect(group.getAttribute('aria-expanded')).toBe('false');
+  });
+
+  it('carry the cell, line and column a click goes to', () => {
+    const node = renderRow(row({ line: null, col: 5 }), true);
+    expect(node.dataset.porterCell).toBe('3');
+    expect(node.dataset.porterLine).toBe('');
+    expect(node.dataset.porterCol).toBe('5');
+    expect(node.getAttribute('aria-selected')).toBe('true');
+    expect(node.querySelector('.porter-diag-line')!.textContent).toBe('—');
+  });
+
+  it('tag a stale row', () => {
+    const node = renderRow(row({ stale: true }), false);
+    expect(node.classList.contains('porter-stale')).toBe(true);
+    expect(node.querySelector('.porter-stale-tag')).not.toBeNull();
+  });
+
+  it('mark the sorted column in the head', () => {
+    const head = renderHead('severity', false);
+    const sorted = head.querySelectorAll('[aria-sort]');
+    expect(sorted.length).toBe(1);
+    expect(sorted[0].textContent).toBe('Severity');
+    expect(sorted[0].getAttribute('aria-sort')).toBe('descending');
+    // cell and line sort together: one of them shows it
+    expect(
+      renderHead('place', true).querySelectorAll('[aria-sort]').length
+    ).toBe(1);
+  });
+});

@@ -1,0 +1,136 @@
+/**
+ * The Porting panel's rows as DOM: a finding's row (severity, message, cell, line), a
+ * group's head (its replacement and count), the table's sortable head and the detail
+ * of a selected finding. Every string is the report's, put on the page as text
+ * (`text.ts`); rows have one fixed height so that the list can be windowed.
+ */
+import { IDiagnostic, IGroup, rowTitle, SortKey } from './diagnostics';
+import { appendText, el, visibleText } from './text';
+
+/** Height of every row of the list, in pixels (the stylesheet uses the same). */
+export const ROW_HEIGHT = 22;
+
+/** Words for a row's status in the severity column. */
+const STATUS_WORDS: Record<string, string> = {
+  non_standard: 'non-standard',
+  non_standard_usage: 'usage',
+  device_specific: 'device call',
+  host_sync: 'host sync',
+  acknowledged: 'acknowledged',
+  outside_namespace: 'outside',
+  device: 'device',
+  replay_failure: 'replay failed',
+  mismatch: 'mismatch',
+  cell_error: 'cell error'
+};
+
+export function statusWords(status: string): string {
+  return STATUS_WORDS[status] ?? status;
+}
+
+/** The table's columns: their heading and what clicking it sorts by. */
+export const COLUMNS: { title: string; sort: SortKey; className: string }[] = [
+  { title: 'Severity', sort: 'severity', className: 'porter-diag-sev' },
+  { title: 'Message', sort: 'message', className: 'porter-diag-msg' },
+  { title: 'Cell', sort: 'place', className: 'porter-diag-cell' },
+  { title: 'Line', sort: 'place', className: 'porter-diag-line' }
+];
+
+/** The head of the table: each column a button that sorts by it. */
+export function renderHead(sort: SortKey, ascending: boolean): HTMLElement {
+  const head = el('div', 'porter-diag-head');
+  head.setAttribute('role', 'row');
+  const done = new Set<SortKey>();
+  for (const column of COLUMNS) {
+    const cell = el(
+      'button',
+      `porter-diag-th ${column.className}`,
+      column.title
+    );
+    cell.type = 'button';
+    cell.setAttribute('role', 'columnheader');
+    cell.dataset.porterSort = column.sort;
+    cell.title = `Sort by ${column.sort === 'place' ? 'cell and line' : column.sort}`;
+    if (column.sort === sort && !done.has(sort)) {
+      cell.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+    }
+    done.add(column.sort);
+    head.appendChild(cell);
+  }
+  return head;
+}
+
+/** A finding's row: clicking it goes to the finding (the panel listens). */
+export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
+  const item = el(
+    'div',
+    `porter-diag-row porter-clickable porter-sev-${row.severity}`
+  );
+  item.setAttribute('role', 'row');
+  item.style.height = `${ROW_HEIGHT}px`;
+  item.dataset.porterRow = row.id;
+  item.dataset.porterCell = String(row.cell);
+  item.dataset.porterLine = row.line === null ? '' : String(row.line);
+  item.dataset.porterCol = String(row.col);
+  item.dataset.porterStatus = row.status;
+  item.title = visibleText(rowTitle(row));
+  if (selected) {
+    item.classList.add('porter-selected');
+    item.setAttribute('aria-selected', 'true');
+  }
+  const sev = el('span', 'porter-diag-sev', statusWords(row.status));
+  sev.setAttribute('role', 'gridcell');
+  const msg = el('span', 'porter-diag-msg');
+  msg.setAttribute('role', 'gridcell');
+  if (row.stale) {
+    item.classList.add('porter-stale');
+    msg.appendChild(el('span', 'porter-stale-tag', 'stale'));
+  }
+  appendText(msg, row.message);
+  if (row.calledFrom) {
+    msg.appendChild(
+      el('span', 'porter-diag-from', ` (called from ${row.calledFrom})`)
+    );
+  }
+  const cell = el('span', 'porter-diag-cell', row.cellLabel);
+  cell.setAttribute('role', 'gridcell');
+  const line = el(
+    'span',
+    'porter-diag-line',
+    row.line === null ? '—' : row.line
+  );
+  line.setAttribute('role', 'gridcell');
+  item.append(sev, msg, cell, line);
+  return item;
+}
+
+/** A group's head: its replacement and porter's count of the calls in it. */
+export function renderGroup(group: IGroup, collapsed: boolean): HTMLElement {
+  const head = el(
+    'div',
+    `porter-diag-group porter-clickable porter-sev-${group.severity}`
+  );
+  head.setAttribute('role', 'row');
+  head.style.height = `${ROW_HEIGHT}px`;
+  head.dataset.porterGroup = group.key;
+  head.setAttribute('aria-expanded', collapsed ? 'false' : 'true');
+  head.title = collapsed ? 'Show these findings' : 'Hide these findings';
+  head.appendChild(el('span', 'porter-caret'));
+  head.appendChild(el('code', 'porter-code', group.key));
+  head.appendChild(el('span', 'porter-count', ` ×${group.count}`));
+  return head;
+}
+
+/** What the panel shows under the list for the selected finding: its full title and,
+ * for an exception, its raw text in a collapsible block. */
+export function renderDetail(row: IDiagnostic): HTMLElement {
+  const box = el('div', 'porter-panel-detail');
+  box.appendChild(el('div', 'porter-diag-title', rowTitle(row)));
+  if (row.detail) {
+    const details = el('details', 'porter-diag-raw');
+    details.appendChild(el('summary', undefined, 'exception text'));
+    details.appendChild(el('pre', 'porter-code', row.detail));
+    box.appendChild(details);
+  }
+  return box;
+}
