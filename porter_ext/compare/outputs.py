@@ -44,6 +44,7 @@ from porter_ext.compare.numeric import (
 )
 from porter_ext.compare.summary import histogram_of, map_of
 from porter_ext.compare.tolerance import REFERENCE_RULE, ReferenceRule, TolerancePolicy, get_policy
+from porter_ext.replay.run import leaves
 
 if TYPE_CHECKING:
     from porter_ext.compare.producers import PartitionCall
@@ -172,19 +173,6 @@ def to_host(value: Any, path: str, errors: dict[str, str]) -> Any:
         items = [to_host(v, f"{path}[{i}]", errors) for i, v in enumerate(value)]
         return items if isinstance(value, list) else tuple(items)
     return value
-
-
-def leaves(value: Any, path: str, out: dict[str, Any]) -> dict[str, Any]:
-    """Path → leaf, with the path spelling of `compare_values`."""
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            leaves(v, f"{path}[{k!r}]", out)
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            leaves(v, f"{path}[{i}]", out)
-    else:
-        out[path] = value
-    return out
 
 
 def _paired(o: Any, r: Any, path: str) -> Iterator[tuple[str, Any, Any]]:

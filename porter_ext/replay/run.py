@@ -235,3 +235,17 @@ def replay_all(
         with contextlib.suppress(SyntaxError):  # each replay reports it
             io = analyse(source)
     return [replay_cell(source, person_ns, spec, settings, io=io) for spec in specs]
+
+
+def leaves(value: Any, path: str, out: dict[str, Any]) -> dict[str, Any]:
+    """Path → leaf of an output (lists, tuples and mappings looked into), with the path
+    spelling the comparison shows (``y[0]['w']``)."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            leaves(v, f"{path}[{k!r}]", out)
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            leaves(v, f"{path}[{i}]", out)
+    else:
+        out[path] = value
+    return out

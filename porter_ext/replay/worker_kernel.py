@@ -2,9 +2,9 @@
 
 `Worker` holds the protocol: wait for the kernel, set it up (``worker_side.start``), open
 the ``porter.replay`` comm, send a replay (a comm message whose buffers carry the request
-and the inputs, then ``__porter_worker__.run(id)``), and wait for its answer, interrupting
-it past its time limit and killing it when the interrupt does not stop it. A subclass
-says how messages travel: `LocalWorker` starts a kernel here with ``jupyter_client``
+and the inputs, then ``run(id)`` of the worker's program, see `use_program`), and wait
+for its answer, interrupting it past its time limit and killing it when the interrupt
+does not stop it. A subclass says how messages travel: `LocalWorker` starts a kernel here with ``jupyter_client``
 (ZeroMQ); `remote` reaches kernels that run elsewhere.
 """
 
@@ -36,6 +36,19 @@ KILL_GRACE = 1.0
 #: (iopub) and the execute_reply (shell) come on two channels, in either order, and on a
 #: loaded machine far apart
 ANSWER_GRACE = 30.0
+
+
+#: the module whose ``run(request_id)`` a worker executes for each replay: the replay
+#: stage's own (`worker_side.run`: replay and answer) unless the stage that uses the
+#: workers hands its own (`use_program`)
+_program = "porter_ext.replay.worker_side"
+
+
+def use_program(module: str) -> None:
+    """Have workers run each replay with ``module.run(request_id)`` (a module the worker
+    can import: the session's adds device findings to the replay's result)."""
+    global _program
+    _program = module
 
 
 class WorkerUnavailable(RuntimeError):
@@ -130,7 +143,7 @@ class Worker(ABC):
         self.open(deadline)
         self._wait_reply(self.post("kernel_info_request", {}), deadline, "answer")
         code = (
-            "import porter_ext.session.worker_program as __porter_worker__\n"
+            "import porter_ext.replay.worker_side as __porter_worker__\n"
             f"__porter_worker__.start({self.scratch!r}, {import_path()!r}, {[self.spec.library]!r})"
         )
         reply = self._wait_reply(self._execute(code), deadline, "set itself up")
@@ -175,7 +188,7 @@ class Worker(ABC):
         buffers = [pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL), parcel.payload,
                    *_message_buffers(parcel, request.local)]  # fmt: skip
         self.post("comm_msg", {"comm_id": self.comm_id, "data": {"id": request.id}}, buffers)
-        return self._execute(f"__porter_worker__.run({request.id!r})")
+        return self._execute(f"__import__({_program!r}, fromlist=['run']).run({request.id!r})")
 
     def receive(self, request_id: str, msg_id: str, timeout: float | None) -> ReplayReply | str:
         """The worker's reply, or why there is none (``"timeout"`` or an error text)."""

@@ -5,9 +5,10 @@ A request arrives as a comm message (``porter.replay``) whose buffers hold the p
 kernel then executes ``__porter_worker__.run(id)``, so that an interrupt stops the replay
 as it stops any cell. The replay restores the inputs (arrays zero-copy from shared memory
 where it can), moves them to the backend, restores the person's pre-run random states,
-runs the cell with the same recorder as the original run inside the sandbox, and hands
-the result and the outputs to the worker's program (`session.worker_program`), which
-adds what the later stages make of them and answers.
+runs the cell with the same recorder as the original run inside the sandbox, and
+answers with host copies of the outputs (`run`). The stage that uses the workers may
+hand a program of its own (`worker_kernel.use_program`: the session's adds what the
+later stages make of the replay where its arrays are, through `run`'s ``finish``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import os
 import pickle
 import sys
 import time
+import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,6 +132,61 @@ def answer(reply: ReplayReply, outputs: transport.Parcel) -> None:
         buffers=[payload, outputs.payload, *outputs.buffers],
     )
     outputs.hand_over()
+
+
+def run(request_id: str, finish: Callable[[Any, dict[str, Any], Any], None] | None = None) -> None:
+    """Run the replay that arrived under ``request_id`` and answer it. ``finish(result,
+    outputs, backend)`` (a program's own) adds to the result while the replay's own
+    arrays are here, before they travel as host copies."""
+    request, buffers = take(request_id)
+    result, outputs, backend = replay(request, buffers)
+    if finish is not None:
+        finish(result, outputs, backend)
+    parcel, meta = pack_outputs(outputs, request.local, result)
+    answer(ReplayReply(request.id, result, parcel.header(), meta), parcel)
+    tidy()
+
+
+def output_leaves(outputs: dict[str, Any]) -> dict[str, Any]:
+    """Path → leaf of every output."""
+    from porter_ext.replay.run import leaves
+
+    found: dict[str, Any] = {}
+    for name, value in outputs.items():
+        leaves(value, name, found)
+    return found
+
+
+def _is_code(value: Any) -> bool:
+    from porter_ext.replay.inputs import is_array_namespace
+
+    kinds = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
+    return isinstance(value, kinds) or is_array_namespace(value)
+
+
+def pack_outputs(outputs: dict[str, Any], local: bool, result: Any) -> tuple[Any, dict]:
+    """The outputs as host copies for the person's process, and each array leaf's own
+    (device, dtype); an output that cannot travel is left out and named in ``unsent``."""
+    from porter_ext.backends import backend_for, device_of, dtype_name
+
+    # code (modules, namespaces, functions, classes) is not an output worth comparing
+    outputs = {k: v for k, v in outputs.items() if not _is_code(v)}
+    while True:
+        try:
+            parcel = transport.pack(outputs, local=local, results=True)
+            break
+        except transport.Unsendable as error:
+            result.unsent[error.name] = error.reason
+            outputs = (
+                {k: v for k, v in outputs.items() if k != error.name}
+                if error.name in outputs
+                else {}
+            )
+    meta = {}
+    for path, leaf in output_leaves(outputs).items():
+        if backend_for(leaf) is not None:
+            meta[path] = (device_of(leaf), dtype_name(leaf))
+    return parcel, meta
 
 
 def tidy() -> None:

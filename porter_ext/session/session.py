@@ -223,8 +223,10 @@ class Session:
         """The worker kernels replays run in: the kernel's, started on first use, kept
         for later cells and stopped when the kernel exits."""
         if self._pool is None:
+            from porter_ext.replay.worker_kernel import use_program
             from porter_ext.replay.workers import shared_pool
 
+            use_program(WORKER_PROGRAM)
             self._pool = shared_pool()
         return self._pool
 
@@ -464,6 +466,10 @@ class Session:
             array_api_version=self.config.version,
             notebook=notebook,
         )
+
+
+#: what the session's workers run for each replay (`worker_kernel.use_program`)
+WORKER_PROGRAM = "porter_ext.session.worker_program"
 
 
 class OnTransformer(ast.NodeTransformer):
