@@ -178,6 +178,21 @@ class Backend(ABC):
     #: whether the library reuses an operand's buffer when the operand is a temporary
     #: (NumPy's temporary elision: it needs the operand referenced once)
     elides_temporaries: bool = False
+    #: whether the library only ever computes on the host: its replay workers see no GPU
+    host_only: bool = False
+    #: the names (the last part) of the library's calls that move data to another device
+    #: or to Python on purpose (torch's ``x.cpu()``, JAX's ``device_put``): a result
+    #: elsewhere is what they are for, not an implicit transfer
+    moving_calls: frozenset[str] = frozenset()
+    #: the names of the library's own calls, beyond the standard's, that make a new array
+    #: (torch's ``tensor``, NumPy's ``random.randn``: the last part)
+    creation_calls: frozenset[str] = frozenset()
+    #: those of `creation_calls` that take an array and should keep its device
+    creation_from_array: frozenset[str] = frozenset()
+    #: ``(rtol, atol)`` of the library's own closeness test by default, per real floating
+    #: dtype (``float16``, ``bfloat16``, ``float32``, ``float64``; a complex dtype takes
+    #: its real part's): porter offers it as a tolerance policy named after the library
+    testing_tolerances: dict[str, tuple[float, float]] = {}  # noqa: RUF012 (read only)
 
     def lib(self) -> ModuleType:
         """The imported library; BackendUnavailable with the reason when it is not there."""
@@ -326,6 +341,66 @@ class Backend(ABC):
 
     def set_process_state(self, state: dict[str, Any]) -> None:  # noqa: B027 (none here)
         """Make this process's settings ``state`` (as `process_state` gave it)."""
+
+    def random_state(self) -> Any:
+        """The library's global random state in this process, picklable (a replay starts
+        from it, so that it draws the numbers the original drew); None when it has none
+        or is not imported (it is never imported for this)."""
+        return None
+
+    def set_random_state(self, state: Any) -> None:  # noqa: B027 (none here)
+        """Make this process's global random state ``state`` (as `random_state` gave it)."""
+
+    def generator_reduction(self, obj: object) -> tuple[Any, tuple] | None:
+        """How a random generator of this library that pickles only through its state
+        travels to another process (a ``__reduce__`` pair); None for anything else."""
+        return None
+
+    # -- device objects (recognised by their attributes: the library is never imported) -
+    def is_device(self, obj: object) -> bool:
+        """Whether ``obj`` (neither an array, a string nor a number) is a device object of
+        this library."""
+        return False
+
+    def device_type(self, obj: object) -> str | None:
+        """The kind of device a device object of this library names (``cuda`` for
+        ``torch.device("cuda:1")``); None when ``obj`` names none."""
+        return None
+
+    # -- autograd (libraries without it keep the defaults) -------------------------------
+    def autograd_node(self, x: Any) -> str | None:
+        """The name of the operation that made ``x`` in an autograd graph (torch's
+        ``grad_fn``); None for a leaf, or a library without autograd."""
+        return None
+
+    def tracks_gradient(self, x: Any) -> bool:
+        """Whether autograd records operations on ``x`` (torch's ``requires_grad``)."""
+        return False
+
+    def gradient(self, x: Any) -> Any:
+        """The gradient accumulated on ``x`` (torch's ``.grad``), or None."""
+        return None
+
+    def with_autograd(
+        self, x: Any, *, tracks: bool, gradient: Any = None, kind: type | None = None
+    ) -> Any:
+        """``x`` (an array of this library, just rebuilt or moved) with the autograd state
+        of the array it stands for: recording gradients when ``tracks``, with
+        ``gradient`` as its gradient, and of the array class ``kind`` (a parameter class)
+        where given."""
+        return x
+
+    def array_subclass(self, x: Any) -> type | None:
+        """The type of ``x`` when it is a subclass of the library's plain array type
+        (torch's ``nn.Parameter``), which a receiver rebuilds; None otherwise."""
+        root = type(x).__module__.partition(".")[0]
+        for klass in type(x).__mro__[1:]:
+            if (
+                klass.__module__.partition(".")[0] == root
+                and klass.__name__ == self.array_type_name
+            ):
+                return type(x)
+        return None
 
     @contextlib.contextmanager
     def replay_context(self, where: str | None) -> Iterator[ReplayScope]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import Backend, DeviceUnavailable, Namespace, indexed_device_error, loaded
 from .dlpack import DL_GPU, REFUSED, dlpack_device, host_view, why
+from .numpy import NumpyBackend
 
 if TYPE_CHECKING:
     import numpy
@@ -36,6 +37,17 @@ class CupyBackend(Backend):
         Namespace("array_api_compat.cupy.fft", "fft."),
     )
     api_modules = frozenset({"array_api_compat.cupy"})
+    # cupy.asnumpy, x.get(); copy_to_host is numba's spelling of x.get(), met in CuPy code
+    moving_calls = frozenset({"asnumpy", "get", "copy_to_host", "item", "tolist"})
+    creation_calls = NumpyBackend.creation_calls
+    creation_from_array = NumpyBackend.creation_from_array
+
+    def is_device(self, obj: object) -> bool:
+        return type(obj).__name__ == "Device"  # cupy.cuda.Device
+
+    def device_type(self, obj: object) -> str | None:
+        kind = type(obj)
+        return "cuda" if kind.__module__.startswith("cupy") and kind.__name__ == "Device" else None
 
     def version(self) -> str | None:
         module = loaded("cupy")

@@ -88,6 +88,11 @@ class JaxBackend(Backend):
          "checkpoint", "remat", "custom_jvp", "custom_vjp", "make_jaxpr", "eval_shape"}
     )  # fmt: skip
     mutable = False  # x.at[i].set(v) makes a new array
+    moving_calls = frozenset({"device_put", "device_get", "item", "tolist"})
+    creation_calls = frozenset(
+        {"array", "logspace", "identity", "tri", "normal", "uniform", "randint"}
+    )
+    creation_from_array = frozenset({"array"})
 
     def devices(self) -> list[str]:
         if not self.available()[0]:
@@ -112,6 +117,13 @@ class JaxBackend(Backend):
             present = ", ".join(sorted(platforms))
             return [("jax:gpu", f"no GPU platform in this jaxlib (platforms present: {present})")]
         return []
+
+    def is_device(self, obj: object) -> bool:
+        return hasattr(obj, "platform") and hasattr(obj, "id")  # jax.Device
+
+    def device_type(self, obj: object) -> str | None:
+        platform = getattr(obj, "platform", None) if self.is_device(obj) else None
+        return platform if isinstance(platform, str) else None  # "cpu", "gpu", "tpu"
 
     def namespace(self) -> Any:
         self.lib()

@@ -23,6 +23,14 @@ class NumpyBackend(Backend):
     array_type_name = "ndarray"
     fixed_device = "cpu"
     elides_temporaries = True
+    host_only = True
+    moving_calls = frozenset({"item", "tolist"})
+    creation_calls = frozenset(
+        {"array", "logspace", "identity", "tri", "rand", "randn", "randint", "normal", "uniform"}
+    )
+    creation_from_array = frozenset({"array"})
+    # numpy.allclose / numpy.isclose by default, the same for every dtype
+    testing_tolerances = dict.fromkeys(("float16", "bfloat16", "float32", "float64"), (1e-5, 1e-8))
     namespaces = (
         Namespace("numpy"),
         Namespace("numpy.linalg", "linalg."),
@@ -44,6 +52,13 @@ class NumpyBackend(Backend):
 
     def set_process_state(self, state: dict[str, Any]) -> None:
         self.lib().seterr(**state["errors"])
+
+    def random_state(self) -> Any:
+        np = loaded("numpy")  # the legacy global generator behind np.random.*
+        return None if np is None else np.random.get_state()
+
+    def set_random_state(self, state: Any) -> None:
+        self.lib().random.set_state(state)
 
     def is_namespace(self, module_name: str) -> bool:
         if module_name == "numpy":  # NumPy 2 implements the standard in its main namespace

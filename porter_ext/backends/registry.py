@@ -39,6 +39,10 @@ ALIASES: dict[str, str] = {
     alias: b.name for b in _BACKENDS.values() for alias in (b.module, *b.aliases)
 }
 
+#: the library of porter's host arrays: what comparisons read, and where a float64
+#: reference runs when the original's library has no float64
+HOST_LIBRARY = NumpyBackend.name
+
 #: the array API helpers porter's recorder also resolves (``array_namespace``, ``device``)
 HELPERS = "array_api_compat"
 HELPER_NAMESPACES = (Namespace(HELPERS, "", HELPERS),)
@@ -149,6 +153,26 @@ def namespace_owner(module_name: str) -> Backend | None:
     """The adapter whose library a namespace module is, itself or wrapped
     (``array_api_compat.torch`` is torch's, ``numpy.linalg`` NumPy's), or None."""
     return namespace_backend(module_name) or backend_of_module(module_name)
+
+
+def is_device(obj: object) -> bool:
+    """Whether ``obj`` (neither an array, a string nor a number) is a device object of
+    a library (``torch.device``, a JAX ``Device``); imports nothing."""
+    return any(backend.is_device(obj) for backend in _BACKENDS.values())
+
+
+def names_device_type(obj: object, kind: str) -> bool:
+    """Whether the device object ``obj`` names a device of the type ``kind`` (``cuda``)
+    in some library's spelling."""
+    return any(backend.device_type(obj) == kind for backend in _BACKENDS.values())
+
+
+def generator_reduction(obj: object) -> tuple[Any, tuple] | None:
+    """How ``obj`` travels when it is a random generator that pickles only through its
+    state (``torch.Generator``), else None."""
+    module = type(obj).__module__
+    backend = _ROOTS.get(module.partition(".")[0]) if isinstance(module, str) else None
+    return backend.generator_reduction(obj) if backend is not None else None
 
 
 def list_backends() -> list[BackendInfo]:

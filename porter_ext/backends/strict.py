@@ -47,6 +47,7 @@ class StrictBackend(Backend):
         Namespace("array_api_strict.fft", "fft."),
     )
     api_modules = frozenset({"array_api_strict"})
+    host_only = True  # its devices are names for one host
 
     def devices(self) -> list[str]:
         if not self.available()[0]:
@@ -59,6 +60,9 @@ class StrictBackend(Backend):
 
     def namespace(self) -> Any:
         return self.lib()
+
+    def is_device(self, obj: object) -> bool:
+        return type(obj).__name__ == "Device"  # array_api_strict.Device
 
     def array_types(self) -> tuple[type, ...]:
         # the Array class is not exported at the top level of array_api_strict

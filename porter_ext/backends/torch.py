@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from .base import (
@@ -53,6 +54,19 @@ class TorchBackend(Backend):
         Namespace("array_api_compat.torch.fft", "fft."),
     )
     api_modules = frozenset({"array_api_compat.torch"})
+    moving_calls = frozenset({"to", "cpu", "cuda", "numpy", "item", "tolist"})
+    creation_calls = frozenset(
+        {"tensor", "as_tensor", "logspace", "rand", "randn", "randint", "normal"}
+    )
+    creation_from_array = frozenset({"tensor", "as_tensor"})
+    # torch.testing.assert_close by default (torch/testing/_comparison.py); complex dtypes
+    # take the tolerance of their real parts there too
+    testing_tolerances = {  # noqa: RUF012 (read only)
+        "float16": (1e-3, 1e-5),
+        "bfloat16": (1.6e-2, 1e-5),
+        "float32": (1.3e-6, 1e-5),
+        "float64": (1e-7, 1e-7),
+    }
 
     def _accelerator(self) -> tuple[str, int] | None:
         """(device type, count) of the accelerator this torch sees, or None."""
@@ -88,6 +102,75 @@ class TorchBackend(Backend):
         torch = self.lib()
         torch.set_default_dtype(getattr(torch, state["default_dtype"]))
         torch.use_deterministic_algorithms(state["deterministic"], warn_only=state["warn_only"])
+
+    # -- random states: the global CPU generator, and the accelerator's through the
+    # device-agnostic runtime
+    def random_state(self) -> Any:
+        torch = loaded("torch")
+        if torch is None:
+            return None
+        state: dict[str, Any] = {"cpu": self._raw(torch.get_rng_state())}
+        device_module = _accelerator_module(torch)
+        if device_module is not None:
+            state["accelerator"] = [self._raw(s) for s in device_module.get_rng_state_all()]
+        return state
+
+    def set_random_state(self, state: Any) -> None:
+        torch = self.lib()
+        torch.set_rng_state(_state_tensor(torch, state["cpu"]))
+        device_module = _accelerator_module(torch)
+        if device_module is not None and "accelerator" in state:
+            device_module.set_rng_state_all([_state_tensor(torch, r) for r in state["accelerator"]])
+
+    def _raw(self, state: Any) -> bytes:
+        """A generator state (a uint8 tensor) as bytes."""
+        return self.host_copy(state).tobytes()
+
+    def generator_reduction(self, obj: object) -> tuple[Any, tuple] | None:
+        kind = type(obj)
+        if not (
+            kind.__name__ == "Generator"
+            and hasattr(obj, "get_state")
+            and hasattr(obj, "set_state")
+            and hasattr(obj, "manual_seed")
+        ):
+            return None
+        raw = self._raw(obj.get_state())  # type: ignore[attr-defined]
+        return restore_generator, (kind, str(obj.device), raw)  # type: ignore[attr-defined]
+
+    # -- device objects and autograd
+    def is_device(self, obj: object) -> bool:
+        return hasattr(obj, "type") and hasattr(obj, "index")  # torch.device
+
+    def device_type(self, obj: object) -> str | None:
+        kind = getattr(obj, "type", None)  # torch.device("cuda:1").type is "cuda"
+        return kind if isinstance(kind, str) else None
+
+    def autograd_node(self, x: Any) -> str | None:
+        node = x.grad_fn
+        return None if node is None else type(node).__name__
+
+    def tracks_gradient(self, x: Any) -> bool:
+        return bool(x.requires_grad)
+
+    def gradient(self, x: Any) -> Any:
+        return x.grad
+
+    def with_autograd(
+        self, x: Any, *, tracks: bool, gradient: Any = None, kind: type | None = None
+    ) -> Any:
+        if tracks:
+            if kind is not None and type(x) is not kind:
+                x = kind(x, requires_grad=True)  # a Parameter
+            else:
+                x = x.requires_grad_(True)
+            if gradient is not None and type(gradient) is type(x.detach()):
+                x.grad = gradient
+        elif kind is not None and type(x) is not kind and _of_bases(x, kind):
+            # a subclass without that constructor: the plain tensor stands in
+            with contextlib.suppress(TypeError):
+                x = kind(x, requires_grad=False)
+        return x
 
     def devices(self) -> list[str]:
         if not self.available()[0]:
@@ -234,3 +317,32 @@ class TorchBackend(Backend):
         if x.device.type == "cpu" and host.ctypes.data == x.data_ptr():
             return host.copy()
         return host  # cast, resolved or moved: already a fresh buffer
+
+
+def _of_bases(x: Any, kind: type) -> bool:
+    """Whether ``x`` is of a type the array class ``kind`` derives from (a tensor, for a
+    Parameter)."""
+    return isinstance(x, tuple(k for k in kind.__mro__[1:] if k is not object))
+
+
+def _accelerator_module(torch: Any) -> Any:
+    """torch's module of the accelerator it sees (``torch.cuda``), or None."""
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is None or not accelerator.is_available():
+        return None
+    get = getattr(torch, "get_device_module", None)
+    return get() if get is not None else None
+
+
+def _state_tensor(torch: Any, raw: bytes) -> Any:
+    return torch.frombuffer(bytearray(raw), dtype=torch.uint8)
+
+
+def restore_generator(kind: type, device: str, raw: bytes) -> Any:
+    """A ``torch.Generator`` (of the class ``kind``) on ``device`` in the state ``raw``:
+    how a generator arrives in another process."""
+    import torch
+
+    generator = kind(device=device)
+    generator.set_state(_state_tensor(torch, raw))  # type: ignore[attr-defined]
+    return generator
