@@ -13,29 +13,36 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from porter_ext.backends import LIBRARIES, TRACED, SpecError, device_of, get_backend
+from porter_ext.backends import LIBRARIES, TRACED, SpecError, all_backends, device_of, get_backend
 from porter_ext.compare.model import DeviceFinding
 from porter_ext.record.model import CallRecord
 
-#: functions that make a new array (the last part of a call's qualified name)
+#: the standard's functions that make a new array (the last part of a call's qualified
+#: name), and every library's own (its adapter's ``creation_calls``)
 CREATION = frozenset(
     {
-        "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye",
-        "identity", "tri", "asarray", "array", "tensor", "as_tensor", "zeros_like",
-        "ones_like", "empty_like", "full_like", "rand", "randn", "randint", "normal",
-        "uniform", "meshgrid",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "arange",
+        "linspace",
+        "eye",
+        "asarray",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "meshgrid",
     }
-)  # fmt: skip
+).union(*(b.creation_calls for b in all_backends()))
 #: creation functions that take an array and should keep its device
 FROM_ARRAY = frozenset(
-    {"asarray", "array", "tensor", "as_tensor", "zeros_like", "ones_like", "empty_like",
-     "full_like", "meshgrid"}
-)  # fmt: skip
-#: calls that move data on purpose: a different output device is what they are for
-MOVES = frozenset(
-    {"to_device", "to", "device_put", "device_get", "cpu", "cuda", "numpy", "from_dlpack",
-     "asnumpy", "get", "copy_to_host", "item", "tolist"}
-)  # fmt: skip
+    {"asarray", "zeros_like", "ones_like", "empty_like", "full_like", "meshgrid"}
+).union(*(b.creation_from_array for b in all_backends()))
+#: calls that move data on purpose: a different output device is what they are for (the
+#: standard's, and each library's own: its adapter's ``moving_calls``)
+MOVES = frozenset({"to_device", "from_dlpack"}).union(*(b.moving_calls for b in all_backends()))
 _NOT_A_DEVICE = frozenset({TRACED, "unknown"})
 
 

@@ -6,7 +6,8 @@ matrix products are reduced in a different order, and elementwise functions (`ex
 porter must still catch are porting bugs, which show up as differences far above
 rounding: a wrong axis, a different promotion rule, an intermediate computed in a lower
 precision. Tolerances therefore depend on the dtype, and a few well-known conventions
-are offered next to porter's own so that a person can use the one their project uses.
+are offered next to porter's own so that a person can use the one their project uses
+(the libraries' own, as their adapters state them, and SciPy's).
 
 porter's default table puts rtol well above rounding noise (tens of ulps for float32)
 yet below the unit roundoff of the next lower precision, so a float32 detour inside a
@@ -21,6 +22,8 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+
+from porter_ext.backends import all_backends
 
 FLOAT_KEYS = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 
@@ -185,24 +188,21 @@ PORTER = TolerancePolicy(
     ),
 )
 
+
+def _library_policies() -> dict[str, TolerancePolicy]:
+    """A policy per library whose adapter states its own closeness test's defaults
+    (torch.testing.assert_close, numpy.allclose), named after the library."""
+    policies = {}
+    for backend in all_backends():
+        rows = backend.testing_tolerances
+        if rows:
+            f16, bf16, f32, f64 = (Tolerance(*rows[k]) for k in _KEY_EPS)
+            policies[backend.name] = TolerancePolicy(backend.name, _table(f16, bf16, f32, f64))
+    return policies
+
+
 POLICIES: Mapping[str, TolerancePolicy] = MappingProxyType(
-    {
-        "porter": PORTER,
-        # torch.testing.assert_close's defaults (torch/testing/_comparison.py); complex
-        # dtypes use the tolerance of their real parts there too.
-        "torch": TolerancePolicy(
-            "torch",
-            _table(
-                Tolerance(1e-3, 1e-5),
-                Tolerance(1.6e-2, 1e-5),
-                Tolerance(1.3e-6, 1e-5),
-                Tolerance(1e-7, 1e-7),
-            ),
-        ),
-        "scipy": TolerancePolicy("scipy", _scipy_table()),
-        # numpy.allclose / numpy.isclose defaults, the same for every dtype.
-        "numpy": TolerancePolicy("numpy", {k: Tolerance(1e-5, 1e-8) for k in FLOAT_KEYS}),
-    }
+    {"porter": PORTER, **_library_policies(), "scipy": TolerancePolicy("scipy", _scipy_table())}
 )
 
 DEFAULT_POLICY = "porter"

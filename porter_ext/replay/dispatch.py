@@ -11,7 +11,7 @@ import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from porter_ext.backends import LIBRARIES, BackendSpec, backend_for, get_backend
+from porter_ext.backends import HOST_LIBRARY, LIBRARIES, BackendSpec, backend_for, get_backend
 from porter_ext.replay.analysis import CellIO
 from porter_ext.replay.capture import Capture
 from porter_ext.replay.run import ReplayResult, ReplaySettings
@@ -49,7 +49,7 @@ def reference_spec(inputs: dict) -> tuple[BackendSpec, bool] | None:
         return BackendSpec(backend.name), False
     if can_enable_x64(backend.name):
         return BackendSpec(backend.name), True
-    return BackendSpec("numpy"), False
+    return BackendSpec(HOST_LIBRARY), False
 
 
 #: seconds the door waits, at most, for a backend's place (a Dask scheduler) to answer

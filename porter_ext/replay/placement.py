@@ -6,8 +6,9 @@ they sit: inside lists, tuples, dicts, dataclasses (frozen too), the attributes 
 objects stay shared, cycles end). Objects of libraries (a pandas frame, a model of some
 framework) keep their arrays as they are: they are that library's business. An array
 already of the target library on the target device stays as it is, so a replay on the
-original backend keeps torch's ``requires_grad``, ``.grad`` and parameters; moving a
-tensor that requires grad to another torch device keeps both.
+original backend keeps its autograd state (torch's ``requires_grad``, ``.grad`` and
+parameters); moving an array that records gradients to another device of its library
+keeps both, as its adapter says (`Backend.with_autograd`).
 """
 
 from __future__ import annotations
@@ -118,11 +119,11 @@ class Placer:
         except ConversionError as error:
             raise ConversionError(f"input {path!r}: {error}") from None
         value = conv.value
-        if source is self.backend and getattr(x, "requires_grad", False):
-            value = value.requires_grad_(True)  # another device of the same library
-            grad = getattr(x, "grad", None)
+        if source is self.backend and source.tracks_gradient(x):  # another device of it
+            grad = source.gradient(x)
             if grad is not None:
-                value.grad = convert_to(grad, self.backend, self.device).value
+                grad = convert_to(grad, self.backend, self.device).value
+            value = source.with_autograd(value, tracks=True, gradient=grad)
         self.conversions[path] = conversion_label(conv)
         for text in conv.notes:
             self.notes.setdefault(text, []).append(path)

@@ -16,7 +16,7 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
-from porter_ext.backends import Backend, backend_for, dtype_name
+from porter_ext.backends import HOST_LIBRARY, Backend, backend_for, dtype_name
 from porter_ext.replay.analysis import CellIO
 from porter_ext.replay.run import ReplayResult, ReplaySettings, replay_cell
 
@@ -107,7 +107,7 @@ def promote_inputs(inputs: Mapping[str, Any]) -> tuple[dict[str, Any], str] | No
     promoted = {name: _walk(v, on_host, 0, changed) for name, v in inputs.items()}
     if not changed:
         return None
-    return promoted, "numpy" if on_host else backend.name
+    return promoted, HOST_LIBRARY if on_host else backend.name
 
 
 def _skipped(spec: str, error: Exception) -> ReplayResult:
@@ -119,7 +119,7 @@ def _promoted(inputs: Mapping[str, Any]) -> tuple[dict[str, Any], str] | ReplayR
     try:
         return promote_inputs(inputs)
     except (TypeError, ValueError) as error:  # a backend that cannot widen: no reference
-        return _skipped("numpy", error)
+        return _skipped(HOST_LIBRARY, error)
 
 
 def reference_replay(

@@ -6,13 +6,13 @@ library, wherever it sits in the object graph, leaves the stream as an `ArrayMet
 its bytes go separately: into one block of shared memory on the same machine (one copy,
 which is also the pre-run snapshot), or into the kernel protocol's message buffers for a
 kernel elsewhere. The receiver rebuilds each array in its own library and device where it
-can (zero-copy from shared memory through DLPack), keeping torch's ``requires_grad``,
-``.grad`` and tensor subclasses; random generators that cannot be pickled travel as state.
+can (zero-copy from shared memory through DLPack), keeping the autograd state its
+library's adapter reads (torch's gradients and parameter classes); random generators that
+cannot be pickled travel as their state, as their adapter says.
 """
 
 from __future__ import annotations
 
-import contextlib
 import io
 import pickle
 import threading
@@ -24,7 +24,7 @@ from typing import Any
 
 import cloudpickle
 
-from porter_ext.backends import backend_for, device_of, get_backend
+from porter_ext.backends import backend_for, device_of, generator_reduction, get_backend
 from porter_ext.backends.base import dtype_name
 from porter_ext.record import hooks_importlib_bootstrap as hooks
 from porter_ext.record.strict import NamespaceView, recorded_namespace, unwrap_namespace
@@ -53,8 +53,8 @@ class ArrayMeta:
     dtype: str  # the array's own dtype ("bfloat16" travels as float32 bytes)
     host_dtype: str
     shape: tuple[int, ...]
-    requires_grad: bool = False
-    subclass: type | None = None  # a tensor subclass (torch.nn.Parameter) to rebuild
+    tracks_gradient: bool = False  # a leaf that autograd records operations on
+    subclass: type | None = None  # a subclass of the library's array type to rebuild
 
 
 @dataclass
@@ -105,19 +105,18 @@ class _Sender(cloudpickle.Pickler):
             return _restore_view, (unwrap_namespace(obj), obj._strict, obj._version)
         if isinstance(obj, memoryview):  # cloudpickle would send a read-only bytes
             return _restore_memoryview, (obj.tobytes(), obj.format, obj.shape, obj.readonly)
-        if _is_state_generator(obj):
-            state = obj.get_state()
-            raw = get_backend(backend_for(state).name).host_copy(state).tobytes()
-            return _restore_generator, (type(obj), str(obj.device), raw)
+        reduction = generator_reduction(obj)  # a generator that pickles through its state
+        if reduction is not None:
+            return reduction
         return super().reducer_override(obj)
 
     def _array(self, x: Any) -> Any:
         backend = backend_for(x)
-        grad_fn = getattr(x, "grad_fn", None)
-        if grad_fn is not None and not self.graphs:
+        node = backend.autograd_node(x)
+        if node is not None and not self.graphs:
             raise pickle.PicklingError(
-                f"it is part of an autograd graph (grad_fn {type(grad_fn).__name__}), which "
-                "cannot leave this process; replay a cell that builds the graph itself"
+                f"it is part of an autograd graph (made by {node}), which cannot leave this "
+                "process; replay a cell that builds the graph itself"
             )
         try:
             host = backend.to_host(x)
@@ -125,9 +124,7 @@ class _Sender(cloudpickle.Pickler):
             raise pickle.PicklingError(
                 f"{type(x).__name__} has no data to send ({error})"
             ) from None
-        leaf = grad_fn is None
-        grad = getattr(x, "grad", None) if leaf and getattr(x, "requires_grad", False) else None
-        base = _base_array_type(x)
+        tracks = node is None and backend.tracks_gradient(x)
         meta = ArrayMeta(
             index=len(self.hosts),
             library=backend.name,
@@ -135,32 +132,11 @@ class _Sender(cloudpickle.Pickler):
             dtype=dtype_name(x),
             host_dtype=str(host.dtype),
             shape=tuple(int(n) for n in host.shape),
-            requires_grad=leaf and bool(getattr(x, "requires_grad", False)),
-            subclass=type(x) if base is not None and type(x) is not base else None,
+            tracks_gradient=tracks,
+            subclass=backend.array_subclass(x),
         )
         self.hosts.append(host)
-        return _restore_array, (meta, grad)
-
-
-def _base_array_type(x: Any) -> type | None:
-    """The library's plain array type when ``x`` is an instance of a subclass of it."""
-    for klass in type(x).__mro__[1:]:
-        if klass.__module__.partition(".")[0] == type(x).__module__.partition(".")[0] and (
-            klass.__name__ in ("Tensor", "ndarray", "Array")
-        ):
-            return klass
-    return None
-
-
-def _is_state_generator(obj: Any) -> bool:
-    """A random generator that pickles only through its state (torch.Generator)."""
-    kind = type(obj)
-    return (
-        kind.__name__ == "Generator"
-        and hasattr(obj, "get_state")
-        and hasattr(obj, "set_state")
-        and hasattr(obj, "manual_seed")
-    )
+        return _restore_array, (meta, backend.gradient(x) if tracks else None)
 
 
 def pack(values: dict[str, Any], *, local: bool = True, results: bool = False) -> Parcel:
@@ -336,25 +312,12 @@ def _restore_array(meta: ArrayMeta, grad: Any) -> Any:
     raw = receiver.hosts[meta.index]
     host = raw.view(np.dtype(meta.host_dtype)).reshape(meta.shape)
     value = receiver.place(host, meta)
-    if meta.requires_grad and hasattr(value, "requires_grad_"):
-        if meta.subclass is not None and type(value) is not meta.subclass:
-            value = meta.subclass(value, requires_grad=True)
-        else:
-            value = value.requires_grad_(True)
-        if grad is not None and type(grad) is type(value.detach()):
-            value.grad = grad
-    elif meta.subclass is not None and type(value) is not meta.subclass and _of_bases(value, meta):
-        # a subclass without that constructor: the plain array stands in
-        with contextlib.suppress(TypeError):
-            value = meta.subclass(value, requires_grad=False)
+    backend = backend_for(value)  # a host NumPy copy of a tensor (an output read back) stays NumPy
+    if backend is not None and (meta.tracks_gradient or meta.subclass is not None):
+        value = backend.with_autograd(
+            value, tracks=meta.tracks_gradient, gradient=grad, kind=meta.subclass
+        )
     return value
-
-
-def _of_bases(value: Any, meta: ArrayMeta) -> bool:
-    """Whether ``value`` is of a type the subclass derives from (a torch tensor for a
-    Parameter): a host NumPy copy of a Parameter (an output read back) stays NumPy."""
-    bases = tuple(k for k in meta.subclass.__mro__[1:] if k is not object)  # type: ignore[union-attr]
-    return isinstance(value, bases)
 
 
 def _receiver_slots() -> list:
@@ -384,15 +347,6 @@ def _restore_view(real: Any, strict: bool, version: str) -> Any:
 def _restore_memoryview(raw: bytes, format: str, shape: tuple, readonly: bool) -> memoryview:
     view = memoryview(raw if readonly else bytearray(raw))
     return view.cast("B").cast(format, shape) if shape else view
-
-
-def _restore_generator(kind: type, device: str, raw: bytes) -> Any:
-    import importlib
-
-    lib = importlib.import_module(kind.__module__.partition(".")[0])
-    generator = kind(device=device)
-    generator.set_state(lib.frombuffer(bytearray(raw), dtype=lib.uint8))
-    return generator
 
 
 def own_library(host: Any, meta: ArrayMeta, *, private: bool) -> Any:

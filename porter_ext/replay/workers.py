@@ -33,9 +33,6 @@ from porter_ext.replay.run import ReplayResult
 from porter_ext.replay.worker_kernel import Died, LocalWorker, Worker, WorkerUnavailable
 from porter_ext.replay.worker_side import ReplayReply, ReplayRequest
 
-#: libraries that only ever run on the host: their workers see no GPU
-_HOST_ONLY = frozenset({"numpy", "strict"})
-
 
 def kernel_place(spec: BackendSpec) -> str | None:
     """The running kernel a spec's WHERE names (a connection file or a gateway URL), or
@@ -52,7 +49,7 @@ def worker_environment(spec: BackendSpec, *, x64: bool = False) -> dict[str, str
         "MPLBACKEND": "Agg",
         **get_backend(spec.library).worker_environment(spec.device, x64=x64),
     }
-    if spec.library in _HOST_ONLY or (spec.device or "").startswith("cpu"):
+    if get_backend(spec.library).host_only or (spec.device or "").startswith("cpu"):
         env["CUDA_VISIBLE_DEVICES"] = ""
     return env
 

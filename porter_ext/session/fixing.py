@@ -365,7 +365,7 @@ def prepare(source: str, code: str, namespace: Mapping[str, Any], specs: list, *
     with the names of the person's namespace that the rewrite reads and the cell does not
     (an earlier cell's ``array_namespace`` import, an array ``xp`` is taken from), and
     those of the earlier cells' deferred definitions the cell calls (``porter fix``)."""
-    from porter_ext.backends import BackendSpec
+    from porter_ext.backends import HOST_LIBRARY, BackendSpec
     from porter_ext.session.pipeline import plan
 
     fix = FixRun(source, None, list(specs), shell=shell, in_effect=in_effect, session=session,
@@ -373,7 +373,7 @@ def prepare(source: str, code: str, namespace: Mapping[str, Any], specs: list, *
     fix.deferred = _called_deferred(session, code) if in_effect and session is not None else []
     prefix = "".join(d.code for d in fix.deferred)
     # a spec so that the pipeline captures (the real ones are known after the run)
-    warm = list(specs) or [BackendSpec("numpy")]
+    warm = list(specs) or [BackendSpec(HOST_LIBRARY)]
     fix.plan = plan(code_reading(prefix + code, fix._new_inputs(code, namespace)), namespace, warm,
                     pool=pool, control=False, in_process=in_process)  # fmt: skip
     return fix

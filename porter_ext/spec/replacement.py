@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from porter_ext.backends.registry import LIBRARIES as _BACKENDS
+
 #: the libraries entries may name, by their spec names (porter_ext.backends), and "*"
-LIBRARIES: tuple[str, ...] = ("torch", "numpy", "jax", "cupy", "strict", "*")
+LIBRARIES: tuple[str, ...] = (*_BACKENDS, "*")
 KINDS: tuple[str, ...] = ("function", "method", "attribute")
 #: ``outside_namespace``: not judged by the standard, and the portable way (no finding)
 STATUSES: tuple[str, ...] = (

@@ -13,9 +13,10 @@ Conventions for the call seen by conditions and templates:
 - The *operands* of a call are ``(self_obj, *args)`` for a method and ``args`` for a
   function, so operand 0 is the array in both ``x.sum(1)`` and ``np.sum(x, 1)``.
 
-Everything here is duck-typed (an array is anything with ``shape`` and ``dtype``), so no
-array library is imported; the table itself lives in ``_replacement_data`` and is
-indexed on the first lookup.
+Everything here is duck-typed (an array is anything with ``shape`` and ``dtype``; a
+device object is what a library's adapter recognises by its attributes), so no array
+library is imported; the table itself lives in ``_replacement_data`` and is indexed on
+the first lookup.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from types import MappingProxyType
 
+from porter_ext.backends.registry import is_device, names_device_type
 from porter_ext.guard import internal_error
 
 __all__ = [
@@ -105,26 +107,18 @@ def _dtype_name(obj: object) -> str | None:
 
 
 def _is_device(obj: object) -> bool:
-    """A device as calls spell it: a device string, or a torch/jax/cupy/strict device object."""
+    """A device as calls spell it: a device string, or a library's device object."""
     if isinstance(obj, str):
         return _dtype_name(obj) is None
     if _is_array(obj) or obj is None or isinstance(obj, bool | int | float | type):
         return False
-    if hasattr(obj, "type") and hasattr(obj, "index"):  # torch.device
-        return True
-    if hasattr(obj, "platform") and hasattr(obj, "id"):  # jax Device
-        return True
-    return type(obj).__name__ == "Device"  # cupy.cuda.Device, array_api_strict.Device
+    return is_device(obj)
 
 
 def _names_cuda(obj: object) -> bool:
     if isinstance(obj, str):
         return obj.split(":", 1)[0].strip().lower() == "cuda"
-    if _is_array(obj):
-        return False
-    if getattr(obj, "type", None) == "cuda":  # torch.device("cuda")
-        return True
-    return type(obj).__module__.startswith("cupy") and type(obj).__name__ == "Device"
+    return not _is_array(obj) and names_device_type(obj, "cuda")
 
 
 def _operands(args: tuple, self_obj: object) -> tuple:
