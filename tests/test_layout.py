@@ -1,9 +1,12 @@
-"""The shape of the code (DESIGN.md): one home per library, imports only toward earlier
-stages, and no import circle, checked from the source with ``ast``."""
+"""The shape of the code (DESIGN.md): one home per library (outside ``backends/`` no module
+imports a library, spells its name or reads an attribute only libraries have), imports
+only toward earlier stages, and no import circle, checked from the source with ``ast``."""
 
 from __future__ import annotations
 
 import ast
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,15 +37,58 @@ STAGES = {
 #: the array libraries, by their import names, and how a library can be named in code
 LIBRARY_MODULES = ("torch", "jax", "jaxlib", "cupy", "cupyx", "dask", "array_api_strict")
 LIBRARY_LITERALS = frozenset(
-    {"torch", "jax", "jax.numpy", "jaxlib", "cupy", "dask", "dask.array", "array_api_strict"}
+    {
+        "torch",
+        "jax",
+        "jax.numpy",
+        "jaxlib",
+        "cupy",
+        "dask",
+        "dask.array",
+        "array_api_strict",
+        # NumPy is porter's own host format (imported anywhere), but as a backend's name
+        # it is a library fact like the others
+        "numpy",
+    }
+)
+#: attributes that only array libraries give their objects (autograd, random states,
+#: moving data, device objects): the other stages ask the adapters instead
+LIBRARY_ATTRIBUTES = frozenset(
+    {
+        "requires_grad",
+        "requires_grad_",
+        "grad",
+        "grad_fn",
+        "is_leaf",
+        "detach",
+        "Parameter",
+        "get_rng_state",
+        "set_rng_state",
+        "get_rng_state_all",
+        "set_rng_state_all",
+        "get_device_module",
+        "manual_seed",
+        "get_state",
+        "set_state",
+        "default_rng",
+        "device_put",
+        "device_get",
+        "cuda",
+        "cpu",
+        "asnumpy",
+        "copy_to_host",
+        "accelerator",
+        "platform",
+        "is_cpu",
+        "data_ptr",
+        "block_until_ready",
+        "jax_enable_x64",
+    }
 )
 #: files outside backends/ that may name a library, and why
 ALLOWED = {
-    "spec/_replacement_data.py": "spec data: the replacement table",
-    "spec/replacement.py": "spec data: the vocabulary of the table's entries",
-    "spec/replacements.py": "spec: conditions that recognise a device argument by its type",
+    "spec/_replacement_data.py": "spec data: the replacement table names each entry's library",
     "spec/_generate.py": "generates the spec from array-api-strict",
-    "compare/tolerance.py": "policy names after torch.testing's and NumPy's conventions",
 }
 
 
@@ -126,27 +172,75 @@ def test_stages_import_only_earlier_stages():
     assert not wrong, "\n".join(wrong)
 
 
+def _library_names(rel: str, tree: ast.AST) -> list[str]:
+    """Where the module ``rel`` names an array library: imports it, spells its name (or a
+    dotted path inside it) as a string, or reads an attribute only libraries have (the
+    attributes of Python's own modules, ``sys.platform``, are Python's)."""
+    found = []
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        if any(n.partition(".")[0] in LIBRARY_MODULES for n in names):
+            found.append(f"{rel}:{node.lineno} imports {names}")
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+            dotted = _DOTTED.fullmatch(text) and text.partition(".")[0] in LIBRARY_MODULES
+            if text in LIBRARY_LITERALS or dotted:
+                found.append(f"{rel}:{node.lineno} names {text!r}")
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in LIBRARY_ATTRIBUTES
+            and not (isinstance(node.value, ast.Name) and node.value.id in _PYTHON_MODULES)
+        ):
+            found.append(f"{rel}:{node.lineno} reads the library attribute .{node.attr}")
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr", "setattr", "delattr")
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in LIBRARY_ATTRIBUTES
+        ):
+            found.append(f"{rel}:{node.lineno} reads the library attribute {node.args[1].value!r}")
+    return found
+
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_PYTHON_MODULES = frozenset(sys.stdlib_module_names)
+
+
 def test_no_library_is_named_outside_its_backend_module():
     offenders = []
     for path in _modules().values():
         rel = path.relative_to(PACKAGE).as_posix()
         if rel.startswith("backends/") or rel in ALLOWED:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and not node.level:
-                names = [node.module or ""]
-            if any(n.partition(".")[0] in LIBRARY_MODULES for n in names):
-                offenders.append(f"{rel}:{node.lineno} imports {names}")
-            if (
-                isinstance(node, ast.Constant)
-                and isinstance(node.value, str)
-                and node.value in LIBRARY_LITERALS
-            ):
-                offenders.append(f"{rel}:{node.lineno} names {node.value!r}")
+        offenders += _library_names(rel, ast.parse(path.read_text(encoding="utf-8")))
     assert not offenders, "\n".join(offenders)
+
+
+def test_the_library_check_sees_each_way_of_naming_a_library():
+    source = (
+        "import sys\n"
+        "import torch\n"
+        "spec = 'jax'\n"
+        "where = 'dask.array.core'\n"
+        "x.requires_grad_(True)\n"
+        "getattr(x, 'grad_fn', None)\n"
+        "host = sys.platform\n"
+        "device = 'cpu'\n"
+    )
+    found = _library_names("m.py", ast.parse(source))
+    assert sorted(f.split(" ", 1)[0] for f in found) == [
+        "m.py:2",
+        "m.py:3",
+        "m.py:4",
+        "m.py:5",
+        "m.py:6",
+    ]
 
 
 def test_backends_declare_what_the_other_stages_ask():
