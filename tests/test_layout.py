@@ -172,6 +172,52 @@ def test_stages_import_only_earlier_stages():
     assert not wrong, "\n".join(wrong)
 
 
+_MODULE_NAME = re.compile(r"porter_ext\.(\w+)")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring constants of a module, its classes and functions."""
+    found = set()
+    for node in ast.walk(tree):
+        kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+        if isinstance(node, kinds) and node.body and isinstance(node.body[0], ast.Expr):
+            if isinstance(node.body[0].value, ast.Constant):
+                found.add(id(node.body[0].value))
+    return found
+
+
+def _upward_names(module: str, tree: ast.AST) -> list[str]:
+    """The code strings of ``module`` (not its docstrings) that name a module of a later
+    stage: code a lower stage would import or execute at run time (a worker's program),
+    which no import check sees."""
+    docs, stage, found = _docstrings(tree), _stage(module), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) in docs:
+                continue
+            for match in _MODULE_NAME.finditer(node.value):
+                later = STAGES.get(match.group(1))
+                if later is not None and later > stage:
+                    found.append(f"{module}:{node.lineno} names porter_ext.{match.group(1)}")
+    return found
+
+
+def test_no_stage_executes_code_of_a_later_stage():
+    offenders = []
+    for module, path in _modules().items():
+        offenders += _upward_names(module, ast.parse(path.read_text(encoding="utf-8")))
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_upward_exec_check_sees_a_program_named_in_a_string():
+    code = (
+        '"""A docstring may name porter_ext.session."""\n'
+        'CODE = "import porter_ext.session.worker_program as w"\n'
+    )
+    found = _upward_names("porter_ext.replay.worker_kernel", ast.parse(code))
+    assert found == ["porter_ext.replay.worker_kernel:2 names porter_ext.session"]
+
+
 def _library_names(rel: str, tree: ast.AST) -> list[str]:
     """Where the module ``rel`` names an array library: imports it, spells its name (or a
     dotted path inside it) as a string, or reads an attribute only libraries have (the

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from porter_ext.backends import BackendSpec
+from porter_ext.guard import PorterInternalError, debug
 from porter_ext.replay import confine, shared_blocks, transport
 from porter_ext.replay.worker_side import COMM_TARGET, ReplayReply, ReplayRequest
 
@@ -228,6 +229,10 @@ class Worker(ABC):
                 if content["status"] != "ok":
                     if interrupted is not None or content.get("ename") == "KeyboardInterrupt":
                         return "timeout"
+                    if content.get("ename") == PorterInternalError.__name__ and debug():
+                        # porter's own failure in the worker (PORTER_DEBUG=1 there too):
+                        # it fails here as it would have in this process
+                        raise PorterInternalError(f"in the {self.place}: {content.get('evalue')}")
                     return f"the worker failed: {content.get('ename')}: {content.get('evalue')}"
                 finished = now
 

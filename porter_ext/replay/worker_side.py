@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from porter_ext.guard import internal_error
 from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
 from porter_ext.replay import confine, shared_blocks, transport
 
@@ -237,6 +238,7 @@ def replay(request: ReplayRequest, buffers: list) -> tuple[Any, dict[str, Any], 
     except ConversionError as error:
         return _skipped(result, f"cannot move an input to {spec}: {error}"), {}, None
     except Exception as error:  # porter's own failure: this backend only
+        internal_error(f"preparing the replay on {spec}", error)
         result.status = "error"
         result.error = ErrorInfo(
             type(error).__name__, f"porter could not prepare the replay: {error}"
