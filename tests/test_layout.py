@@ -180,9 +180,9 @@ def _docstrings(tree: ast.AST) -> set[int]:
     found = set()
     for node in ast.walk(tree):
         kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-        if isinstance(node, kinds) and node.body and isinstance(node.body[0], ast.Expr):
-            if isinstance(node.body[0].value, ast.Constant):
-                found.add(id(node.body[0].value))
+        first = node.body[0] if isinstance(node, kinds) and node.body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+            found.add(id(first.value))
     return found
 
 
