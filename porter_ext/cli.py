@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from porter_ext.backends import LIBRARIES
 from porter_ext.session import validation as check
 from porter_ext.session.validation import FAIL_KINDS, OptionError
 
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("notebook", metavar="NOTEBOOK")
     _replay_arguments(
-        run, "replay every cell on these specs: LIB[:DEVICE],... (numpy, torch, jax, cupy, strict)"
+        run, f"replay every cell on these specs: LIB[:DEVICE],... ({', '.join(LIBRARIES)})"
     )
     run.add_argument(
         "-o", "--output", default=None, help="report path (default: NOTEBOOK.porter.FORMAT)"

@@ -10,6 +10,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
+from porter_ext.backends import LIBRARIES
 from porter_ext.session import PortOptions, drop_session, get_session
 from porter_ext.session import validation as check
 from porter_ext.session.validation import OptionError
@@ -81,7 +82,7 @@ class PortMagics(Magics):
         "-b",
         "--backends",
         default=None,
-        help="replay on these specs: LIB[:DEVICE],... (numpy, torch, jax, cupy, strict)",
+        help=f"replay on these specs: LIB[:DEVICE],... ({', '.join(LIBRARIES)})",
     )
     @argument("--rtol", default=None, help="relative tolerance (overrides the policy)")
     @argument("--atol", default=None, help="absolute tolerance (overrides the policy)")
