@@ -68,6 +68,8 @@ _Readings = dict[str, dict[bool, tuple[PartitionCall, str]]]
 
 @functools.lru_cache(maxsize=128)
 def _candidates(code: str) -> _Readings:
+    if "partition" not in code:  # no partition call: the cell is not parsed again for it
+        return {}
     try:
         tree = ast.parse(code)
     except SyntaxError:

@@ -81,11 +81,15 @@ def plain_code(
     """The code objects of ``source`` compiled as a plain run compiles it (the same AST
     transformers and compiler flags), by (qualified name, first line)."""
     flags |= ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-    tree = compile(source, filename, "exec", flags | ast.PyCF_ONLY_AST, dont_inherit=True)
-    for transformer in transformers:
-        tree = transformer(tree)
-    ast.fix_missing_locations(tree)
-    module = compile(tree, filename, "exec", flags, dont_inherit=True)
+    transformers = list(transformers)
+    if transformers:
+        tree = compile(source, filename, "exec", flags | ast.PyCF_ONLY_AST, dont_inherit=True)
+        for transformer in transformers:
+            tree = transformer(tree)
+        ast.fix_missing_locations(tree)
+        module = compile(tree, filename, "exec", flags, dont_inherit=True)
+    else:  # compiled from the text, as a plain run compiles it: no syntax tree is made
+        module = compile(source, filename, "exec", flags, dont_inherit=True)
     index: dict[tuple[str, int], list[types.CodeType]] = {}
     for code in _nested(module):
         index.setdefault((code.co_qualname, code.co_firstlineno), []).append(code)

@@ -29,6 +29,7 @@ from porter_ext.record.compiled import cached, compile_plain, rewrite_and_compil
 from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.runners import register_cell_file
+from porter_ext.record.syntax import CellSyntax, parse
 from porter_ext.spec.standard import DEFAULT_VERSION
 
 #: the value of a cell whose last statement is not an expression
@@ -151,12 +152,6 @@ def run_coroutine(coro: Any) -> Any:
     )
 
 
-def parse_cell(source: str, filename: str, flags: int = 0) -> ast.Module:
-    """Parse a cell with the compiler flags it runs with (IPython's ``__future__``
-    imports); raises SyntaxError as Python would."""
-    return compile(source, filename, "exec", flags | ast.PyCF_ONLY_AST, dont_inherit=True)
-
-
 @dataclass(frozen=True)
 class RecordSettings:
     """How one cell is recorded: its label in file names and records, strictness, the
@@ -174,14 +169,16 @@ def run_recorded(
     settings: RecordSettings | None = None,
     *,
     filename: str | None = None,
-    tree: ast.Module | None = None,
+    syntax: CellSyntax | None = None,
     ast_transformers: Iterable[Callable[[ast.Module], ast.Module]] = (),
     recorder: Recorder | None = None,
     recording: bool = True,
 ) -> CellRun:
     """Run ``source`` (plain Python: IPython syntax already transformed) in ``namespace``
     while recording its array calls (``recording=False``: as it is, recording nothing).
-    A SyntaxError propagates before anything runs."""
+    ``syntax``: the cell's syntax made when it started (its tree is parsed once for the
+    analysis and the rewrite; a cell whose rewrite is kept is not parsed). A SyntaxError
+    propagates before anything runs."""
     settings = settings or RecordSettings()
     cell = settings.cell
     # top-level ``await`` compiles to a coroutine, run below as IPython runs such a cell
@@ -196,12 +193,12 @@ def run_recorded(
     range_is_builtin = namespace.get("range", builtins.range) is builtins.range
     key = None if transformers else (source, compile_flags, split_last, range_is_builtin)
     compiled = cached(key, cell, filename) if key is not None and recording else None
+    if syntax is None or syntax.source != source:
+        syntax = CellSyntax(source, filename, settings.compile_flags)
     if not recording:
-        tree = parse_cell(source, filename, settings.compile_flags)
-        compiled = compile_plain(tree, filename, compile_flags, split_last)
+        compiled = compile_plain(syntax.take(), filename, compile_flags, split_last)
     elif compiled is None:
-        if tree is None:
-            tree = parse_cell(source, filename, settings.compile_flags)
+        tree = syntax.take()  # the rewrite changes it: the last to read it
         try:
             compiled = rewrite_and_compile(
                 key,
@@ -219,7 +216,7 @@ def run_recorded(
         except Exception as exc:  # porter's own failure: the cell runs unrecorded
             internal_error("rewriting the cell for recording (it ran unrecorded)", exc, warnings)
             compiled = compile_plain(
-                parse_cell(source, filename), filename, compile_flags, split_last
+                parse(source, filename, settings.compile_flags), filename, compile_flags, split_last
             )
     code, last_code = compiled
     if recording:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
-import functools
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from porter_ext.record.syntax import CellSyntax
 from porter_ext.replay.aliasing import Roots, add_seeds, reach
 from porter_ext.replay.scopes import Scope, Walker
 
@@ -70,16 +72,32 @@ class CellIO:
         return callee in self.definitions or callee in self.lambdas or callee in user
 
 
-def analyse(source: str) -> CellIO:
+#: the analyses of the cells seen last, by source (results are read-only)
+_ANALYSED: OrderedDict[str, CellIO] = OrderedDict()
+_KEPT = 128
+_LOCK = threading.Lock()
+
+
+def analyse(source: str, syntax: CellSyntax | None = None) -> CellIO:
     """The names ``source`` (plain Python: IPython syntax already transformed) exchanges
     with its namespace. Raises SyntaxError as Python would. A cell run again (a loop of
-    ``%%port`` runs, ``%timeit``) is analysed once: the result is read-only."""
-    return _analyse(source)
+    ``%%port`` runs, ``%timeit``) is analysed once: the result is read-only. ``syntax``:
+    the cell's syntax, whose tree the recorder's rewrite then reuses (one parse)."""
+    with _LOCK:
+        io = _ANALYSED.get(source)
+        if io is not None:
+            _ANALYSED.move_to_end(source)
+            return io
+    tree = syntax.tree if syntax is not None and syntax.source == source else ast.parse(source)
+    io = _analyse(tree)
+    with _LOCK:
+        _ANALYSED[source] = io
+        while len(_ANALYSED) > _KEPT:
+            _ANALYSED.popitem(last=False)
+    return io
 
 
-@functools.lru_cache(maxsize=128)
-def _analyse(source: str) -> CellIO:
-    tree = ast.parse(source)
+def _analyse(tree: ast.Module) -> CellIO:
     module = Scope("module")
     Walker().body(tree.body, module)
     kinds = module.bound

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.record.cell import NO_VALUE, CellRun
+from porter_ext.record.syntax import CellSyntax
 from porter_ext.replay import shared_blocks
 from porter_ext.replay.run import ReplaySettings
 from porter_ext.report.model import CellEntry, ReplayEntry
@@ -70,14 +71,16 @@ def plan(
     pool: Any = None,
     control: bool = True,
     in_process: bool = False,
+    syntax: CellSyntax | None = None,
 ) -> ReplayPlan:
-    """Analyse the cell and, when it will be replayed, capture its inputs as they are now
-    (for workers from ``pool``), or snapshot those it may change (``in_process``)."""
+    """Analyse the cell (from its ``syntax`` where given: one parse) and, when it will be
+    replayed, capture its inputs as they are now (for workers from ``pool``), or
+    snapshot those it may change (``in_process``)."""
     from porter_ext.backends import backend_for
     from porter_ext.replay.analysis import analyse
     from porter_ext.replay.inputs import input_devices, snapshot, user_callables
 
-    io = analyse(code)
+    io = analyse(code, syntax)
     result = ReplayPlan(specs=specs, io=io, input_devices=input_devices(io, namespace),
                         pool=pool, control=control, in_process=in_process)  # fmt: skip
     for name in io.inputs:

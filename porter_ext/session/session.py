@@ -30,6 +30,7 @@ from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
 from porter_ext.record.magic_code import MagicRewriter
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.runners import register_cell_file
+from porter_ext.record.syntax import CellSyntax
 from porter_ext.record.transformer import transform
 from porter_ext.report.model import CellEntry, Report
 from porter_ext.session import fixing
@@ -134,8 +135,10 @@ class Session:
         # rewrite, in this run and in the inputs its replays get) until the cell is done
         armed = as_written.arm()
         ran = False
+        # parsed once, by the first that needs it: the analysis, then the rewrite
+        syntax = CellSyntax(code, filename, flags)
         try:
-            plan = self._plan(code, namespace, specs, options)
+            plan = self._plan(code, namespace, specs, options, syntax)
             fix = (
                 fixing.start(self, source, code, namespace, specs, options, cell)
                 if options.fix
@@ -149,7 +152,12 @@ class Session:
             )
             with self._magics_recorded(code, cell, filename, namespace):
                 run = run_recorded(
-                    code, namespace, record, filename=filename, ast_transformers=others
+                    code,
+                    namespace,
+                    record,
+                    filename=filename,
+                    syntax=syntax,
+                    ast_transformers=others,
                 )
             ran = True
             warnings = list(run.warnings)
@@ -230,13 +238,27 @@ class Session:
             self._pool = shared_pool()
         return self._pool
 
-    def _plan(self, code: str, namespace: dict, specs: list, options: PortOptions | None = None):
+    def _plan(
+        self,
+        code: str,
+        namespace: dict,
+        specs: list,
+        options: PortOptions | None = None,
+        syntax: CellSyntax | None = None,
+    ):
         from porter_ext.session.pipeline import plan
 
         options = options or PortOptions()
         try:
-            return plan(code, namespace, specs, pool=self.pool if specs else None,
-                        control=not options.no_control, in_process=options.in_process)  # fmt: skip
+            return plan(
+                code,
+                namespace,
+                specs,
+                pool=self.pool if specs else None,
+                control=not options.no_control,
+                in_process=options.in_process,
+                syntax=syntax,
+            )
         except SyntaxError:  # the run reports it
             return None
         except Exception as exc:  # porter's failure: the person's run goes on unreplayed
