@@ -287,12 +287,10 @@ class CallSiteTransformer(ast.NodeTransformer):
     def visit_For(self, node: ast.For) -> ast.AST:
         name = self.names.loops.get(id(node)) if self.names is not None else None
         if name is None:
-            iterated = node.iter
-            self.generic_visit(node)
-            if isinstance(iterated, ast.Name | ast.Attribute | ast.Subscript) and not (
-                self._is_plain(iterated)
-            ):
-                node.iter = self._iterated(node.iter)
+            node.target = self.visit(node.target)
+            node.iter = self._visit_iterated(node.iter)
+            node.body = _flat([self.visit(s) for s in node.body])
+            node.orelse = _flat([self.visit(s) for s in node.orelse])
             return node
         node.iter = self.visit(node.iter)
         saved = self.plain
@@ -302,13 +300,61 @@ class CallSiteTransformer(ast.NodeTransformer):
         node.orelse = _flat([self.visit(s) for s in node.orelse])
         return node
 
-    def _iterated(self, value: ast.expr) -> ast.expr:
+    def visit_comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+    ) -> ast.AST:
+        """A comprehension's iterables routed through ``iter`` like a ``for`` loop's, each
+        in its own generator: the first one is still evaluated in the enclosing scope
+        (where its names are known plain), the others and the body in the
+        comprehension's scope, where its targets shadow the enclosing names (and a
+        generator expression's body runs later: no name is known plain there)."""
+        first = node.generators[0]
+        first.iter = self._visit_iterated(first.iter, first.is_async)
+        saved = self.plain
+        if isinstance(node, ast.GeneratorExp):
+            self.plain = frozenset()
+        elif saved:
+            self.plain = saved - _bound_names(node)
+        try:
+            for generator in node.generators:
+                generator.target = self.visit(generator.target)
+                if generator is not first:
+                    generator.iter = self._visit_iterated(generator.iter, generator.is_async)
+                generator.ifs = [self.visit(test) for test in generator.ifs]
+            if isinstance(node, ast.DictComp):
+                node.key, node.value = self.visit(node.key), self.visit(node.value)
+            else:
+                node.elt = self.visit(node.elt)
+        finally:
+            self.plain = saved
+        return node
+
+    def _visit_iterated(self, value: ast.expr, is_async: bool = False) -> ast.expr:
+        """What a loop or a comprehension iterates over, rewritten, and called through
+        ``iter`` where it may be an array (a name, attribute or index the cell has not
+        made a Python value); a call (``enumerate(x)``, ``range(n)``) is recorded as
+        itself."""
+        hooked = (
+            not is_async
+            and isinstance(value, ast.Name | ast.Attribute | ast.Subscript)
+            and not self._is_plain(value)
+        )
+        simple = isinstance(value, ast.Name) or (
+            isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
+        )
+        value = self.visit(value)
+        return self._iterated(value, simple) if hooked else value
+
+    def _iterated(self, value: ast.expr, simple: bool) -> ast.expr:
         """``for v in x`` as ``for v in iter(x)`` through the call hook (the loop calls
         ``iter`` itself, and ``iter`` of an iterator is that iterator): iterating over an
-        array is recorded as ``iter``, a list or a dict stays plain Python."""
-        call = ast.copy_location(ast.Call(ast.Name(ITER_NAME, ast.Load()), [value], []), value)
-        ast.fix_missing_locations(call)
-        return self.visit_Call(call)
+        array is recorded as ``iter``, a list or a dict stays plain Python. ``value`` is
+        already rewritten (``simple``: it can be written on both paths of the guard)."""
+        call = _at(ast.Call(_at(ast.Name(ITER_NAME, ast.Load()), value), [value], []), value)
+        if simple:
+            return self._direct(call)
+        call.func = self._callee(call.func, call)
+        return call
 
     def _elsewhere(self, node: ast.AST) -> ast.AST:
         """A body that runs later or in its own scope: no name is known plain there."""
@@ -545,15 +591,24 @@ _VISITORS = {
     ast.AsyncFunctionDef: CallSiteTransformer._elsewhere,
     ast.ClassDef: CallSiteTransformer._elsewhere,
     ast.Lambda: CallSiteTransformer._elsewhere,
-    ast.GeneratorExp: CallSiteTransformer._elsewhere,
+    ast.ListComp: CallSiteTransformer.visit_comprehension,
+    ast.SetComp: CallSiteTransformer.visit_comprehension,
+    ast.DictComp: CallSiteTransformer.visit_comprehension,
+    ast.GeneratorExp: CallSiteTransformer.visit_comprehension,
 }
 _VISITORS_BY_SCOPE = {
     ast.FunctionDef: CallSiteTransformer._decorated,
     ast.AsyncFunctionDef: CallSiteTransformer._decorated,
     ast.ClassDef: CallSiteTransformer._decorated,
     ast.Lambda: CallSiteTransformer.generic_visit,
-    ast.GeneratorExp: CallSiteTransformer.generic_visit,
 }
+
+
+def _bound_names(node: ast.AST) -> frozenset[str]:
+    """The names ``node`` binds (a comprehension's targets, its ``:=``)."""
+    return frozenset(
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    )
 
 
 def _flat(items: list) -> list:
