@@ -240,6 +240,31 @@ class RewriteEntry:
 
 
 @dataclass(frozen=True)
+class DefinitionVerdict:
+    """What a cell's replay said of a function an earlier cell defined, whose rewrite
+    waited for a call (``porter fix``: a cell that only defines functions runs none of
+    them). Carried by the calling cell's entry; porter's side gives the defining cell
+    its verdict from it once the notebook ran."""
+
+    cell: int  # the defining cell's notebook index
+    name: str
+    accepted: bool
+    where: str  # the call site in the calling cell: ``line L: `text```
+    verified_on: list[str] = field(default_factory=list)
+    reason: str | None = None  # why not, when refused
+
+    def note(self) -> str:
+        """The verdict in words, as the calling cell's notes show it."""
+        kind = "verified" if self.accepted else "refused"
+        text = f"porter fix: {kind} {self.name} of cell {self.cell} at its call here ({self.where})"
+        return (
+            f"{text} on {', '.join(self.verified_on)}"
+            if self.accepted
+            else f"{text}: {self.reason}"
+        )
+
+
+@dataclass(frozen=True)
 class CellEntry:
     """One recorded cell: its source, what the original run called and raised, its replays."""
 
@@ -255,6 +280,9 @@ class CellEntry:
     notes: list[str] = field(default_factory=list)
     #: the proposed rewrite into the standard (``--fix``), or None
     rewrite: RewriteEntry | None = None
+    #: verdicts on earlier cells' definitions this cell called (``porter fix``); written
+    #: only when there is one
+    definition_verdicts: list[DefinitionVerdict] = field(default_factory=list)
     #: the counts and the one line every view shows (`porter_ext.report.headline`):
     #: derived here, once per entry, so no view counts; `dataclasses.replace` derives it
     #: again for the changed entry
@@ -282,6 +310,11 @@ class CellEntry:
         }
         if self.notes:
             data["notes"] = list(self.notes)
+        if self.definition_verdicts:
+            data["definition_verdicts"] = [
+                {**_record_dict(v), "verified_on": list(v.verified_on)}
+                for v in self.definition_verdicts
+            ]
         return data
 
     @classmethod
@@ -298,6 +331,10 @@ class CellEntry:
             replays=[ReplayEntry.from_dict(r) for r in data.get("replays", [])],
             notes=[str(n) for n in data.get("notes", [])],
             rewrite=None if not data.get("rewrite") else RewriteEntry.from_dict(data["rewrite"]),
+            definition_verdicts=[
+                DefinitionVerdict(**_known(DefinitionVerdict, v))
+                for v in data.get("definition_verdicts", [])
+            ],
         )
         if data.get("headline"):
             object.__setattr__(entry, "headline", Headline.from_dict(data["headline"]))

@@ -6,8 +6,9 @@ this notebook", true until a later cell calls one): the first later cell that re
 of the functions is replayed, from its own pre-run inputs, with the rewritten definitions
 put before it; when that replay agrees with the cell's original run, the definitions'
 rewrite is accepted (and put in effect for the cells after), otherwise refused with the
-call site. The later cell's entry carries the verdict as a note, which `settle` (on
-porter's side, once the notebook ran) turns into the earlier cell's ``rewrite``.
+call site. The later cell's entry carries the verdict (`DefinitionVerdict`, in its
+JSON), which `settle` (on porter's side, once the notebook ran) turns into the earlier
+cell's ``rewrite``.
 """
 
 from __future__ import annotations
@@ -19,18 +20,13 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from porter_ext.report.model import CellEntry, RewriteEntry
+from porter_ext.report.model import CellEntry, DefinitionVerdict, RewriteEntry
 from porter_ext.session.magic_lines import mask_magics
 
-__all__ = ["NEVER_CALLED", "Deferred", "pending", "settle", "unexercised_defs"]
+__all__ = ["NEVER_CALLED", "Deferred", "pending", "settle", "unexercised_defs", "verdict"]
 
 NEVER_CALLED = "never called in this notebook"
 WAITING = "deferred: verified where a later cell calls it"
-_NOTE_TEXT = "porter fix: {kind} {name} of cell {cell} at its call here ({where})"
-_NOTE = re.compile(
-    r"^porter fix: (verified|refused) (\w+) of cell (\d+) at its call here "
-    r"\((.*?)\)(?: on (.*)|: (.*))$"
-)
 
 #: per session, the definitions waiting for a call (in the kernel)
 _PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -65,20 +61,11 @@ class Deferred:
         return frozenset({self.name})
 
 
-@dataclass
-class Verdict:
-    """What a later cell's replay said of one deferred definition."""
-
-    deferred: Deferred
-    accepted: bool
-    where: str
-    detail: str  # the specs it verified on, or why not
-
-    def note(self) -> str:
-        kind = "verified" if self.accepted else "refused"
-        text = _NOTE_TEXT.format(kind=kind, name=self.deferred.name, cell=self.deferred.cell,
-                                 where=self.where)  # fmt: skip
-        return f"{text} on {self.detail}" if self.accepted else f"{text}: {self.detail}"
+def verdict(deferred: Deferred, accepted: bool, where: str, detail: list[str] | str):
+    """The calling cell's verdict on ``deferred``: the specs it verified on, or why not."""
+    if accepted:
+        return DefinitionVerdict(deferred.cell, deferred.name, True, where, list(detail))
+    return DefinitionVerdict(deferred.cell, deferred.name, False, where, reason=str(detail))
 
 
 def pending(session: Any) -> list[Deferred]:
@@ -164,14 +151,10 @@ def settle(cells: list[CellEntry]) -> list[CellEntry]:
     """The cells with each deferred rewrite given its verdict, function by function: the
     definitions verified at a later call applied (with the call site), those refused
     there or never called left as written, with the reason."""
-    verdicts: dict[tuple[int, str], tuple[bool, int | None, str, str]] = {}
+    verdicts: dict[tuple[int, str], tuple[DefinitionVerdict, int | None]] = {}
     for cell in cells:
-        for note in cell.notes:
-            match = _NOTE.match(note)
-            if match and (int(match[3]), match[2]) not in verdicts:
-                accepted = match[1] == "verified"
-                detail = match[5] if accepted else match[6]
-                verdicts[(int(match[3]), match[2])] = (accepted, cell.index, match[4], detail)
+        for given in cell.definition_verdicts:  # the first call decides
+            verdicts.setdefault((given.cell, given.name), (given, cell.index))
     return [_settled(cell, verdicts) for cell in cells]
 
 
@@ -193,13 +176,13 @@ def _settled(cell: CellEntry, verdicts: dict) -> CellEntry:
         if verdict is None:
             reasons[name] = f"{name}: {NEVER_CALLED}"
             continue
-        ok, later, where, detail = verdict
-        at = f"{name} at its call in cell {later} ({where})"
-        if ok:
-            accepted[name] = [s.strip() for s in detail.split(",")]
+        given, later = verdict
+        at = f"{name} at its call in cell {later} ({given.where})"
+        if given.accepted:
+            accepted[name] = list(given.verified_on)
             reasons[name] = f"verified {at}"
         else:
-            reasons[name] = f"refused {at}: {detail}"
+            reasons[name] = f"refused {at}: {given.reason}"
 
     def site(s: Any) -> Any:
         if s.reason != WAITING:

@@ -21,10 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from porter_ext.report.model import (
-    CellEntry,
-    RewriteEntry,
-)
+from porter_ext.report.model import CellEntry, DefinitionVerdict, RewriteEntry
 from porter_ext.session.fix_support import (
     Round,
     accepted_entry,
@@ -128,25 +125,31 @@ class FixRun:
     def verify(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any,
                policy: Any) -> CellEntry:  # fmt: skip
         """The entry with its ``rewrite`` (and the verdicts on earlier cells' deferred
-        definitions it calls, as notes); releases the capture."""
-        notes: list[str] = []
+        definitions it calls, with a note for each); releases the capture."""
+        verdicts: list[DefinitionVerdict] = []
         try:
             if self.deferred:
-                notes = self._settle_deferred(entry, namespace, run, settings, policy)
+                verdicts = self._settle_deferred(entry, namespace, run, settings, policy)
             rewrite = self._verify(entry, namespace, run, settings, policy)
         finally:
             if self.plan is not None and self.plan.capture is not None:
                 self.plan.capture.release()
         if rewrite is not None and rewrite.status != "refused" and self.in_effect:
             _put_in_effect(self._code(rewrite.source), namespace, self.cell)
-        return dataclasses.replace(entry, rewrite=rewrite, notes=[*entry.notes, *notes])
+        notes = [*entry.notes, *(v.note() for v in verdicts)]
+        return dataclasses.replace(
+            entry,
+            rewrite=rewrite,
+            notes=notes,
+            definition_verdicts=[*entry.definition_verdicts, *verdicts],
+        )
 
     def _settle_deferred(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any,
-                         settings: Any, policy: Any) -> list[str]:  # fmt: skip
+                         settings: Any, policy: Any) -> list[DefinitionVerdict]:  # fmt: skip
         """Replay this cell with the earlier cells' rewritten definitions before it: they
         are accepted (and put in effect) when it agrees with this cell's original run."""
         from porter_ext.fix.rewrite import CellRewrite
-        from porter_ext.session.deferred import Verdict, call_site, pending
+        from porter_ext.session.deferred import call_site, pending, verdict
 
         specs = self._specs(run)
         called = [d for d in self.deferred if d.ran_in(self.source, entry.calls)]
@@ -168,18 +171,18 @@ class FixRun:
         if not together.accepted and len(self.deferred) > 1:  # which one: each alone
             results = {id(d): judged([d]) for d in self.deferred}
         waiting = pending(self.session)
-        notes = []
+        verdicts = []
         for deferred in self.deferred:
             result = results[id(deferred)]
             where = call_site(self.source, deferred.names)
-            detail = ", ".join(result.verified_on) if result.accepted else (result.why or "")
-            notes.append(Verdict(deferred, result.accepted, where, detail).note())
+            detail = list(result.verified_on) if result.accepted else (result.why or "")
+            verdicts.append(verdict(deferred, result.accepted, where, detail))
             if deferred in waiting:
                 waiting.remove(deferred)
             if result.accepted:
                 self.prefix += deferred.code
                 _put_in_effect(deferred.code, namespace, deferred.record_cell)
-        return notes
+        return verdicts
 
     def _defer(self, full: Any, idle: Mapping[str, tuple[int, int]]) -> RewriteEntry | None:
         """``porter fix``: the rewrite of definitions nothing here calls waits for a later

@@ -5,18 +5,21 @@ disagrees, never called) is in tests/test_cli_fix.py."""
 
 from __future__ import annotations
 
+import json
+
 from porter_ext.fix.rewrite import rewrite_source
 from porter_ext.record.model import CallOrigin, CallRecord
-from porter_ext.report.model import CellEntry, RewriteEntry, RewriteSiteEntry
+from porter_ext.report.model import CellEntry, DefinitionVerdict, RewriteEntry, RewriteSiteEntry
+from porter_ext.report.validation import validate
 from porter_ext.session.deferred import (
     NEVER_CALLED,
     WAITING,
     Deferred,
-    Verdict,
     definitions_only,
     patched,
     settle,
     unexercised_defs,
+    verdict,
 )
 
 SOURCE = "def f(x):\n    return x.sum(1)\n\n\ndef g(x):\n    return x.mean(0)\n\nk = 1"
@@ -57,15 +60,25 @@ def test_definitions_only_keeps_the_imports_and_the_one_function():
     assert definitions_only(code, "h") == ""
 
 
-def _note(name: str, accepted: bool, detail: str) -> str:
-    deferred = Deferred(1, name, "")
-    return Verdict(deferred, accepted, "line 1: `y = f(x)`", detail).note()
+def _verdict(name: str, accepted: bool, detail: list[str] | str) -> DefinitionVerdict:
+    return verdict(Deferred(1, name, ""), accepted, "line 1: `y = f(x)`", detail)
+
+
+def _later(*verdicts: DefinitionVerdict) -> CellEntry:
+    """The calling cell as porter's side reads it: from the JSON the kernel wrote."""
+    entry = CellEntry(
+        index=2,
+        execution_count=2,
+        source="y = f(x)",
+        notes=[v.note() for v in verdicts],
+        definition_verdicts=list(verdicts),
+    )
+    return CellEntry.from_dict(json.loads(json.dumps(entry.to_dict())))
 
 
 def test_settle_applies_what_a_later_call_verified_and_says_why_not_for_the_rest():
     cell, _ = _deferred_cell()
-    later = CellEntry(index=2, execution_count=2, source="y = f(x)",
-                      notes=[_note("f", True, "torch, numpy")])  # fmt: skip
+    later = _later(_verdict("f", True, ["torch", "numpy"]))
     settled = settle([cell, later])[0].rewrite
     assert settled.status == "partial"
     assert settled.verified_on == ["torch", "numpy"]
@@ -79,8 +92,7 @@ def test_settle_applies_what_a_later_call_verified_and_says_why_not_for_the_rest
 
 def test_settle_refuses_with_the_call_site_and_never_called_otherwise():
     cell, _ = _deferred_cell()
-    later = CellEntry(index=2, execution_count=2, source="y = f(x)",
-                      notes=[_note("f", False, "it changes the result on numpy (y: numeric)")])  # fmt: skip
+    later = _later(_verdict("f", False, "it changes the result on numpy (y: numeric)"))
     settled = settle([cell, later])[0].rewrite
     assert settled.status == "refused" and settled.source == SOURCE
     assert settled.reason.startswith(
@@ -90,6 +102,38 @@ def test_settle_refuses_with_the_call_site_and_never_called_otherwise():
     assert alone.status == "refused"
     assert alone.reason == "f: never called in this notebook; g: never called in this notebook"
     assert all(not s.applied and NEVER_CALLED in s.reason for s in alone.sites)
+
+
+def test_the_verdict_travels_as_fields_not_as_note_text():
+    cell, _ = _deferred_cell()
+    # words a note parsed back with a pattern misreads: parentheses, " on " and ": "
+    where = "line 1: `y = f(x) if on else (g(x): 1)`"
+    given = verdict(Deferred(1, "f", ""), True, where, ["torch:cuda:0", "jax"])
+    later = CellEntry(index=2, execution_count=2, source="y = f(x)", definition_verdicts=[given])
+    data = later.to_dict()
+    assert data["definition_verdicts"] == [
+        {
+            "cell": 1,
+            "name": "f",
+            "accepted": True,
+            "where": where,
+            "verified_on": ["torch:cuda:0", "jax"],
+            "reason": None,
+        }
+    ]
+    settled = settle([cell, CellEntry.from_dict(data)])[0].rewrite
+    assert settled.verified_on == ["torch:cuda:0", "jax"]
+    assert settled.reason.startswith(f"verified f at its call in cell 2 ({where})")
+    assert "notes" not in data  # nothing is read back from words
+
+
+def test_a_cell_with_definition_verdicts_is_valid_json() -> None:
+    from porter_ext.report.model import Environment, Report
+
+    cell, _ = _deferred_cell()
+    later = _later(_verdict("f", False, "it changes the result"))
+    report = Report.build([cell, later], Environment("3.11"), array_api_version="2024.12")
+    validate(json.loads(report.to_json()))
 
 
 def test_a_deferred_definition_ran_where_the_cell_names_it_or_recorded_a_call_inside_it():
