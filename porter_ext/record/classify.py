@@ -13,7 +13,15 @@ from typing import Any
 
 from porter_ext.backends import HELPERS, LIBRARIES, backend_for, dtype_name, get_backend
 from porter_ext.record.resolve import Callee
-from porter_ext.spec.dtype_categories import BINARY, CATEGORY, KINDS, dtype_kind
+from porter_ext.spec.dtype_categories import (
+    BINARY,
+    CATEGORY,
+    KINDS,
+    SCALAR_OPERANDS,
+    complex_of,
+    dtype_kind,
+    scalar_issue,
+)
 from porter_ext.spec.replacements import choose, find, render_suggestion
 from porter_ext.spec.standard import FunctionSpec, Standard
 
@@ -45,7 +53,8 @@ def value_sensitive(callee: Callee, args: tuple, kwargs: dict) -> bool:
     shape of the call: a list where an array goes, a dtype, a reduction's input dtype."""
     if callee.kind != "function":
         return False
-    if callee.name in NUMERIC_ONLY or callee.name in CATEGORY or "dtype" in kwargs:
+    name = callee.name
+    if name in NUMERIC_ONLY or name in CATEGORY or name in SCALAR_OPERANDS or "dtype" in kwargs:
         return True
     for a in args:
         if type(a) is list or type(a) is tuple:
@@ -102,7 +111,39 @@ def argument_issue(
                 if spec.name != "sum"
                 else "xp.count_nonzero(x)",
             )
-    return _kind_issue(spec.name, [(n, v) for n, v in bound if n in _ARRAY_PARAMS])
+    operands = [(n, v) for n, v in bound if n in _ARRAY_PARAMS]
+    return _kind_issue(spec.name, operands) or _scalar_issue(spec.name, operands, std.version)
+
+
+#: what a function outside its category means, where a cast would change the result:
+#: fftshift of an integer array is a roll by half of each axis (with ``axes=None``)
+_KIND_REWRITES = {
+    "fft.fftshift": "xp.roll(x, tuple(n // 2 for n in x.shape), axis=tuple(range(x.ndim)))",
+    "fft.ifftshift": "xp.roll(x, tuple(-(n // 2) for n in x.shape), axis=tuple(range(x.ndim)))",
+}
+#: (function, kind of the input outside its category) → what else to write
+_KIND_NOTES = {
+    ("fft.fft", "float"): "xp.fft.rfft(x) gives its first n // 2 + 1 values (the "
+    "non-negative frequencies) from the real array itself",
+    ("fft.fftn", "float"): "xp.fft.rfftn(x) gives half of the last axis from the real array itself",
+    ("fft.rfft", "complex"): "for a complex input xp.fft.fft transforms it whole (NumPy "
+    "refuses it, torch raises)",
+    ("fft.rfftn", "complex"): "for a complex input xp.fft.fftn transforms it whole",
+    ("fft.ihfft", "complex"): "for a complex input xp.fft.ifft transforms it whole",
+}
+
+
+def _cast_into(allowed: frozenset[str], dtype: str) -> str | None:
+    """The dtype to cast an array of ``dtype`` to so that it is of a kind in ``allowed``
+    with the same values (a real or integer array into a complex one, an integer array
+    into a floating one), or None (a complex array into a real one loses its imaginary
+    part: no cast keeps the meaning)."""
+    kind = dtype_kind(dtype)
+    if "float" in allowed and kind in ("int", "bool"):
+        return "float64"
+    if "complex" in allowed and kind in ("int", "bool", "float"):
+        return complex_of(dtype)
+    return None
 
 
 def _kind_issue(function: str, arrays: list[tuple[str, Any]]) -> tuple[str, str | None] | None:
@@ -118,12 +159,17 @@ def _kind_issue(function: str, arrays: list[tuple[str, Any]]) -> tuple[str, str 
     allowed = KINDS[category]
     wrong = [n for n, k in kinds.items() if k != "other" and k not in allowed]
     if wrong:
-        floating = "float" in allowed and all(kinds[n] in ("int", "bool") for n in wrong)
-        args = [f"xp.astype({n}, xp.float64)" if n in wrong else n for n, _ in arrays]
+        casts = {n: _cast_into(allowed, dtypes[n]) for n in wrong}
+        args = [f"xp.astype({n}, xp.{casts[n]})" if n in wrong else n for n, _ in arrays]
+        suggestion = None if None in casts.values() else f"xp.{function}({', '.join(args)})"
+        rewrite = _KIND_REWRITES.get(function)
+        if rewrite is not None and all(kinds[n] in ("int", "bool") for n in wrong):
+            suggestion = rewrite  # the same values, and the array's own dtype
+        note = _KIND_NOTES.get((function, kinds[wrong[0]]), "")
         return (
             f"{function}() of {', '.join(dtypes[n] for n in wrong)}: the standard's "
-            f"{function} takes {category} arrays",
-            f"xp.{function}({', '.join(args)})" if floating else None,
+            f"{function} takes {category} arrays" + (f"; {note}" if note else ""),
+            suggestion,
         )
     if function in BINARY and len(kinds) == 2 and "other" not in kinds.values():
         (n1, k1), (n2, k2) = kinds.items()
@@ -136,6 +182,49 @@ def _kind_issue(function: str, arrays: list[tuple[str, Any]]) -> tuple[str, str 
                 "promote across kinds of dtype",
                 f"xp.{function}({', '.join(args)})",
             )
+    return None
+
+
+_SCALAR_KINDS = {bool: "bool", int: "int", float: "float", complex: "complex"}
+
+
+def _scalar_issue(
+    function: str, operands: list[tuple[str, Any]], version: str
+) -> tuple[str, str | None] | None:
+    """(reason, suggestion) when a Python scalar operand of ``function`` (``x1``/``x2`` of
+    an elementwise function or ``where``) is outside the standard: before 2024.12 these
+    take arrays only; from 2024.12 a scalar mixes with an array of its own kind of dtype
+    only (`scalar_issue`, as for operators: ``xp.multiply(i, 0.5)`` on an integer array
+    is implementation-defined)."""
+    if function not in SCALAR_OPERANDS:
+        return None
+    scalars = [(n, _SCALAR_KINDS[type(v)]) for n, v in operands if type(v) in _SCALAR_KINDS]
+    arrays = [(n, v) for n, v in operands if n != "condition" and backend_for(v) is not None]
+    if not scalars or len(arrays) != 1:
+        return None
+    names = [n for n, _ in operands]
+    array, dtype = arrays[0][0], dtype_name(arrays[0][1])
+    for scalar, kind in scalars:
+        issue = scalar_issue(dtype, kind, version)
+        reason, cast = issue if issue is not None else ("", None)
+        spelled = {}
+        if cast is not None:
+            spelled[array] = f"xp.astype({array}, xp.{cast})"
+        elif issue is not None:  # a bool with numbers: the scalar in the array's kind
+            spelled[scalar] = f"{dtype_kind(dtype)}({scalar})"
+        if version < "2024.12":
+            target = f"xp.{cast}" if cast is not None else f"{array}.dtype"
+            spelled[scalar] = f"xp.asarray({spelled.get(scalar, scalar)}, dtype={target})"
+            reason = (
+                f"a Python {kind} as {scalar}: the standard's {function}() takes arrays "
+                f"(Python scalars from 2024.12; checked against {version})"
+            )
+        elif issue is None:
+            continue
+        else:
+            reason = f"{function}(): {reason}"
+        args = [spelled.get(n, n) for n in names]
+        return reason, f"xp.{function}({', '.join(args)})"
     return None
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from porter_ext.backends import Backend, all_backends, dtype_name
 from porter_ext.record.classify import Verdict
-from porter_ext.spec.dtype_categories import dtype_kind
+from porter_ext.spec.dtype_categories import dtype_kind, scalar_issue
 from porter_ext.spec.standard import Standard
 
 #: the operand an operator reflects to when the array is on the right (``2 - x``)
@@ -108,16 +108,12 @@ def classify_operation(
     if division is not None:
         return division
     if other[0] == "scalar":
-        okind = other[1]
-        if xkind in _KIND_ORDER and _KIND_ORDER[okind] > _KIND_ORDER[xkind]:
-            return Verdict(
-                "non_standard_usage",
-                name,
-                f"xp.astype(x, xp.{_wider(okind)}) {symbol} ...",
-                f"a Python {okind} with a {x[2]} array: the standard does not promote a "
-                "scalar to another kind of dtype",
-            )
-        return Verdict("standard", name)
+        issue = scalar_issue(x[2], other[1], std.version)
+        if issue is None:
+            return Verdict("standard", name)
+        reason, cast = issue
+        suggestion = f"xp.astype(x, xp.{cast}) {symbol} ..." if cast else f"x {symbol} {xkind}(...)"
+        return Verdict("non_standard_usage", name, suggestion, reason)
     if other[0] == "array":
         okind = dtype_kind(other[2])
         if xkind != okind and "other" not in (xkind, okind):
@@ -179,10 +175,6 @@ def _true_division(name: str, x: tuple, other: tuple) -> Verdict | None:
         + ": the standard's / takes floating-point arrays (integer inputs are "
         "implementation-defined; array-api-strict refuses them)",
     )
-
-
-def _wider(kind: str) -> str:
-    return {"int": "int64", "float": "float64", "complex": "complex128"}.get(kind, "float64")
 
 
 _PYTHON_CAST = {"int": "int", "bool": "bool", "float": "float"}
