@@ -178,7 +178,9 @@ class _Filler:
             return None
         self.used_ops.update(rest)
         parts = [str(self.ops[i]) for i in rest]
-        return parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
+        if len(parts) == 1 and not _is_int_literal(parts[0]):
+            return parts[0]  # a shape as one argument (a tuple, or a name that holds one)
+        return f"({', '.join(parts)},)" if len(parts) == 1 else f"({', '.join(parts)})"
 
     def _sizes(self) -> str | None:
         """A creation call's positional sizes as one tuple (``zeros(2, n)`` → ``(2, n)``)."""
@@ -198,6 +200,17 @@ class _Filler:
         left = [self.ops[i] for i in range(len(self.ops)) if i not in self.used_ops]
         left += [f"{k}={v}" for k, v in self.call.kwargs.items() if k not in self.used_keys]
         return [str(v) for v in left]
+
+
+def _is_int_literal(source: str) -> bool:
+    """``3`` or ``-1``: one size, which the standard's shape takes as a 1-tuple."""
+    try:
+        node = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 def _needs_parentheses(source: str) -> bool:

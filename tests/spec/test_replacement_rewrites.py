@@ -187,7 +187,7 @@ def _rewritten_runs(rewritten: str, call: SourceCall, variation: str, backends=N
     for backend in backends or _available():
         xp = backend.namespace()
         extra = pytest.importorskip("array_api_extra") if "xpx." in rewritten else None
-        namespace = {**_inputs(xp, variation), "xp": xp, "xpx": extra}
+        namespace = {**_inputs(xp, variation), "xp": xp, "xpx": extra, "np": np}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield backend, namespace, _run(rewritten, namespace, call)

@@ -500,7 +500,7 @@ _REQUIRED = [
     ("jax", "function", "device_put", "asarray", "device_specific"),
     ("torch", "method", "cuda", "to_device", "device_specific"),
     ("torch", "method", "cpu", "to_device", "device_specific"),
-    ("torch", "method", "item", None, "host_sync"),
+    ("torch", "method", "item", "__float__", "host_sync"),
     ("torch", "method", "numpy", "from_dlpack", "host_sync"),
     ("torch", "method", "tolist", None, "host_sync"),
 ]
