@@ -22,7 +22,9 @@ reports it prints, per notebook and in total:
 
 It exits non-zero only when a command crashes.
 
-    python benchmarks/bench_fix_coverage.py [NOTEBOOK ...]
+    python benchmarks/bench_fix_coverage.py [--keep DIR] [NOTEBOOK ...]
+
+``--keep DIR`` leaves the ported notebooks and both reports of each notebook in DIR.
 """
 
 from __future__ import annotations
@@ -236,9 +238,13 @@ def notebooks(args: list[str]) -> list[Path]:
 
 def main(args: list[str]) -> None:
     total = Figures()
+    keep = None
+    if args[:1] == ["--keep"] and len(args) > 1:
+        keep, args = Path(args[1]), args[2:]
+        keep.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bench-fix-coverage-") as tmp:
         for notebook in notebooks(args):
-            figures = measure(notebook, Path(tmp))
+            figures = measure(notebook, keep or Path(tmp))
             print(_line(notebook.relative_to(ROOT).as_posix(), figures), flush=True)
             total.add(figures)
     print(_line("TOTAL", total))

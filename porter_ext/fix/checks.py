@@ -23,6 +23,7 @@ from porter_ext.fix.static import (
     PYTHON_TYPES,
     UNKNOWN,
     VARIANTS,
+    ArrayValue,
     callee_of,
     concretize,
     for_display,
@@ -81,6 +82,14 @@ class Analyzer(FlowModel):
     ) -> None:
         super().__init__(imports, std, arrays)
         self.sites: list[Site] = []
+        #: standard calls made through a library's module (``torch.abs(x)``,
+        #: ``torch.arange(n)``): no finding, but a ported cell makes them through ``xp``;
+        #: ``(line, col, end_line, end_col)`` (columns in bytes) → (standard name,
+        #: qualname, whether it creates from sizes alone)
+        self.through_library: dict[tuple[int, int, int, int], tuple[str, str, bool]] = {}
+        #: statements writing into an array (``h[0] = 0``, ``N[i] += 1``): (line, col) →
+        #: the ``xpx.at`` method that makes the same update where arrays are immutable
+        self.array_writes: dict[tuple[int, int], str] = {}
 
     # -- visiting ---------------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -103,7 +112,10 @@ class Analyzer(FlowModel):
         if dotted is not None:
             callee = callee_of(dotted)
             if callee is not None and not _is_class_name(callee, self.std):
+                found = len(self.sites)
                 self.check_call(node, callee, None)
+                if len(self.sites) == found:
+                    self._note_through_library(node, callee)
                 self.check_creation(node, callee.name, callee.qualname)
         elif name is not None:
             if not name.startswith("backend."):  # the escape hatch: acknowledged
@@ -125,6 +137,38 @@ class Analyzer(FlowModel):
             self.visit(arg)
         for keyword in node.keywords:
             self.visit(keyword.value)
+
+    def _note_through_library(self, node: ast.Call, callee: Callee) -> None:
+        """A standard call through the library's module with an array among its operands,
+        or a creation from sizes (``torch.arange(6)``); conversions stay, their library is
+        their point."""
+        if callee.name not in self.std.functions or callee.name in _CONVERSIONS:
+            return
+        operands = [a for a in node.args if not isinstance(a, ast.Starred)]
+        arrays = any(self._array(a) is not None for a in operands)
+        if arrays or callee.name in _FROM_SIZES:
+            end = (node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
+            where = (node.lineno, node.col_offset, *end)
+            self.through_library[where] = (callee.name, callee.qualname, not arrays)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) == 1:
+            self._note_write(node, node.targets[0], "set")
+        super().visit_Assign(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        method = _AT_METHODS.get(type(node.op))
+        if method is not None:
+            self._note_write(node, node.target, method)
+        super().visit_AugAssign(node)
+
+    def _note_write(self, statement: ast.stmt, target: ast.expr, method: str) -> None:
+        if (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and self._array(target.value) is not None
+        ):
+            self.array_writes[(statement.lineno, statement.col_offset)] = method
 
     # -- checks -----------------------------------------------------------------------
     def add(self, node: ast.expr, judged: _Judged) -> None:
@@ -217,9 +261,55 @@ class Analyzer(FlowModel):
         if function is None or len(function.arrays) == len(function.params) or not node.args:
             return
         taking = self._array_positions(node.func)
+        dotted = self.dotted_of(node.func)
+        callee = callee_of(dotted) if dotted is not None else None
         for position, arg in enumerate(node.args):
-            if position in taking and isinstance(arg, ast.Name):
-                self.used_as_array(arg.id)
+            if position not in taking:
+                continue
+            for name in _arithmetic_names(arg):  # ``np.exp(a - a.max(axis=1))``: a
+                self.used_as_array(name)
+                if callee is not None:
+                    self._assume_array(name, callee.library)
+
+    def _assume_array(self, name: str, library: str) -> None:
+        """A parameter a library's function takes as an array is one of that library from
+        here on, so its methods are judged (the rewrite is verified where it is called)."""
+        function = self.functions[-1]
+        if (
+            self.frame.kind == "function"
+            and function is not None
+            and name in function.params
+            and self.lookup(name) is UNKNOWN
+        ):
+            self.assign(name, ArrayValue(library))
+
+
+def _arithmetic_names(node: ast.expr) -> list[str]:
+    """The names an operand is arithmetic on (``a - a.max(1)``: ``a``; not a call's
+    arguments, nor an index)."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.BinOp):
+        return _arithmetic_names(node.left) + _arithmetic_names(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _arithmetic_names(node.operand)
+    return []
+
+
+#: augmented assignments into an array, as array-api-extra's ``at`` updates
+_AT_METHODS = {
+    ast.Add: "add",
+    ast.Sub: "subtract",
+    ast.Mult: "multiply",
+    ast.Div: "divide",
+    ast.Pow: "power",
+}
+
+#: standard functions whose library is the point of the call (``np.asarray(t)`` makes a
+#: NumPy array of a tensor): never moved to ``xp``
+_CONVERSIONS = frozenset({"asarray", "from_dlpack"})
+#: the standard's creation functions from sizes and values alone
+_FROM_SIZES = frozenset({"arange", "empty", "eye", "full", "linspace", "ones", "zeros"})
 
 
 @lru_cache(maxsize=1024)

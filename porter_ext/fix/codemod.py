@@ -19,9 +19,12 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from porter_ext.fix.cellscope import binds_xp_at_top, site_libraries
+from porter_ext.fix.cellscope import (
+    binds_xp_at_top,
+    site_libraries,
+)
 from porter_ext.fix.checks import Site
-from porter_ext.fix.xpbind import XpBinding
+from porter_ext.fix.portable import PortableMoves, every_part
 from porter_ext.spec.replacement import Replacement
 from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
 
@@ -48,7 +51,7 @@ def _key(line: int, col: int, end_line: int, end_col: int) -> tuple[int, int, in
     return (line, col, end_line, end_col)
 
 
-class CellCodemod(XpBinding):
+class CellCodemod(PortableMoves):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(
@@ -76,6 +79,8 @@ class CellCodemod(XpBinding):
         self.fields: dict[cst.Call, str | int] = {}
         #: those rewritten with their field, whose reading of it goes with them
         self.taken: set[cst.Call] = set()
+        #: calls whose tuple result is unpacked into names: call → how many
+        self.unpacked: dict[cst.Call, int] = {}
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node).strip()
@@ -97,12 +102,26 @@ class CellCodemod(XpBinding):
     def _record(self, site: Site, text: str, replacement: str | None, why: str | None = None):
         self.results.append(RewriteSite(site.line, site.col, site.name, text, replacement, why))
 
+    def _moved(self, where: tuple[int, int, str], text: str, replacement: str | None) -> None:
+        """A site of `PortableMoves`: applied, or left out by ``only`` (None)."""
+        why = None if replacement is not None else _LEFT_OUT
+        self.results.append(RewriteSite(*where, text, replacement, why))
+
     # -- what is read from a call's tuple result --------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         super().visit_SimpleStatementLine(node)
         for small in node.body:
             if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
                 self.statement_calls.add(small.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if (
+            isinstance(target, cst.Tuple)
+            and isinstance(node.value, cst.Call)
+            and all(isinstance(e, cst.Element) for e in target.elements)
+        ):
+            self.unpacked[node.value] = len(target.elements)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Call) and node.attr.value in _FIELDS:
@@ -131,6 +150,8 @@ class CellCodemod(XpBinding):
         if site.entry is not None:
             return site.entry
         verdict = self.decided.get((site.line, site.col, site.name))
+        if site.undecided and verdict is not None and verdict[0] == "standard":
+            raise _AsTheStandardSays  # ``P.T`` on a 2-D P: nothing to rewrite
         if site.undecided and verdict is not None:
             options = [e for e in site.options if (e.status, e.standard_name) == verdict]
             if len({(e.rewrite, e.parts) for e in options}) == 1:
@@ -154,7 +175,14 @@ class CellCodemod(XpBinding):
             statement = call_node is not None and original in self.statement_calls
             call = self._source_call(entry, updated, statement)
             self.note_array(call)
-            replacement = render_rewrite(entry, call, field)
+            unpacks = field is None and isinstance(original, cst.Call)
+            count = self.unpacked.get(original) if unpacks else None  # type: ignore[arg-type]
+            if count is not None and len(entry.parts) == count:
+                replacement = every_part(entry, call)
+            else:
+                replacement = render_rewrite(entry, call, field)
+        except _AsTheStandardSays:
+            return None
         except NoRewrite as exc:
             self._record(site, text, None, str(exc))
             return None
@@ -162,7 +190,7 @@ class CellCodemod(XpBinding):
             self._record(site, text, None, _LEFT_OUT)
             return None
         self.site_libraries = site_libraries(site)
-        unbound = self.unbound_xp(replacement, call, original, updated)
+        unbound = self.unbound_xp(replacement, call, original, updated) or self._numpy(replacement)
         if unbound is not None:
             self._record(site, text, None, unbound)
             return None
@@ -178,7 +206,9 @@ class CellCodemod(XpBinding):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         site = self._site(original)
-        if site is None or (site.kind == "host_sync" and site.entry is None):
+        if site is None:
+            return self._through_xp(original, updated)
+        if site.kind == "host_sync" and site.entry is None and not site.undecided:
             return updated  # float(x): the standard's own way to read a value
         replacement = self._rewrite(site, original, updated, updated)
         return updated if replacement is None else replacement
@@ -251,6 +281,10 @@ class CellCodemod(XpBinding):
         if isinstance(updated.value, _StatementMarker):
             return cst.parse_statement(updated.value.replacement).body[0]  # type: ignore[attr-defined]
         return updated
+
+
+class _AsTheStandardSays(Exception):
+    """The run saw the site used as the standard says: no site at all."""
 
 
 #: libcst's operator classes by the dunder a recorded operator call names

@@ -32,6 +32,7 @@ __all__ = ["CellRewrite", "RewriteSite", "rewrite_source"]
 
 _HELPER_IMPORT = "from array_api_compat import array_namespace"
 _EXTRA_IMPORT = "import array_api_extra as xpx"
+_NUMPY_IMPORT = "import numpy as np"
 
 
 @dataclass
@@ -79,6 +80,8 @@ def _with_preamble(module: cst.Module, rewriter: CellCodemod, tree: ast.Module,
         lines.append(_HELPER_IMPORT)
     if rewriter.needs_extra and "xpx" not in names:
         lines.append(_EXTRA_IMPORT)
+    if rewriter.needs_numpy and "np" not in names:
+        lines.append(_NUMPY_IMPORT)
     body = list(module.body)
     if top["uses"] and top["arrays"] and not rewriter.binds_xp:
         first = first_line_using(module)
@@ -104,6 +107,21 @@ def _in_bytes(
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         out[(line, len(text[:col].encode()), name.rpartition(".")[2])] = library
     return out
+
+
+def _through_library(
+    calls: Mapping[tuple[int, int, int, int], tuple[str, str, bool]], lines: list[str]
+) -> dict[tuple[int, int, int, int], tuple[str, str, bool]]:
+    """The analysis' positions (columns in UTF-8 bytes) in characters, as libcst's."""
+
+    def chars(line: int, col: int) -> int:
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        return len(text.encode()[:col].decode(errors="ignore"))
+
+    return {
+        _key(line, chars(line, col), end_line, chars(end_line, end_col)): names
+        for (line, col, end_line, end_col), names in calls.items()
+    }
 
 
 def rewrite_source(
@@ -150,6 +168,8 @@ def rewrite_source(
     module = cst.parse_module(source)
     wrapper = MetadataWrapper(module)
     rewriter = CellCodemod(by_key, wrapper.module, only, operators, arrays, names, decided, others)
+    rewriter.through_library = _through_library(analyzer.through_library, lines)
+    rewriter.array_writes = analyzer.array_writes  # statements start after indentation
     rewritten = wrapper.visit(rewriter)
     rewritten = _with_preamble(rewritten, rewriter, tree, provided)
     results = sorted(rewriter.results, key=lambda r: (r.line, r.col))

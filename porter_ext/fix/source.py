@@ -198,6 +198,8 @@ class SourceModel:
             return self._array(node.left) or self._array(node.right)
         if isinstance(node, ast.UnaryOp):
             return self._array(node.operand)
+        if isinstance(node, ast.Compare):  # an array compared: an array of bools
+            return next(filter(None, map(self._array, [node.left, *node.comparators])), None)
         if isinstance(node, ast.Subscript):
             return self._array(node.value)
         if isinstance(node, ast.IfExp):

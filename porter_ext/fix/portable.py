@@ -1,0 +1,154 @@
+"""What a ported cell does beyond the table's entries (`porter_ext.fix.codemod` mixes it
+in): a standard call made through a library's module goes through ``xp`` (``torch.abs(t)``
+→ ``xp.abs(t)``), a write into an array goes through array-api-extra's ``at``
+(``h[0] = v`` → ``h = xpx.at(h)[0].set(v)``, in place where the library can, an updated
+copy on JAX), both results of a two-result call unpacked into names are two standard
+calls (`every_part`), and a rewrite through NumPy finds it as ``np``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from porter_ext.backends import HOST_LIBRARY, backend_of_module
+from porter_ext.fix.cellscope import names_bound, names_read_text
+from porter_ext.fix.xpbind import XpBinding
+from porter_ext.spec.replacement import Replacement
+from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
+
+__all__ = ["PortableMoves", "every_part", "evaluates_nothing"]
+
+#: the name of a write into an array among the sites (the recorder's index writes)
+_WRITE = "__setitem__"
+
+
+class PortableMoves(XpBinding):
+    """The codemod's moves that are no table entry; the subclass gives ``_code``,
+    ``_operand``, ``only``, ``names`` and ``_moved`` (a site applied or left out)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        #: standard calls through a library's module: position → (standard name,
+        #: qualified name, a creation from sizes), `Analyzer.through_library`
+        self.through_library: dict[tuple[int, int, int, int], tuple[str, str, bool]] = {}
+        #: calls that are an operand (an argument, an index, a side of an operator), where
+        #: a creation from sizes goes through ``xp`` (`_through_xp`)
+        self.operands: set[cst.BaseExpression] = set()
+        #: writes into arrays: (line, col) → ``xpx.at`` method (`Analyzer.array_writes`)
+        self.array_writes: dict[tuple[int, int], str] = {}
+        #: a rewrite reads NumPy as ``np`` and the cell does not bind that name
+        self.needs_numpy = False
+
+    # -- operands, where a creation from sizes goes through xp ------------------------
+    def visit_Arg(self, node: cst.Arg) -> None:
+        self.operands.add(node.value)
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+        if isinstance(node.slice, cst.Index):
+            self.operands.add(node.slice.value)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self.operands.update((node.left, node.right))
+
+    def _numpy(self, replacement: str) -> str | None:
+        """Why a rewrite through NumPy (``np.from_dlpack``) cannot read it as ``np`` here
+        (None: it can, imported by the preamble where nothing binds ``np``)."""
+        if "np." not in replacement or self.names.get("np") == HOST_LIBRARY:
+            return None
+        if "np" in self.names or "np" in names_bound(self.module):
+            return "np is not NumPy here: the rewrite reads NumPy as np"
+        self.needs_numpy = True
+        return None
+
+    # -- standard calls through the library's module ---------------------------------
+    def _through_xp(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """``torch.abs(neg)`` → ``xp.abs(neg)``: a standard call, with the arguments as
+        written, through the namespace of the array it is given. Left as written where an
+        argument still names a library (``dtype=torch.int32``) or no ``xp`` can be bound.
+        A creation from sizes goes through ``xp`` only as an operand at the cell's level
+        (``probs[torch.arange(6), y]``); ``X = torch.linspace(...)`` and the receiver of
+        a chain are where a cell's arrays come from, and stay."""
+        where = self.get_metadata(PositionProvider, original)
+        start, end = where.start, where.end
+        found = self.through_library.get((start.line, start.column, end.line, end.column))
+        if found is None:
+            return updated
+        name, qualname, creation = found
+        if creation and (original not in self.operands or len(self.scopes) > 1):
+            return updated
+        modules = {n for n, m in self.names.items() if backend_of_module(m) is not None}
+        if modules & set(names_read_text(", ".join(self._code(a) for a in updated.args))):
+            return updated
+        if self.only is not None and (start.line, start.column, qualname) not in self.only:
+            self._moved((start.line, start.column, qualname), self._code(updated), None)
+            return updated
+        new = updated.with_changes(func=cst.parse_expression(f"xp.{name}"))
+        replacement = self._code(new)
+        operands = tuple(self._operand(a.value) for a in updated.args if a.keyword is None)
+        call = SourceCall("function", None, operands, {}, False)
+        self.site_libraries = (qualname.partition(".")[0],)
+        if self.unbound_xp(replacement, call, original, updated) is not None:
+            return updated
+        self._moved((start.line, start.column, qualname), self._code(updated), replacement)
+        self.note_uses(replacement, call)
+        return new
+
+    # -- writes into arrays ---------------------------------------------------------
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        return self._at_update(original, updated, updated.targets[0].target, updated.value)
+
+    def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
+        return self._at_update(original, updated, updated.target, updated.value)
+
+    def _at_update(
+        self,
+        original: cst.CSTNode,
+        updated: Any,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression,
+    ) -> Any:
+        """``h[0] = v`` → ``h = xpx.at(h)[0].set(v)`` (``+=`` → ``.add``, ...): the same
+        array updated in place where the library can, an updated copy where it cannot."""
+        where = self.get_metadata(PositionProvider, original).start
+        method = self.array_writes.get((where.line, where.column))
+        if method is None or not isinstance(target, cst.Subscript):
+            return updated
+        name = self._code(target.value)
+        text = self._code(updated)
+        index = self._code(target)[len(name) :]
+        replacement = f"{name} = xpx.at({name}){index}.{method}({self._operand(value)})"
+        if self.only is not None and (where.line, where.column, _WRITE) not in self.only:
+            self._moved((where.line, where.column, _WRITE), text, None)
+            return updated
+        self._moved((where.line, where.column, _WRITE), text, replacement)
+        self.needs_extra = True
+        return cst.parse_statement(replacement).body[0]  # type: ignore[attr-defined]
+
+
+def every_part(entry: Replacement, call: SourceCall) -> str:
+    """``a, b = x.max(dim=1)``: every field's call, in order (``xp.max(...), xp.argmax(...)``),
+    each reading the arguments again, so only where they are names or constants."""
+    for operand in (call.receiver, *call.args, *call.kwargs.values()):
+        if operand is not None and not evaluates_nothing(operand):
+            raise NoRewrite(
+                f"its {len(entry.parts)} results are {len(entry.parts)} standard calls, which "
+                f"would evaluate {operand} twice: assign it to a name first"
+            )
+    return ", ".join(render_rewrite(entry, call, i) for i in range(len(entry.parts)))
+
+
+def evaluates_nothing(source: str) -> bool:
+    """A name, an attribute of one, or a constant: reading it twice reads the same."""
+    try:
+        node = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name | ast.Constant)
