@@ -295,8 +295,13 @@ def cmd_fix(args: argparse.Namespace) -> int:
     nb = _read_notebook(source)
     backends = [str(s) for s in args.backends]
     try:
-        report = run_notebook(source, fix_sources(nb, args.timeout), timeout=args.timeout,
-                              backends=backends, progress=sys.stderr.isatty())  # fmt: skip
+        report = run_notebook(
+            source,
+            fix_sources(nb, args.timeout),
+            timeout=args.timeout,
+            backends=backends,
+            progress=sys.stderr.isatty(),
+        )
     except RunError as exc:
         raise CliError(f"{exc}; nothing was written") from None
     ported, outcome, report = ported_notebook(nb, report, source.name)
@@ -309,8 +314,10 @@ def cmd_fix(args: argparse.Namespace) -> int:
     print_plan(report.plan)
     for line in outcome.lines():
         print(f"porter: {line}")
-    print(f"porter: {len(outcome.applied)} cell(s) rewritten, {len(outcome.refused)} refused; "
-          f"ported notebook written to {out}")  # fmt: skip
+    print(
+        f"porter: {len(outcome.applied)} cell(s) rewritten, {len(outcome.refused)} refused; "
+        f"ported notebook written to {out}"
+    )
     if report_path is not None:
         print(f"porter: report written to {report_path}")
     return 0

@@ -22,8 +22,10 @@ def kernel_source(name: str) -> Path:
         from porter_ext.replay.worker_kernel import kernel_spec_file
 
         return kernel_spec_file().parent
-    for base in (Path(__file__).resolve().parent.parent / "kernels",
-                 Path(sys.prefix) / "share" / "jupyter" / "kernels"):  # fmt: skip
+    for base in (
+        Path(__file__).resolve().parent.parent / "kernels",
+        Path(sys.prefix) / "share" / "jupyter" / "kernels",
+    ):
         if (base / name / "kernel.json").is_file():
             return base / name
     raise FileNotFoundError(f"porter's {name!r} kernelspec is not shipped with this install")

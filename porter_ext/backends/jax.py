@@ -32,12 +32,28 @@ NARROWED = {"float64": "float32", "int64": "int32", "uint64": "uint32", "complex
 #: JAX transformations and other calls that build functions rather than compute arrays
 TRANSFORMATIONS = frozenset(
     {
-        "jit", "grad", "vmap", "pmap", "value_and_grad", "jacfwd", "jacrev", "hessian",
-        "checkpoint", "remat", "custom_jvp", "custom_vjp", "named_call", "make_jaxpr",
-        "eval_shape", "tree_map", "tree_util", "disable_jit", "config",
+        "jit",
+        "grad",
+        "vmap",
+        "pmap",
+        "value_and_grad",
+        "jacfwd",
+        "jacrev",
+        "hessian",
+        "checkpoint",
+        "remat",
+        "custom_jvp",
+        "custom_vjp",
+        "named_call",
+        "make_jaxpr",
+        "eval_shape",
+        "tree_map",
+        "tree_util",
+        "disable_jit",
+        "config",
         "ensure_compile_time_eval",
     }
-)  # fmt: skip
+)
 _SPELLED: dict[Any, str] = {}
 
 
@@ -84,9 +100,23 @@ class JaxBackend(Backend):
     api_modules = frozenset({"jax.numpy", "jax.experimental.array_api"})
     not_array_calls = TRANSFORMATIONS
     transformations = frozenset(
-        {"jit", "grad", "vmap", "pmap", "value_and_grad", "jacfwd", "jacrev", "hessian",
-         "checkpoint", "remat", "custom_jvp", "custom_vjp", "make_jaxpr", "eval_shape"}
-    )  # fmt: skip
+        {
+            "jit",
+            "grad",
+            "vmap",
+            "pmap",
+            "value_and_grad",
+            "jacfwd",
+            "jacrev",
+            "hessian",
+            "checkpoint",
+            "remat",
+            "custom_jvp",
+            "custom_vjp",
+            "make_jaxpr",
+            "eval_shape",
+        }
+    )
     mutable = False  # x.at[i].set(v) makes a new array
     moving_calls = frozenset({"device_put", "device_get", "item", "tolist"})
     creation_calls = frozenset(

@@ -124,10 +124,13 @@ def device_findings(
             and out is None
         ):
             where = f" ({default_device})" if default_device else ""
-            add(call, "traced_device",
+            add(
+                call,
+                "traced_device",
                 f"{call.name} of a traced value (inside jit, grad or vmap) gives None: an array "
                 f"created with device=None lands on the default device{where}, not where the "
-                "inputs live")  # fmt: skip
+                "inputs live",
+            )
         if len(set(ins)) > 1:
             add(call, "cross_device", f"{call.name} mixes arrays on {_where(ins)}")
         if out is None or out in _NOT_A_DEVICE or placed:
@@ -135,16 +138,25 @@ def device_findings(
         if base in CREATION:
             if base in FROM_ARRAY and ins and not _host_copy(call.library, ins, out):
                 if out not in ins:
-                    add(call, "default_device_creation",
+                    add(
+                        call,
+                        "default_device_creation",
                         f"{call.name} put its result on {out}, not on {_where(ins)} where its "
-                        "input lives")  # fmt: skip
+                        "input lives",
+                    )
             elif off_default and out == default_device and not set(ins) & set(homes):
-                add(call, "default_device_creation",
+                add(
+                    call,
+                    "default_device_creation",
                     f"{call.name} without device= put its result on the default device {out} "
-                    f"while the cell's arrays live on {_where(homes)}: pass device=x.device")  # fmt: skip
+                    f"while the cell's arrays live on {_where(homes)}: pass device=x.device",
+                )
         elif base not in MOVES and len(set(ins)) == 1 and out not in ins:
-            add(call, "implicit_transfer",
-                f"{call.name} read arrays on {ins[0]} and put its result on {out}")  # fmt: skip
+            add(
+                call,
+                "implicit_transfer",
+                f"{call.name} read arrays on {ins[0]} and put its result on {out}",
+            )
     if off_default and outputs:
         found += _output_findings(outputs, backend, default_device, homes)  # type: ignore[arg-type]
     return found
@@ -153,7 +165,7 @@ def device_findings(
 def _output_findings(
     outputs: Mapping[str, Any], backend: str | None, default: str, homes: list[str]
 ) -> list[DeviceFinding]:
-    from porter_ext.compare.outputs import leaves
+    from porter_ext.replay.run import leaves
 
     found = []
     for name, value in outputs.items():
@@ -169,6 +181,6 @@ def _output_findings(
                         f"cell's array inputs live on {_where(homes)}: it was created without "
                         "device= (inside jax.jit, results that do not depend on the inputs "
                         "land on the default device)",
-                    )  # fmt: skip
+                    )
                 )
     return found

@@ -12,7 +12,7 @@ partition (`kinds.partition_order`). With a float64 reference for the leaf, floa
 values are judged against it (`ReferenceRule`); without one, by the per-dtype policy, in
 the precision the value came from: a Python float computed from float32 arrays is judged
 as float32 (``working_dtype``).
-NumPy only; the caller moves every value to the host first (`outputs.to_host`).
+NumPy only; the caller moves every value to the host first (`host.to_host`).
 """
 
 from __future__ import annotations
@@ -197,9 +197,18 @@ def _walk(path: str, e: Any, a: Any, ctx: _Context, out: list[NumericDiff]) -> N
 def _not_compared(path: str, reason: str, within: bool | None, **fields: Any) -> NumericDiff:
     blank = dict.fromkeys(("shape", "dtype", "expected_shape", "expected_dtype"))
     return NumericDiff(
-        path, False, reason, **{**blank, **fields}, max_abs_err=None, max_rel_err=None,
-        mismatched=None, nan_mismatch=None, within_tolerance=within, rtol=None, atol=None,
-    )  # fmt: skip
+        path,
+        False,
+        reason,
+        **{**blank, **fields},
+        max_abs_err=None,
+        max_rel_err=None,
+        mismatched=None,
+        nan_mismatch=None,
+        within_tolerance=within,
+        rtol=None,
+        atol=None,
+    )
 
 
 def as_array(x: Any) -> np.ndarray | None:
@@ -218,10 +227,21 @@ def _equality(path: str, e: Any, a: Any) -> NumericDiff:
         return _not_compared(path, f"cannot compare by equality: {error}", None)
     reason = None if same else f"{type(ev).__name__} values differ (compared by equality)"
     return NumericDiff(
-        path, True, reason, None, None, None, None, max_abs_err=None, max_rel_err=None,
-        mismatched=None if same else 1, nan_mismatch=None, within_tolerance=same, rtol=None,
+        path,
+        True,
+        reason,
+        None,
+        None,
+        None,
+        None,
+        max_abs_err=None,
+        max_rel_err=None,
+        mismatched=None if same else 1,
+        nan_mismatch=None,
+        within_tolerance=same,
+        rtol=None,
         atol=None,
-    )  # fmt: skip
+    )
 
 
 def _judged_dtype(value: Any, arr: np.ndarray, working: str | None) -> np.dtype:
@@ -271,9 +291,11 @@ def _compare_leaf(path: str, e: Any, a: Any, ctx: _Context) -> NumericDiff:
             return _not_compared(path, reason, None)
         return _not_compared(path, f"{type(e).__name__} vs {type(a).__name__}", within=False)
     fields = {
-        "shape": aa.shape, "dtype": aa.dtype.name,
-        "expected_shape": ea.shape, "expected_dtype": ea.dtype.name,
-    }  # fmt: skip
+        "shape": aa.shape,
+        "dtype": aa.dtype.name,
+        "expected_shape": ea.shape,
+        "expected_dtype": ea.dtype.name,
+    }
     ce, ca = dtype_category(ea.dtype), dtype_category(aa.dtype)
     if ce is None or ca is None:
         bad = ea.dtype if ce is None else aa.dtype
@@ -385,9 +407,11 @@ def _replace(diff: NumericDiff, **changes: Any) -> NumericDiff:
 
 
 def leaf_reference(
-    original: Any, reference: Any, rule: ReferenceRule = REFERENCE_RULE,
+    original: Any,
+    reference: Any,
+    rule: ReferenceRule = REFERENCE_RULE,
     working_dtype: str | None = None,
-) -> LeafReference | str:  # fmt: skip
+) -> LeafReference | str:
     """The float64 reference of one leaf, or why it cannot be used for it.
 
     The reference is used only where it is a float64 (complex128) value of the
@@ -424,6 +448,8 @@ def leaf_reference(
     if s.nan_mismatch:
         return "the reference has NaN or inf where the original has not"
     if not rule.trusted(err, eps, mag):
-        return (f"the original is {err:.3g} from the float64 reference (max |ref| {mag:.3g}): "
-                "the cell does not compute the same values in float64")  # fmt: skip
+        return (
+            f"the original is {err:.3g} from the float64 reference (max |ref| {mag:.3g}): "
+            "the cell does not compute the same values in float64"
+        )
     return LeafReference(r, float(err), float(mag))

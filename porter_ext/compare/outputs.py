@@ -21,23 +21,25 @@ about placement, so its devices are not judged.
 
 from __future__ import annotations
 
-import functools
 import types
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from porter_ext.backends import backend_for, backend_of_module, device_of, dtype_name, is_array
+from porter_ext.backends import device_of, dtype_name, is_array
+from porter_ext.compare.host import (
+    narrower,
+    paired,
+    to_host,
+    working_dtype,
+)
 from porter_ext.compare.kinds import Partition
 from porter_ext.compare.model import OutputComparison
 from porter_ext.compare.numeric import (
-    DtypeName,
-    Keyed,
     LeafReference,
     NumericDiff,
-    Plain,
     as_array,
     compare_values,
     leaf_reference,
@@ -52,19 +54,8 @@ if TYPE_CHECKING:
 
 #: an output with more leaves than this is one row
 MAX_LEAF_ROWS = 8
-_NUMBERS = (bool, int, float, complex)
-_FLOAT_RANK = {"float16": 0, "bfloat16": 0, "float32": 1, "complex64": 1, "float64": 2,
-               "complex128": 2}  # fmt: skip
-_FLOAT_OF_RANK = {0: "float16", 1: "float32"}
 #: which difference an aggregated row names, most telling first
 _DIFFERENCE_ORDER = ("shape_changed", "dtype_changed", "numeric", "sign_only", "order_only")
-
-
-class _NotOnHost:
-    """Stands in for a value that could not be moved to the host, with the reason."""
-
-    def __init__(self, reason: str):
-        self.reason = reason
 
 
 def _is_code(value: object) -> bool:
@@ -81,139 +72,6 @@ def expected_device(input_devices: list[str], default_device: str | None) -> str
     if len(devices) == 1:
         return devices[0]
     return default_device if not devices else None
-
-
-def _holds_arrays(value: Any, depth: int = 0) -> bool:
-    """Whether ``value`` holds something to compare on its own: an array, a dtype, or an
-    object that is not plain data (then each leaf is compared, or left out, by itself)."""
-    if is_array(value) or dtype_object(value) is not None:
-        return True
-    if depth > 8:
-        return False
-    items = value.values() if isinstance(value, Mapping) else value
-    if isinstance(value, Mapping | list | tuple):
-        return any(_holds_arrays(v, depth + 1) for v in items)
-    return not isinstance(value, _PLAIN_DATA)
-
-
-#: what a container compared as one value may hold
-_PLAIN_DATA = (bool, int, float, complex, str, bytes, type(None))
-
-
-def dtype_object(value: Any) -> str | None:
-    """The name of the dtype ``value`` is, when it is an array library's dtype object
-    (``numpy.dtype('float32')``, ``torch.float32``, ``array_api_strict.float32``,
-    ``jax.numpy.float32``); None for anything else."""
-    if isinstance(value, _PLAIN_DATA) or is_array(value):
-        return None
-    owner = value if isinstance(value, type) else type(value)
-    module = getattr(owner, "__module__", None)
-    if not isinstance(module, str) or backend_of_module(module) is None:
-        return None
-    if isinstance(value, type) and not hasattr(value, "dtype"):
-        return None  # a class of the library, but not a scalar type
-    for candidate in (
-        getattr(value, "name", None),
-        getattr(value, "__name__", None) if isinstance(value, type) else None,
-        str(value).rpartition(".")[2],
-    ):
-        if isinstance(candidate, str) and candidate in _dtype_names():
-            return candidate
-    return None
-
-
-@functools.cache
-def _dtype_names() -> frozenset[str]:
-    from porter_ext.spec import standard
-
-    return standard().dtypes | {"float16", "bfloat16"}
-
-
-def _as_one_value(value: Any) -> Any:
-    """A container without arrays as one value: numbers as one array, else by equality."""
-    if isinstance(value, Mapping):
-        values = list(value.values())
-        if values and all(type(v) in _NUMBERS for v in values):
-            array = _numbers(values)
-            if array is not None:
-                return Keyed(tuple(value), array)
-        return Plain(value)
-    array = _numbers(value)
-    return array if array is not None else Plain(value)
-
-
-def _numbers(value: Any) -> Any:
-    try:
-        array = np.asarray(value)
-    except (ValueError, TypeError):  # ragged, or not numbers
-        return None
-    return array if array.dtype.kind in "biufc" and array.size else None
-
-
-def to_host(value: Any, path: str, errors: dict[str, str]) -> Any:
-    """``value`` ready to compare: arrays moved to host NumPy, containers of arrays rebuilt
-    as plain ones, containers without arrays as one value (see `_as_one_value`)."""
-    if is_array(value):
-        backend = backend_for(value)
-        if backend is None:
-            return value
-        try:
-            return backend.to_host(value)
-        except Exception as error:
-            errors[path] = f"could not move to the host: {type(error).__name__}: {error}"
-            return _NotOnHost(errors[path])
-    dtype = dtype_object(value)
-    if dtype is not None:
-        return DtypeName(dtype)
-    if isinstance(value, Mapping | list | tuple):
-        if not _holds_arrays(value):
-            return _as_one_value(value)
-        if isinstance(value, Mapping):
-            return {k: to_host(v, f"{path}[{k!r}]", errors) for k, v in value.items()}
-        items = [to_host(v, f"{path}[{i}]", errors) for i, v in enumerate(value)]
-        return items if isinstance(value, list) else tuple(items)
-    return value
-
-
-def _paired(o: Any, r: Any, path: str) -> Iterator[tuple[str, Any, Any]]:
-    """Leaves of two host values of the same structure, side by side."""
-    if isinstance(o, Mapping) and isinstance(r, Mapping):
-        for k in o:
-            if k in r:
-                yield from _paired(o[k], r[k], f"{path}[{k!r}]")
-    elif isinstance(o, list | tuple) and isinstance(r, list | tuple):
-        for i, (x, y) in enumerate(zip(o, r, strict=False)):
-            yield from _paired(x, y, f"{path}[{i}]")
-    elif isinstance(o, Keyed) and isinstance(r, Keyed):
-        if o.keys == r.keys:
-            yield path, o.values, r.values
-    else:
-        yield path, o, r
-
-
-def working_dtype(values: Iterable[Any]) -> str | None:
-    """The narrowest floating precision among the arrays in ``values`` when it is below
-    float64 (``"float32"``), else None: Python floats computed from them are judged in it."""
-    rank = 2
-    for value in values:
-        for leaf in _array_leaves(value, 0):
-            rank = min(rank, _FLOAT_RANK.get(dtype_name(leaf), 2))
-    return _FLOAT_OF_RANK.get(rank)
-
-
-def _array_leaves(value: Any, depth: int) -> Iterator[Any]:
-    if is_array(value):
-        yield value
-    elif depth < 3 and isinstance(value, list | tuple | Mapping):
-        items = list(value.values() if isinstance(value, Mapping) else value)[:64]
-        for v in items:
-            yield from _array_leaves(v, depth + 1)
-
-
-def _narrower(a: str | None, b: str | None) -> str | None:
-    """The narrower of two working dtypes (None: float64)."""
-    rank = min(_FLOAT_RANK.get(a or "float64", 2), _FLOAT_RANK.get(b or "float64", 2))
-    return _FLOAT_OF_RANK.get(rank)
 
 
 def _partitions(
@@ -304,7 +162,7 @@ class Baseline:
             if name not in reference.outputs:
                 continue
             ref_host = to_host(reference.outputs[name], name, {})
-            for path, o, r in _paired(host, ref_host, name):
+            for path, o, r in paired(host, ref_host, name):
                 arr = as_array(o)
                 if arr is None or arr.dtype.kind not in "fc":
                     continue
@@ -319,7 +177,7 @@ class Baseline:
         out: dict[str, list[NumericDiff]] = {}
         # a Python float the replay computed from its own float32 arrays (a backend's
         # default dtype) is judged as float32 too
-        working = _narrower(self.working, working_dtype(replay.outputs.values()))
+        working = narrower(self.working, working_dtype(replay.outputs.values()))
         for name, host in self.host.items():
             if name not in replay.outputs:
                 continue
@@ -368,8 +226,9 @@ class Baseline:
                 rows.append(_absent(name, "not in the original run", None, replay, expected))
         return rows
 
-    def _row(self, diff: NumericDiff, leaf: Any, replay: ReplayResult,
-             expected: str | None) -> OutputComparison:  # fmt: skip
+    def _row(
+        self, diff: NumericDiff, leaf: Any, replay: ReplayResult, expected: str | None
+    ) -> OutputComparison:
         meta = replay.output_meta.get(diff.path) if replay.output_meta else None
         if meta is not None:
             device, dtype = meta
@@ -384,8 +243,10 @@ class Baseline:
         if self.control is not None:
             deterministic = diff.path not in self.nondeterministic
             if not deterministic:
-                note = (f"nondeterministic: the control replay on {self.control.spec} (the "
-                        "original backend) gave a different value; not compared")  # fmt: skip
+                note = (
+                    f"nondeterministic: the control replay on {self.control.spec} (the "
+                    "original backend) gave a different value; not compared"
+                )
                 if replay is not self.control:
                     within = None
         if note is None and diff.path in self.reference_notes and diff.compared:
@@ -394,20 +255,30 @@ class Baseline:
             within, note = None, f"not comparable: {replay.unsent[root]}"
         mismatch = within is False
         return OutputComparison(
-            name=diff.path, shape=shape, dtype=dtype, device=device, expected_device=expected,
+            name=diff.path,
+            shape=shape,
+            dtype=dtype,
+            device=device,
+            expected_device=expected,
             device_ok=None if device is None or expected is None else device == expected,
-            max_abs_err=diff.max_abs_err, max_rel_err=diff.max_rel_err,
-            mismatched=diff.mismatched, nan_mismatch=diff.nan_mismatch,
-            within_tolerance=within, rtol=diff.rtol, atol=diff.atol,
-            conversion=conversion, note=note,
+            max_abs_err=diff.max_abs_err,
+            max_rel_err=diff.max_rel_err,
+            mismatched=diff.mismatched,
+            nan_mismatch=diff.nan_mismatch,
+            within_tolerance=within,
+            rtol=diff.rtol,
+            atol=diff.atol,
+            conversion=conversion,
+            note=note,
             reference_err=diff.reference_err,
             original_reference_err=diff.original_reference_err,
-            difference=diff.difference if within is not None or diff.difference in
-            ("shape_changed", "dtype_changed") else None,
+            difference=diff.difference
+            if within is not None or diff.difference in ("shape_changed", "dtype_changed")
+            else None,
             deterministic=deterministic,
             error_histogram=histogram_of(diff.error_sample) if mismatch else None,
             error_map=map_of(diff.error_map) if mismatch else None,
-        )  # fmt: skip
+        )
 
 
 def _shape(diff: NumericDiff) -> list[int] | None:
@@ -441,25 +312,46 @@ def _merged(name: str, rows: list[OutputComparison]) -> OutputComparison:
         if pick.note:
             note += f": {pick.note}"
     return replace(
-        pick, name=name, shape=None, dtype=dtypes.pop() if len(dtypes) == 1 else None,
+        pick,
+        name=name,
+        shape=None,
+        dtype=dtypes.pop() if len(dtypes) == 1 else None,
         device=devices.pop() if len(devices) == 1 else None,
-        device_ok=None if not oks else all(oks), max_abs_err=worst("max_abs_err"),
-        max_rel_err=worst("max_rel_err"), mismatched=sum(counts) if counts else None,
-        nan_mismatch=any(r.nan_mismatch for r in rows), within_tolerance=within,
-        reference_err=worst("reference_err"), difference=difference, note=note,
-        deterministic=None if pick.deterministic is None else all(
-            r.deterministic is not False for r in rows),
-    )  # fmt: skip
+        device_ok=None if not oks else all(oks),
+        max_abs_err=worst("max_abs_err"),
+        max_rel_err=worst("max_rel_err"),
+        mismatched=sum(counts) if counts else None,
+        nan_mismatch=any(r.nan_mismatch for r in rows),
+        within_tolerance=within,
+        reference_err=worst("reference_err"),
+        difference=difference,
+        note=note,
+        deterministic=None
+        if pick.deterministic is None
+        else all(r.deterministic is not False for r in rows),
+    )
 
 
-def _absent(name: str, note: str, within: bool | None, replay: ReplayResult,
-            expected: str | None) -> OutputComparison:  # fmt: skip
+def _absent(
+    name: str, note: str, within: bool | None, replay: ReplayResult, expected: str | None
+) -> OutputComparison:
     return OutputComparison(
-        name=name, shape=None, dtype=None, device=None, expected_device=expected,
-        device_ok=None, max_abs_err=None, max_rel_err=None, mismatched=None,
-        nan_mismatch=None, within_tolerance=within, rtol=None, atol=None,
-        conversion=replay.conversions.get(name), note=note,
-    )  # fmt: skip
+        name=name,
+        shape=None,
+        dtype=None,
+        device=None,
+        expected_device=expected,
+        device_ok=None,
+        max_abs_err=None,
+        max_rel_err=None,
+        mismatched=None,
+        nan_mismatch=None,
+        within_tolerance=within,
+        rtol=None,
+        atol=None,
+        conversion=replay.conversions.get(name),
+        note=note,
+    )
 
 
 def compare_outputs(

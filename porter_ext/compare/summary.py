@@ -32,10 +32,13 @@ def histogram_of(rows: np.ndarray | None) -> ErrorHistogram | None:
             bins.append((lo, hi, int(count)))
     while len(bins) > MAX_BINS:  # merge neighbours: twice as wide, half as many
         bins = [
-            (bins[i][0], bins[min(i + 1, len(bins) - 1)][1],
-             bins[i][2] + (bins[i + 1][2] if i + 1 < len(bins) else 0))
+            (
+                bins[i][0],
+                bins[min(i + 1, len(bins) - 1)][1],
+                bins[i][2] + (bins[i + 1][2] if i + 1 < len(bins) else 0),
+            )
             for i in range(0, len(bins), 2)
-        ]  # fmt: skip
+        ]
     if not bins:
         return ErrorHistogram(edges=[0.0, 1.0], counts=[zeros], nonfinite=nonfinite)
     edges = [0.0, bins[0][0], *(hi for _, hi, _ in bins)]

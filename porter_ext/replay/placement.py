@@ -22,8 +22,21 @@ from porter_ext.replay.inputs import _rebind, conversion_label, is_array_input, 
 
 #: how deep nested containers and objects are searched for arrays
 MAX_DEPTH = 64
-_LEAVES = (int, float, complex, str, bytes, bool, type(None), range, types.ModuleType, type,
-           types.FunctionType, types.BuiltinFunctionType, types.MethodType)  # fmt: skip
+_LEAVES = (
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    bool,
+    type(None),
+    range,
+    types.ModuleType,
+    type,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+)
 
 
 class Placer:

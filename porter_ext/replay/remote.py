@@ -103,8 +103,12 @@ class GatewayWorker(_RemoteWorker):
         import urllib.request
 
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(f"{self.base}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})  # fmt: skip
+        req = urllib.request.Request(
+            f"{self.base}{path}",
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(req, timeout=max(timeout, 0.1)) as response:
                 text = response.read().decode()
@@ -135,10 +139,22 @@ class GatewayWorker(_RemoteWorker):
 
     def post(self, msg_type: str, content: dict, buffers: list | None = None) -> str:
         msg_id = uuid.uuid4().hex
-        header = {"msg_id": msg_id, "msg_type": msg_type, "username": "porter",
-                  "session": self.session_id, "date": _now(), "version": "5.3"}  # fmt: skip
-        msg = {"header": header, "parent_header": {}, "metadata": {}, "content": content,
-               "channel": "shell", "buffers": list(buffers or [])}  # fmt: skip
+        header = {
+            "msg_id": msg_id,
+            "msg_type": msg_type,
+            "username": "porter",
+            "session": self.session_id,
+            "date": _now(),
+            "version": "5.3",
+        }
+        msg = {
+            "header": header,
+            "parent_header": {},
+            "metadata": {},
+            "content": content,
+            "channel": "shell",
+            "buffers": list(buffers or []),
+        }
         if msg["buffers"]:
             self.ws.send_binary(_to_binary(msg))
         else:

@@ -105,8 +105,10 @@ def time_limit(seconds: float | None, notes: list[str]) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread() or not hasattr(
         signal, "setitimer"
     ):
-        notes.append(f"time limit of {seconds:g} s not applied: in-process replays can only be "
-                     "interrupted from the main thread")  # fmt: skip
+        notes.append(
+            f"time limit of {seconds:g} s not applied: in-process replays can only be "
+            "interrupted from the main thread"
+        )
         yield
         return
 

@@ -162,8 +162,14 @@ class Worker(ABC):
         self.cancelled = True
 
     def _execute(self, code: str) -> str:
-        content = {"code": code, "silent": True, "store_history": False,
-                   "user_expressions": {}, "allow_stdin": False, "stop_on_error": False}  # fmt: skip
+        content = {
+            "code": code,
+            "silent": True,
+            "store_history": False,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": False,
+        }
         return self.post("execute_request", content)
 
     def _wait_reply(self, msg_id: str, deadline: float, what: str) -> dict:
@@ -186,8 +192,11 @@ class Worker(ABC):
             raise Died(status)
 
     def send(self, request: ReplayRequest, parcel: transport.Parcel) -> str:
-        buffers = [pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL), parcel.payload,
-                   *_message_buffers(parcel, request.local)]  # fmt: skip
+        buffers = [
+            pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL),
+            parcel.payload,
+            *_message_buffers(parcel, request.local),
+        ]
         self.post("comm_msg", {"comm_id": self.comm_id, "data": {"id": request.id}}, buffers)
         return self._execute(f"__import__({_program!r}, fromlist=['run']).run({request.id!r})")
 
@@ -240,8 +249,12 @@ class Worker(ABC):
         buffers = msg["buffers"]
         reply: ReplayReply = pickle.loads(buffers[0])
         header = msg["content"]["data"]["outputs"]
-        parcel = transport.Parcel(bytes(buffers[1]), spans=[tuple(s) for s in header["spans"]],
-                                  shm_name=header["shm"], buffers=list(buffers[2:]))  # fmt: skip
+        parcel = transport.Parcel(
+            bytes(buffers[1]),
+            spans=[tuple(s) for s in header["spans"]],
+            shm_name=header["shm"],
+            buffers=list(buffers[2:]),
+        )
         try:
             reply.result.outputs = transport.unpack(
                 parcel, transport.host_kept, take=True, keep_classes=True

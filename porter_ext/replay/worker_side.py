@@ -231,8 +231,12 @@ def replay(request: ReplayRequest, buffers: list) -> tuple[Any, dict[str, Any], 
     except BackendUnavailable as error:
         return _skipped(result, error.reason), {}, None
     start = time.perf_counter()
-    parcel = transport.Parcel(buffers[0], spans=[tuple(s) for s in request.inputs["spans"]],
-                              shm_name=request.inputs["shm"], buffers=list(buffers[1:]))  # fmt: skip
+    parcel = transport.Parcel(
+        buffers[0],
+        spans=[tuple(s) for s in request.inputs["spans"]],
+        shm_name=request.inputs["shm"],
+        buffers=list(buffers[1:]),
+    )
     try:
         ns = _namespace(request, parcel, backend, spec.device, result)
     except ConversionError as error:
@@ -256,8 +260,9 @@ def _skipped(result: Any, reason: str) -> Any:
     return result
 
 
-def _namespace(request: ReplayRequest, parcel: transport.Parcel, backend: Any, device: Any,
-               result: Any) -> dict[str, Any]:  # fmt: skip
+def _namespace(
+    request: ReplayRequest, parcel: transport.Parcel, backend: Any, device: Any, result: Any
+) -> dict[str, Any]:
     from porter_ext.replay.placement import Placer, home_globals
 
     def place(host: Any, meta: transport.ArrayMeta) -> Any:

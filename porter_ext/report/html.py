@@ -319,7 +319,7 @@ def _cell_view(
             or cell.device_findings
             or cell.notes
             or cell.rewrite
-        ),  # fmt: skip
+        ),
         rewrite=_rewrite_view(cell),
         # the headline (CellEntry.headline) labels the tables: the words every view shows
         tables=cell.headline.text,

@@ -148,8 +148,17 @@ def _cell_section(cell: CellEntry, calls: list[PlacedCall]) -> list[str]:
             ]
             for backend, o in outputs
         ]
-        header = ["output", "backend", "max abs", "max rel", "mismatched", "within tol",
-                  "device", "expected", "device ok"]  # fmt: skip
+        header = [
+            "output",
+            "backend",
+            "max abs",
+            "max rel",
+            "mismatched",
+            "within tol",
+            "device",
+            "expected",
+            "device ok",
+        ]
         out += ["**Replays: numbers and devices**", "", table(header, rows), ""]
     troubled = [r for r in cell.replays if r.status != "ok"]
     if troubled:
@@ -180,8 +189,15 @@ def _plan_section(report: Report) -> list[str]:
         if len(item.cells) > MAX_GROUP_CELLS:
             cells += f" and {len(item.cells) - MAX_GROUP_CELLS} more"
         verdict = "✅ fixed automatically" if item.automatic else "needs you"
-        rows.append([str(number), md_text(item.kind.replace("_", " ")), md_text(item.title),
-                     md_text(cells), verdict])  # fmt: skip
+        rows.append(
+            [
+                str(number),
+                md_text(item.kind.replace("_", " ")),
+                md_text(item.title),
+                md_text(cells),
+                verdict,
+            ]
+        )
     return ["## Port plan", "", table(["#", "kind", "fix", "cells", ""], rows), ""]
 
 
@@ -211,7 +227,7 @@ def render_markdown(report: Report, *, max_cells: int | None = None) -> str:
                 "replays ok",
                 "replays failed",
                 "numeric mismatches",
-            ],  # fmt: skip
+            ],
             [
                 [
                     str(v)
@@ -225,7 +241,7 @@ def render_markdown(report: Report, *, max_cells: int | None = None) -> str:
                         s.mismatches,
                     )
                 ]
-            ],  # fmt: skip
+            ],
         ),
         "",
     ]
@@ -243,7 +259,7 @@ def render_markdown(report: Report, *, max_cells: int | None = None) -> str:
                     str(g.count),
                     md_text(cells),
                     md_text(g.suggestion or ""),
-                ]  # fmt: skip
+                ]
             )
         out += [
             "## Top findings",

@@ -94,8 +94,13 @@ def error_figure(hist: ErrorHistogram | None, emap: list[list[float | None]] | N
     if hist is None and not emap:
         return None
     panels = int(hist is not None) + int(bool(emap))
-    fig = _figure(3.6 * panels, 2.4, left=0.1 if panels == 2 else 0.18,
-                  right=0.9 if emap else 0.97, wspace=0.3)  # fmt: skip
+    fig = _figure(
+        3.6 * panels,
+        2.4,
+        left=0.1 if panels == 2 else 0.18,
+        right=0.9 if emap else 0.97,
+        wspace=0.3,
+    )
     axes = fig.subplots(1, panels, squeeze=False)[0]
     i = 0
     if hist is not None:

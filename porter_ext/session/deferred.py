@@ -203,8 +203,14 @@ def _settled(cell: CellEntry, verdicts: dict) -> CellEntry:
     specs = list(accepted.values())
     on = [spec for spec in specs[0] if all(spec in other for other in specs)]
     status = "verified" if all(s.applied for s in sites) else "partial"
-    new = RewriteEntry(source=source, status=status, verified_on=on, sites=sites, reason=reason,
-                       diff=_diff(cell.source, source))  # fmt: skip
+    new = RewriteEntry(
+        source=source,
+        status=status,
+        verified_on=on,
+        sites=sites,
+        reason=reason,
+        diff=_diff(cell.source, source),
+    )
     return dataclasses.replace(cell, rewrite=new)
 
 

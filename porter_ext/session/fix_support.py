@@ -105,8 +105,7 @@ def idle_functions(source: str, calls: Any, applied: Any) -> tuple[dict, set]:
 
 def not_run_reason(idle: Mapping[str, tuple[int, int]], line: int) -> str:
     name = next((n for n, (a, b) in idle.items() if a <= line <= b), "it")
-    return (f"left out: nothing in this cell calls {name}, so no replay of it can verify "
-            "the rewrite")  # fmt: skip
+    return f"left out: nothing in this cell calls {name}, so no replay of it can verify the rewrite"
 
 
 def site_key(site: Any) -> _Key:
@@ -201,10 +200,12 @@ def provided_helpers(imports: Mapping[str, str]) -> list[str]:
 
     wanted = {"array_namespace": "array_namespace", "xpx": "array_api_extra"}
     return [
-        name for name, dotted in imports.items()
-        if name in wanted and (dotted.rpartition(".")[2] == wanted[name] or dotted == wanted[name])
+        name
+        for name, dotted in imports.items()
+        if name in wanted
+        and (dotted.rpartition(".")[2] == wanted[name] or dotted == wanted[name])
         and (is_helper(dotted) or dotted == "array_api_extra")
-    ]  # fmt: skip
+    ]
 
 
 def namespace_arrays(namespace: Mapping[str, Any]) -> dict[str, str]:
@@ -244,14 +245,22 @@ def site_entries(sites: Any, kept: frozenset | None, reasons: Mapping[_Key, str]
         reason = site.reason if site.replacement is None else None
         if site.replacement is None and site_key(site) in reasons:
             reason = reasons[site_key(site)]
-        out.append(RewriteSiteEntry(site.line, site.col, site.name, site.original,
-                                    site.replacement, applied, reason))  # fmt: skip
+        out.append(
+            RewriteSiteEntry(
+                site.line, site.col, site.name, site.original, site.replacement, applied, reason
+            )
+        )
     return out
 
 
 def refused(source: str, sites: Any, reason: str) -> RewriteEntry:
-    return RewriteEntry(source=source, status="refused", verified_on=[],
-                        sites=site_entries(sites, frozenset(), {}), reason=reason)  # fmt: skip
+    return RewriteEntry(
+        source=source,
+        status="refused",
+        verified_on=[],
+        sites=site_entries(sites, frozenset(), {}),
+        reason=reason,
+    )
 
 
 def unexercised_specs(replays: Any) -> set[str]:
@@ -261,9 +270,14 @@ def unexercised_specs(replays: Any) -> set[str]:
     return {r.backend for r in replays if r.role == "target" and r.status == "not_exercised"}
 
 
-def accepted_entry(final: Any, best: Round, specs: list, rounds: list[Round],
-                   inapplicable: set[str] = frozenset(),
-                   left: Mapping[_Key, str] | None = None) -> RewriteEntry:  # fmt: skip
+def accepted_entry(
+    final: Any,
+    best: Round,
+    specs: list,
+    rounds: list[Round],
+    inapplicable: set[str] = frozenset(),
+    left: Mapping[_Key, str] | None = None,
+) -> RewriteEntry:
     """The accepted rewrite: verified (every site, every spec the original runs on) or
     partial (say what not); ``left`` gives the reasons of sites left out beforehand."""
     first = rounds[0]
@@ -289,16 +303,27 @@ def accepted_entry(final: Any, best: Round, specs: list, rounds: list[Round],
     for spec in missing:
         replay = next((e for e in best.entries if e.backend == spec), None)
         error = replay.error if replay is not None else None
-        detail = f"{error.type} at line {error.line}: {error.message}" if error else (
-            replay.reason or replay.status if replay is not None else "not replayed")  # fmt: skip
+        detail = (
+            f"{error.type} at line {error.line}: {error.message}"
+            if error
+            else (replay.reason or replay.status if replay is not None else "not replayed")
+        )
         problems.append(f"not verified on {spec}: {detail}")
     status = "partial" if problems else "verified"
     if skipped:
-        problems.append(f"not applicable on {', '.join(skipped)}: neither the cell nor its "
-                        "rewrite touches those libraries (it makes its arrays with its own)")  # fmt: skip
+        problems.append(
+            f"not applicable on {', '.join(skipped)}: neither the cell nor its "
+            "rewrite touches those libraries (it makes its arrays with its own)"
+        )
     reason = "; ".join(problems) if problems else None
-    return RewriteEntry(source=final.source, status=status, verified_on=list(best.verified_on),
-                        sites=sites, reason=reason, diff=final.diff())  # fmt: skip
+    return RewriteEntry(
+        source=final.source,
+        status=status,
+        verified_on=list(best.verified_on),
+        sites=sites,
+        reason=reason,
+        diff=final.diff(),
+    )
 
 
 def code_reading(code: str, names: list[str]) -> str:

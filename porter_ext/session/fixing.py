@@ -98,9 +98,16 @@ class FixRun:
         masked, lines = mask_magics(self.source)
         imports = namespace_imports(namespace)
         provided = provided_helpers(imports) if self.in_effect else ()
-        result = rewrite_source(masked, imports=imports, arrays=namespace_arrays(namespace), only=only,
-                                operators=self.operators, provided=provided,
-                                others=namespace_others(namespace, masked), **self.seen)  # fmt: skip
+        result = rewrite_source(
+            masked,
+            imports=imports,
+            arrays=namespace_arrays(namespace),
+            only=only,
+            operators=self.operators,
+            provided=provided,
+            others=namespace_others(namespace, masked),
+            **self.seen,
+        )
         if not lines:
             return result
         return CellRewrite(self.source, unmask(result.source, lines), result.sites)
@@ -122,8 +129,9 @@ class FixRun:
         reads = [n for n in after if n not in before and n in namespace]
         return reads + [n for n in provided if n not in reads and n not in before]
 
-    def verify(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any,
-               policy: Any) -> CellEntry:  # fmt: skip
+    def verify(
+        self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any, policy: Any
+    ) -> CellEntry:
         """The entry with its ``rewrite`` (and the verdicts on earlier cells' deferred
         definitions it calls, with a note for each); releases the capture."""
         verdicts: list[DefinitionVerdict] = []
@@ -144,8 +152,9 @@ class FixRun:
             definition_verdicts=[*entry.definition_verdicts, *verdicts],
         )
 
-    def _settle_deferred(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any,
-                         settings: Any, policy: Any) -> list[DefinitionVerdict]:  # fmt: skip
+    def _settle_deferred(
+        self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any, policy: Any
+    ) -> list[DefinitionVerdict]:
         """Replay this cell with the earlier cells' rewritten definitions before it: they
         are accepted (and put in effect) when it agrees with this cell's original run."""
         from porter_ext.fix.rewrite import CellRewrite
@@ -161,8 +170,9 @@ class FixRun:
 
         def judged(group: list) -> Round:
             prefix = "".join(d.code for d in group)
-            result = self._round(same, frozenset(), specs, namespace, run, settings, policy,
-                                 baseline, prefix=prefix)  # fmt: skip
+            result = self._round(
+                same, frozenset(), specs, namespace, run, settings, policy, baseline, prefix=prefix
+            )
             self.rounds.remove(result)  # the cell's own rewrite is judged on its own rounds
             return result
 
@@ -194,7 +204,7 @@ class FixRun:
             definitions_only,
             patched,
             pending,
-        )  # fmt: skip
+        )
 
         diff = full.diff(context=0)
         if patched(self.source, diff).rstrip("\n") != full.source.rstrip("\n"):
@@ -208,18 +218,31 @@ class FixRun:
         if not all(d.code for d in waiting):
             return None
         pending(self.session).extend(waiting)
-        sites = [dataclasses.replace(s, reason=WAITING) if s.replacement is not None else s
-                 for s in site_entries(full.sites, frozenset(), {})]  # fmt: skip
-        return RewriteEntry(source=self.source, status="refused", verified_on=[], sites=sites,
-                            reason=NEVER_CALLED, diff=diff)  # fmt: skip
+        sites = [
+            dataclasses.replace(s, reason=WAITING) if s.replacement is not None else s
+            for s in site_entries(full.sites, frozenset(), {})
+        ]
+        return RewriteEntry(
+            source=self.source,
+            status="refused",
+            verified_on=[],
+            sites=sites,
+            reason=NEVER_CALLED,
+            diff=diff,
+        )
 
-    def _verify(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any,
-                policy: Any) -> RewriteEntry | None:  # fmt: skip
+    def _verify(
+        self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any, policy: Any
+    ) -> RewriteEntry | None:
         try:
             ast.parse(mask_magics(self.source)[0])
         except SyntaxError:
-            return refused(self.source, [], "the cell has IPython syntax (a magic or a "
-                            "shell command): porter rewrites plain Python only")  # fmt: skip
+            return refused(
+                self.source,
+                [],
+                "the cell has IPython syntax (a magic or a "
+                "shell command): porter rewrites plain Python only",
+            )
         self.operators = mixed_operators(entry.calls)
         self.seen = run_knowledge(entry.calls)
         self.original_replays = {r.backend: r for r in entry.replays if r.role == "target"}
@@ -229,19 +252,30 @@ class FixRun:
         if not full.applied:
             return refused(self.source, full.sites, "no call here has a rewrite")
         if run.exception is not None:
-            return refused(self.source, full.sites, "the original run raised "
-                            f"{type(run.exception).__name__}: there is nothing to verify against")  # fmt: skip
+            return refused(
+                self.source,
+                full.sites,
+                "the original run raised "
+                f"{type(run.exception).__name__}: there is nothing to verify against",
+            )
         idle, unrun = idle_functions(self.source, entry.calls, full.applied)
         every = frozenset(site_key(s) for s in full.applied) - unrun
         if not every or not entry.calls:
             can_wait = self.in_effect and self.session is not None and self.index is not None
             waiting = self._defer(full, idle) if can_wait and unrun and not every else None
-            return waiting or refused(self.source, full.sites, "nothing it defines ran in "
-                                       "this cell, so no replay can verify it: call it in the cell")  # fmt: skip
+            return waiting or refused(
+                self.source,
+                full.sites,
+                "nothing it defines ran in "
+                "this cell, so no replay can verify it: call it in the cell",
+            )
         specs = self._specs(run)
         if not specs:
-            return refused(self.source, full.sites, "the cell touched no array library: "
-                            "no backend to verify the rewrite on")  # fmt: skip
+            return refused(
+                self.source,
+                full.sites,
+                "the cell touched no array library: no backend to verify the rewrite on",
+            )
         if self.plan is None or (self.plan.capture is None and not self.plan.in_process):
             return refused(self.source, full.sites, "its inputs could not be captured")
         baseline = finding_count(entry.calls)
@@ -254,8 +288,9 @@ class FixRun:
             why = self.rounds[0].why if self.rounds else "it did not verify"
             return refused(self.source, full.sites, why)
         final = self._propose(namespace, best.keys)
-        return accepted_entry(final, best, specs, self.rounds, unexercised_specs(entry.replays),
-                              left)  # fmt: skip
+        return accepted_entry(
+            final, best, specs, self.rounds, unexercised_specs(entry.replays), left
+        )
 
     def _specs(self, run: Any) -> list:
         from porter_ext.replay.dispatch import control_spec
@@ -268,9 +303,18 @@ class FixRun:
         return specs
 
     # -- the rounds --------------------------------------------------------------------
-    def _round(self, candidate: Any, keys: frozenset, specs: list, namespace: Mapping[str, Any],
-               run: Any, settings: Any, policy: Any, baseline: int,
-               prefix: str | None = None) -> Round:  # fmt: skip
+    def _round(
+        self,
+        candidate: Any,
+        keys: frozenset,
+        specs: list,
+        namespace: Mapping[str, Any],
+        run: Any,
+        settings: Any,
+        policy: Any,
+        baseline: int,
+        prefix: str | None = None,
+    ) -> Round:
         """One replay of ``candidate`` (after ``prefix``: verified definitions of earlier
         cells, `FixRun.prefix` by default), judged against the original run."""
         from porter_ext.replay.analysis import analyse
@@ -279,8 +323,13 @@ class FixRun:
         prefix = self.prefix if prefix is None else prefix
         shift = prefix.count("\n")
         code = prefix + self._code(candidate.source)
-        plan = dataclasses.replace(self.plan, io=analyse(code), specs=list(specs), control=False,
-                                   capture=kept_capture(self.plan.capture))  # fmt: skip
+        plan = dataclasses.replace(
+            self.plan,
+            io=analyse(code),
+            specs=list(specs),
+            control=False,
+            capture=kept_capture(self.plan.capture),
+        )
         entries, _ = replay_entries(plan, code, namespace, run, settings, policy)
         targets = [e for e in entries if e.role == "target"]
         original = str(specs[0])
@@ -306,10 +355,16 @@ class FixRun:
             if line is not None and shift:
                 line = line - shift if line > shift else None
             result.failed_line = line
-            where = f"at line {line}" if line is not None or not shift else (
-                "in the definitions of an earlier cell")  # fmt: skip
-            detail = f"{error.type} {where}: {error.message}" if error else (
-                first.status if first is not None else "no replay")  # fmt: skip
+            where = (
+                f"at line {line}"
+                if line is not None or not shift
+                else ("in the definitions of an earlier cell")
+            )
+            detail = (
+                f"{error.type} {where}: {error.message}"
+                if error
+                else (first.status if first is not None else "no replay")
+            )
             result.why = f"it does not run on {original}, the original backend ({detail})"
         elif first.calls is not None and finding_count(first.calls) >= baseline:
             result.accepted = False
@@ -317,8 +372,17 @@ class FixRun:
         self.rounds.append(result)
         return result
 
-    def _narrow(self, full: Any, failed: Round, specs: list, namespace: Mapping[str, Any],
-                run: Any, settings: Any, policy: Any, baseline: int) -> Round | None:  # fmt: skip
+    def _narrow(
+        self,
+        full: Any,
+        failed: Round,
+        specs: list,
+        namespace: Mapping[str, Any],
+        run: Any,
+        settings: Any,
+        policy: Any,
+        baseline: int,
+    ) -> Round | None:
         """The largest set of sites that verifies, found in a few rounds (see module doc)."""
         keys = set(failed.keys)
         if failed.failed_line is not None:
@@ -338,8 +402,16 @@ class FixRun:
             return together
         return None
 
-    def _try(self, keys: set, specs: list, namespace: Mapping[str, Any], run: Any,
-             settings: Any, policy: Any, baseline: int) -> Round:  # fmt: skip
+    def _try(
+        self,
+        keys: set,
+        specs: list,
+        namespace: Mapping[str, Any],
+        run: Any,
+        settings: Any,
+        policy: Any,
+        baseline: int,
+    ) -> Round:
         candidate = self._propose(namespace, keys)
         applied = frozenset(site_key(s) for s in candidate.applied)
         return self._round(candidate, applied, specs, namespace, run, settings, policy, baseline)
@@ -361,9 +433,19 @@ def _put_in_effect(code: str, namespace: Any, cell: int | str) -> None:
         exec(compile(tree, f"<porter fix of cell {cell}>", "exec"), namespace)  # noqa: S102
 
 
-def prepare(source: str, code: str, namespace: Mapping[str, Any], specs: list, *, pool: Any,
-            shell: Any = None, in_process: bool = False, in_effect: bool = False,
-            session: Any = None, index: int | None = None) -> FixRun:  # fmt: skip
+def prepare(
+    source: str,
+    code: str,
+    namespace: Mapping[str, Any],
+    specs: list,
+    *,
+    pool: Any,
+    shell: Any = None,
+    in_process: bool = False,
+    in_effect: bool = False,
+    session: Any = None,
+    index: int | None = None,
+) -> FixRun:
     """Before the original run: capture the cell's inputs for the verification rounds,
     with the names of the person's namespace that the rewrite reads and the cell does not
     (an earlier cell's ``array_namespace`` import, an array ``xp`` is taken from), and
@@ -371,14 +453,21 @@ def prepare(source: str, code: str, namespace: Mapping[str, Any], specs: list, *
     from porter_ext.backends import HOST_LIBRARY, BackendSpec
     from porter_ext.session.pipeline import plan
 
-    fix = FixRun(source, None, list(specs), shell=shell, in_effect=in_effect, session=session,
-                 index=index)  # fmt: skip
+    fix = FixRun(
+        source, None, list(specs), shell=shell, in_effect=in_effect, session=session, index=index
+    )
     fix.deferred = _called_deferred(session, code) if in_effect and session is not None else []
     prefix = "".join(d.code for d in fix.deferred)
     # a spec so that the pipeline captures (the real ones are known after the run)
     warm = list(specs) or [BackendSpec(HOST_LIBRARY)]
-    fix.plan = plan(code_reading(prefix + code, fix._new_inputs(code, namespace)), namespace, warm,
-                    pool=pool, control=False, in_process=in_process)  # fmt: skip
+    fix.plan = plan(
+        code_reading(prefix + code, fix._new_inputs(code, namespace)),
+        namespace,
+        warm,
+        pool=pool,
+        control=False,
+        in_process=in_process,
+    )
     return fix
 
 
@@ -397,16 +486,31 @@ def _called_deferred(session: Any, code: str) -> list:
 # --- the session's two calls ------------------------------------------------------------
 
 
-def start(session: Any, source: str, code: str, namespace: Mapping[str, Any], specs: list,
-          options: Any, cell: int | str) -> FixRun | None:  # fmt: skip
+def start(
+    session: Any,
+    source: str,
+    code: str,
+    namespace: Mapping[str, Any],
+    specs: list,
+    options: Any,
+    cell: int | str,
+) -> FixRun | None:
     """``--fix``, before the original run; None (with porter's warning) when it fails."""
     from porter_ext.guard import internal_error
 
     try:
-        fix = prepare(source, code, namespace, specs, pool=None if options.in_process
-                      else session.pool, shell=session.shell, in_process=options.in_process,
-                      in_effect=session.headless, session=session,
-                      index=session.cell_index)  # fmt: skip
+        fix = prepare(
+            source,
+            code,
+            namespace,
+            specs,
+            pool=None if options.in_process else session.pool,
+            shell=session.shell,
+            in_process=options.in_process,
+            in_effect=session.headless,
+            session=session,
+            index=session.cell_index,
+        )
     except SyntaxError:  # the run reports it
         return None
     except Exception as exc:
@@ -416,8 +520,16 @@ def start(session: Any, source: str, code: str, namespace: Mapping[str, Any], sp
     return fix
 
 
-def finish(session: Any, fix: FixRun | None, entry: CellEntry, namespace: Mapping[str, Any],
-           run: Any, record: Any, options: Any, warnings: list[str]) -> CellEntry:  # fmt: skip
+def finish(
+    session: Any,
+    fix: FixRun | None,
+    entry: CellEntry,
+    namespace: Mapping[str, Any],
+    run: Any,
+    record: Any,
+    options: Any,
+    warnings: list[str],
+) -> CellEntry:
     """``--fix``, after the replays: the entry with its verified (or refused) rewrite."""
     if fix is None:
         return entry

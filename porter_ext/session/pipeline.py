@@ -81,8 +81,14 @@ def plan(
     from porter_ext.replay.inputs import input_devices, snapshot, user_callables
 
     io = analyse(code, syntax)
-    result = ReplayPlan(specs=specs, io=io, input_devices=input_devices(io, namespace),
-                        pool=pool, control=control, in_process=in_process)  # fmt: skip
+    result = ReplayPlan(
+        specs=specs,
+        io=io,
+        input_devices=input_devices(io, namespace),
+        pool=pool,
+        control=control,
+        in_process=in_process,
+    )
     for name in io.inputs:
         backend = backend_for(namespace.get(name))
         if backend is not None:
@@ -230,8 +236,14 @@ class _Streamed:
         shared_blocks.close_unused()
 
 
-def _replays(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], run: CellRun,
-             settings: ReplaySettings, finished: Any = None) -> list:  # fmt: skip
+def _replays(
+    plan_: ReplayPlan,
+    code: str,
+    namespace: Mapping[str, Any],
+    run: CellRun,
+    settings: ReplaySettings,
+    finished: Any = None,
+) -> list:
     """The cell's replays: in workers (with the control), or in this process;
     ``finished`` sees each worker's result as it comes, when they come one at a time."""
     if plan_.in_process:
@@ -240,23 +252,37 @@ def _replays(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], run: Ce
 
     control = control_spec(plan_.inputs.values(), run.calls) if plan_.control else None
     # the reference runs beside the other replays, from the same pre-run inputs
-    return replay_in_workers(code, plan_.io, plan_.capture, list(plan_.specs), settings,
-                             plan_.pool, control=control,
-                             reference=reference_spec(plan_.inputs), finished=finished)  # fmt: skip
+    return replay_in_workers(
+        code,
+        plan_.io,
+        plan_.capture,
+        list(plan_.specs),
+        settings,
+        plan_.pool,
+        control=control,
+        reference=reference_spec(plan_.inputs),
+        finished=finished,
+    )
 
 
-def _in_process(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any],
-                settings: ReplaySettings) -> list:  # fmt: skip
+def _in_process(
+    plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], settings: ReplaySettings
+) -> list:
     from porter_ext.compare.devices import device_findings
     from porter_ext.replay.run import replay_all
     from porter_ext.replay.sandbox import close_new_figures, ipython_namespace, shell_of
 
     held = _io.StringIO()
     shell = shell_of(namespace)
-    with contextlib.redirect_stdout(held), contextlib.redirect_stderr(held), \
-            close_new_figures(), ipython_namespace(shell, dict(namespace)):  # fmt: skip
-        results = replay_all(code, PreRunNamespace(namespace, plan_.snapshot), plan_.specs,
-                             settings, io=plan_.io)  # fmt: skip
+    with (
+        contextlib.redirect_stdout(held),
+        contextlib.redirect_stderr(held),
+        close_new_figures(),
+        ipython_namespace(shell, dict(namespace)),
+    ):
+        results = replay_all(
+            code, PreRunNamespace(namespace, plan_.snapshot), plan_.specs, settings, io=plan_.io
+        )
     for result in results:
         result.worker = "in-process"
         if result.status in ("ok", "error"):
@@ -288,8 +314,9 @@ def _worker_rows(rows: list, result: Any) -> list:
             )
             row = dataclasses.replace(row, device=device, dtype=dtype, device_ok=ok)
         elif root in result.unsent:
-            row = dataclasses.replace(row, within_tolerance=None,
-                                      note=f"not comparable: {result.unsent[root]}")  # fmt: skip
+            row = dataclasses.replace(
+                row, within_tolerance=None, note=f"not comparable: {result.unsent[root]}"
+            )
         fixed.append(row)
     return fixed
 
@@ -308,8 +335,10 @@ def _mark_nondeterministic(compared: list) -> list:
         return compared
     rows = next(rows for r, rows in compared if r is control)
     differs = {row.name for row in rows if row.within_tolerance is False}
-    note = (f"nondeterministic: the control replay on {control.spec} (the original backend) "
-            "gave a different value, so this output is not compared")  # fmt: skip
+    note = (
+        f"nondeterministic: the control replay on {control.spec} (the original backend) "
+        "gave a different value, so this output is not compared"
+    )
     out = []
     for result, result_rows in compared:
         result_rows = [
@@ -352,9 +381,17 @@ def _mark_unrepeated(compared: list, code: str) -> list:
     return out
 
 
-def _baseline(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], original: Mapping,
-              results: list, settings: ReplaySettings, policy: Any,
-              reference: Any = None, calls: Any = ()) -> Any:  # fmt: skip
+def _baseline(
+    plan_: ReplayPlan,
+    code: str,
+    namespace: Mapping[str, Any],
+    original: Mapping,
+    results: list,
+    settings: ReplaySettings,
+    policy: Any,
+    reference: Any = None,
+    calls: Any = (),
+) -> Any:
     """What every replay is compared against: the original's outputs, the control replay
     (nondeterminism), the float64 reference (the cell on the original's backend with
     its floating inputs promoted; in a worker, or here for ``--in-process``) and the
@@ -368,8 +405,9 @@ def _baseline(plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], origin
     inputs = plan_.inputs or plan_.snapshot
     if plan_.in_process and any(r.status in ("ok", "not_exercised") for r in results):
         with guarded("the float64 reference replay"):
-            reference = reference_replay(code, PreRunNamespace(namespace, plan_.snapshot),
-                                         inputs, settings, io_=plan_.io)  # fmt: skip
+            reference = reference_replay(
+                code, PreRunNamespace(namespace, plan_.snapshot), inputs, settings, io_=plan_.io
+            )
     made_by = partition_outputs(code, calls)
     return Baseline(
         original, policy, control=control, reference=reference, inputs=inputs, made_by=made_by

@@ -191,8 +191,10 @@ def _numeric_cell(out: OutputComparison) -> tuple[str, str]:
     nan = "<br>NaN pattern differs" if out.nan_mismatch else ""
     note = f"<br><small>{_t(out.note)}</small>" if out.note else ""
     if out.reference_err is not None:  # both errors against the float64 reference
-        nan += (f"<br><small>vs float64: {_num(out.reference_err)} (original "
-                f"{_num(out.original_reference_err)})</small>")  # fmt: skip
+        nan += (
+            f"<br><small>vs float64: {_num(out.reference_err)} (original "
+            f"{_num(out.original_reference_err)})</small>"
+        )
     html = (
         f"abs {_num(out.max_abs_err)} · rel {_num(out.max_rel_err)}{mismatched}{nan}"
         f"<br><small>rtol {_num(out.rtol)} · atol {_num(out.atol)}</small>{note}"

@@ -62,8 +62,13 @@ def cell_text(entry: CellEntry) -> str:
 def cell_html(entry: CellEntry) -> str:
     """The cell's findings as HTML for front ends without widgets: the same fragments the
     widget shows (every piece of user text escaped)."""
-    parts = [header_html(entry), plan_html(entry), rewrite_html(entry), "<h4>Calls</h4>",
-             calls_html(entry)]  # fmt: skip
+    parts = [
+        header_html(entry),
+        plan_html(entry),
+        rewrite_html(entry),
+        "<h4>Calls</h4>",
+        calls_html(entry),
+    ]
     if entry.replays or entry.device_findings:
         parts += [
             "<h4>Numerics</h4>",
