@@ -106,8 +106,9 @@ class _Groups:
         #: per item, per site: whether a verified rewrite covers it
         self.covered: dict[Any, list[bool]] = {}
 
-    def add(self, key: Any, title: str, detail: str | None, site: PlanSite, position: int,
-            covered: bool) -> None:  # fmt: skip
+    def add(
+        self, key: Any, title: str, detail: str | None, site: PlanSite, position: int, covered: bool
+    ) -> None:
         item = self.items.get(key)
         if item is None:
             item = self.items[key] = PlanItem(self.kind, title, detail=detail)
@@ -128,7 +129,7 @@ class _Groups:
                 -len(self.items[k].cells),
                 -len(self.items[k].sites),
                 self.first[k],
-            ),  # fmt: skip
+            ),
         )
         return [self.items[k] for k in order]
 
@@ -161,13 +162,17 @@ def _replay_failures(cells: Sequence[Any], groups: _Groups) -> None:
         # one error message is one fix, wherever it struck (the first site names the line)
         for (kind, message, line), backends in failed.items():
             text = _source_line(cell, line)
-            at = f"line {line} `{_one_line(text, 80)}`" if text else (
-                f"line {line}" if line else "the cell")  # fmt: skip
+            at = (
+                f"line {line} `{_one_line(text, 80)}`"
+                if text
+                else (f"line {line}" if line else "the cell")
+            )
             title = f"replay on {', '.join(backends)} fails at {at}: {kind}: {message}"
             covered = rewrite is not None and set(backends) <= set(rewrite.verified_on)
             detail = f"{kind}: {message}"
-            groups.add((kind, message), title, detail, PlanSite(cell.label, line),
-                       position, covered)  # fmt: skip
+            groups.add(
+                (kind, message), title, detail, PlanSite(cell.label, line), position, covered
+            )
 
 
 def _calls(cells: Sequence[Any], calls: _Groups, device: _Groups) -> None:
@@ -197,8 +202,14 @@ def _calls(cells: Sequence[Any], calls: _Groups, device: _Groups) -> None:
             covered = origin is None and (call.line, call.name) in done
             # one replacement, whatever the arguments it was spelled with at each site
             fix_key = call.standard_name or call.suggestion
-            groups.add((call.name, fix_key, call.status), title, _one_line(call.message) or None,
-                       site, position, covered)  # fmt: skip
+            groups.add(
+                (call.name, fix_key, call.status),
+                title,
+                _one_line(call.message) or None,
+                site,
+                position,
+                covered,
+            )
 
 
 def _device_findings(cells: Sequence[Any], groups: _Groups) -> None:
@@ -209,8 +220,14 @@ def _device_findings(cells: Sequence[Any], groups: _Groups) -> None:
                 continue  # a call the calls table already names (status host_sync)
             title = f"{finding.kind.replace('_', ' ')}: {finding.name}"
             covered = finding.line in lines
-            groups.add((finding.kind, finding.name), title, _one_line(finding.message) or None,
-                       PlanSite(cell.label, finding.line), position, covered)  # fmt: skip
+            groups.add(
+                (finding.kind, finding.name),
+                title,
+                _one_line(finding.message) or None,
+                PlanSite(cell.label, finding.line),
+                position,
+                covered,
+            )
 
 
 def build_plan(cells: Iterable[Any]) -> list[PlanItem]:

@@ -68,8 +68,9 @@ class CellRewrite:
         )
 
 
-def _with_preamble(module: cst.Module, rewriter: CellCodemod, tree: ast.Module,
-                   provided: Collection[str] = ()) -> cst.Module:  # fmt: skip
+def _with_preamble(
+    module: cst.Module, rewriter: CellCodemod, tree: ast.Module, provided: Collection[str] = ()
+) -> cst.Module:
     """Imports of the helpers the rewrites use (unless the cell or, through ``provided``,
     an earlier cell imports them), and ``xp`` for the cell's own level."""
     top = rewriter.scopes[0]

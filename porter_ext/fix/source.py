@@ -26,12 +26,28 @@ from porter_ext.spec.standard import Standard
 #: standard functions whose result is not one array (tuples, dtypes, booleans, info)
 _NOT_ONE_ARRAY = frozenset(
     {
-        "isdtype", "result_type", "can_cast", "finfo", "iinfo", "broadcast_shapes",
-        "__array_namespace_info__", "unstack", "broadcast_arrays", "meshgrid", "nonzero",
-        "unique_all", "unique_counts", "unique_inverse", "frexp", "linalg.svd", "linalg.eigh",
-        "linalg.eig", "linalg.qr", "linalg.slogdet",
+        "isdtype",
+        "result_type",
+        "can_cast",
+        "finfo",
+        "iinfo",
+        "broadcast_shapes",
+        "__array_namespace_info__",
+        "unstack",
+        "broadcast_arrays",
+        "meshgrid",
+        "nonzero",
+        "unique_all",
+        "unique_counts",
+        "unique_inverse",
+        "frexp",
+        "linalg.svd",
+        "linalg.eigh",
+        "linalg.eig",
+        "linalg.qr",
+        "linalg.slogdet",
     }
-)  # fmt: skip
+)
 #: attributes of an array that are arrays of the same library
 _ARRAY_ATTRIBUTES = frozenset({"T", "mT"})
 #: attributes of a parameter that show it is used as an array

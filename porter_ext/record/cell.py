@@ -93,8 +93,14 @@ def ends_with_semicolon(source: str) -> bool:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return False
-    skip = (tokenize.ENDMARKER, tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT,
-            tokenize.DEDENT, tokenize.INDENT)  # fmt: skip
+    skip = (
+        tokenize.ENDMARKER,
+        tokenize.NL,
+        tokenize.NEWLINE,
+        tokenize.COMMENT,
+        tokenize.DEDENT,
+        tokenize.INDENT,
+    )
     for token in reversed(tokens):
         if token.type in skip:
             continue

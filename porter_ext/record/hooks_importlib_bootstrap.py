@@ -42,9 +42,19 @@ SLICE_NAME = "__porter_slice__"
 #: the builtin ``iter``, called through the call hook on what a ``for`` loop iterates over
 ITER_NAME = "__porter_iter__"
 HOOK_NAMES = (
-    PRE_HOOK, CALL_HOOK, OP_HOOK, AUGITEM_HOOK, GETITEM_HOOK, SETITEM_HOOK, IOP_HOOK, ATTR_HOOK, SLOTS_NAME,
-    TYPE_NAME, SLICE_NAME, ITER_NAME,
-)  # fmt: skip
+    PRE_HOOK,
+    CALL_HOOK,
+    OP_HOOK,
+    AUGITEM_HOOK,
+    GETITEM_HOOK,
+    SETITEM_HOOK,
+    IOP_HOOK,
+    ATTR_HOOK,
+    SLOTS_NAME,
+    TYPE_NAME,
+    SLICE_NAME,
+    ITER_NAME,
+)
 
 #: ``SLOTS[0]`` is true while nothing records; every other slot belongs to one site of a
 #: rewritten cell and holds what that site has only ever seen as plain Python (a callee,
@@ -54,30 +64,66 @@ SLOTS: list[Any] = [True]
 
 #: operator name → the function that applies it (with Python's reflected fallbacks)
 OPERATORS: dict[str, Any] = {
-    "__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul,
-    "__truediv__": operator.truediv, "__floordiv__": operator.floordiv,
-    "__mod__": operator.mod, "__pow__": operator.pow, "__matmul__": operator.matmul,
-    "__and__": operator.and_, "__or__": operator.or_, "__xor__": operator.xor,
-    "__lshift__": operator.lshift, "__rshift__": operator.rshift,
-    "__iadd__": operator.iadd, "__isub__": operator.isub, "__imul__": operator.imul,
-    "__itruediv__": operator.itruediv, "__ifloordiv__": operator.ifloordiv,
-    "__imod__": operator.imod, "__ipow__": operator.ipow, "__imatmul__": operator.imatmul,
-    "__iand__": operator.iand, "__ior__": operator.ior, "__ixor__": operator.ixor,
-    "__ilshift__": operator.ilshift, "__irshift__": operator.irshift,
-    "__lt__": operator.lt, "__le__": operator.le, "__gt__": operator.gt,
-    "__ge__": operator.ge, "__eq__": operator.eq, "__ne__": operator.ne,
-    "__neg__": operator.neg, "__pos__": operator.pos, "__invert__": operator.invert,
-}  # fmt: skip
+    "__add__": operator.add,
+    "__sub__": operator.sub,
+    "__mul__": operator.mul,
+    "__truediv__": operator.truediv,
+    "__floordiv__": operator.floordiv,
+    "__mod__": operator.mod,
+    "__pow__": operator.pow,
+    "__matmul__": operator.matmul,
+    "__and__": operator.and_,
+    "__or__": operator.or_,
+    "__xor__": operator.xor,
+    "__lshift__": operator.lshift,
+    "__rshift__": operator.rshift,
+    "__iadd__": operator.iadd,
+    "__isub__": operator.isub,
+    "__imul__": operator.imul,
+    "__itruediv__": operator.itruediv,
+    "__ifloordiv__": operator.ifloordiv,
+    "__imod__": operator.imod,
+    "__ipow__": operator.ipow,
+    "__imatmul__": operator.imatmul,
+    "__iand__": operator.iand,
+    "__ior__": operator.ior,
+    "__ixor__": operator.ixor,
+    "__ilshift__": operator.ilshift,
+    "__irshift__": operator.irshift,
+    "__lt__": operator.lt,
+    "__le__": operator.le,
+    "__gt__": operator.gt,
+    "__ge__": operator.ge,
+    "__eq__": operator.eq,
+    "__ne__": operator.ne,
+    "__neg__": operator.neg,
+    "__pos__": operator.pos,
+    "__invert__": operator.invert,
+}
 
 
 #: operators applied as syntax by their runner (in-place ones go through ``operator``)
 _BINARY_SYMBOLS = {
-    "__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/",
-    "__floordiv__": "//", "__mod__": "%", "__pow__": "**", "__matmul__": "@",
-    "__and__": "&", "__or__": "|", "__xor__": "^", "__lshift__": "<<", "__rshift__": ">>",
-    "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__eq__": "==",
+    "__add__": "+",
+    "__sub__": "-",
+    "__mul__": "*",
+    "__truediv__": "/",
+    "__floordiv__": "//",
+    "__mod__": "%",
+    "__pow__": "**",
+    "__matmul__": "@",
+    "__and__": "&",
+    "__or__": "|",
+    "__xor__": "^",
+    "__lshift__": "<<",
+    "__rshift__": ">>",
+    "__lt__": "<",
+    "__le__": "<=",
+    "__gt__": ">",
+    "__ge__": ">=",
+    "__eq__": "==",
     "__ne__": "!=",
-}  # fmt: skip
+}
 _UNARY_SYMBOLS = {"__neg__": "-", "__pos__": "+", "__invert__": "~"}
 _BOXED = frozenset(_BINARY_SYMBOLS) | frozenset(_UNARY_SYMBOLS)
 

@@ -20,19 +20,50 @@ from porter_ext.spec.standard import Standard
 
 #: the operand an operator reflects to when the array is on the right (``2 - x``)
 REFLECTED = {
-    "__add__": "__radd__", "__sub__": "__rsub__", "__mul__": "__rmul__",
-    "__truediv__": "__rtruediv__", "__floordiv__": "__rfloordiv__", "__mod__": "__rmod__",
-    "__pow__": "__rpow__", "__matmul__": "__rmatmul__", "__and__": "__rand__",
-    "__or__": "__ror__", "__xor__": "__rxor__", "__lshift__": "__rlshift__",
-    "__rshift__": "__rrshift__", "__lt__": "__gt__", "__gt__": "__lt__", "__le__": "__ge__",
-    "__ge__": "__le__", "__eq__": "__eq__", "__ne__": "__ne__",
-}  # fmt: skip
+    "__add__": "__radd__",
+    "__sub__": "__rsub__",
+    "__mul__": "__rmul__",
+    "__truediv__": "__rtruediv__",
+    "__floordiv__": "__rfloordiv__",
+    "__mod__": "__rmod__",
+    "__pow__": "__rpow__",
+    "__matmul__": "__rmatmul__",
+    "__and__": "__rand__",
+    "__or__": "__ror__",
+    "__xor__": "__rxor__",
+    "__lshift__": "__rlshift__",
+    "__rshift__": "__rrshift__",
+    "__lt__": "__gt__",
+    "__gt__": "__lt__",
+    "__le__": "__ge__",
+    "__ge__": "__le__",
+    "__eq__": "__eq__",
+    "__ne__": "__ne__",
+}
 _SYMBOL = {
-    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
-    "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^", "lshift": "<<",
-    "rshift": ">>", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "eq": "==", "ne": "!=",
-    "neg": "-", "pos": "+", "invert": "~",
-}  # fmt: skip
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "truediv": "/",
+    "floordiv": "//",
+    "mod": "%",
+    "pow": "**",
+    "matmul": "@",
+    "and": "&",
+    "or": "|",
+    "xor": "^",
+    "lshift": "<<",
+    "rshift": ">>",
+    "lt": "<",
+    "gt": ">",
+    "le": "<=",
+    "ge": ">=",
+    "eq": "==",
+    "ne": "!=",
+    "neg": "-",
+    "pos": "+",
+    "invert": "~",
+}
 _KIND_ORDER = {"bool": 0, "int": 1, "float": 2, "complex": 3}
 _SCALARS = {bool: "bool", int: "int", float: "float", complex: "complex"}
 _DATA_DEPENDENT = (

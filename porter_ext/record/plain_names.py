@@ -18,9 +18,16 @@ import ast
 from dataclasses import dataclass, field
 
 _LITERALS = (
-    ast.List, ast.Dict, ast.Set, ast.Tuple, ast.Constant, ast.ListComp, ast.DictComp,
-    ast.SetComp, ast.JoinedStr,
-)  # fmt: skip
+    ast.List,
+    ast.Dict,
+    ast.Set,
+    ast.Tuple,
+    ast.Constant,
+    ast.ListComp,
+    ast.DictComp,
+    ast.SetComp,
+    ast.JoinedStr,
+)
 _REBINDING_CALLS = frozenset({"exec", "eval", "globals", "locals", "vars", "setattr"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)

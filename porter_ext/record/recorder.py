@@ -219,8 +219,12 @@ class Recorder(CallableKinds, Verdicts):
                 callee = alias(callee, spelled, f.__wrapped__ if type(f) in WRAPPERS else f)
             verdict, shared = self._verdict(site, callee, args, kwargs, self_obj, forced)
             bucket = self._bucket(site, callee, verdict, tuple(kwargs))
-            token = (bucket, devices_in(args, kwargs, _NO_SELF if self_obj is None else self_obj),
-                     (site, callee, verdict, f, tuple(kwargs)), site)  # fmt: skip
+            token = (
+                bucket,
+                devices_in(args, kwargs, _NO_SELF if self_obj is None else self_obj),
+                (site, callee, verdict, f, tuple(kwargs)),
+                site,
+            )
             if shared is not False and forced is None and callee.name not in _NAMESPACE_CALLS:
                 # the hook's fast path: the same callee (or a method of the same array
                 # type), argument types and keywords (and values, for a value-dependent
@@ -246,8 +250,9 @@ class Recorder(CallableKinds, Verdicts):
                         method,
                     )
                     if guard.library_facts and library_fact(entry[0]):
-                        remember_call((site[4], self.version),
-                                      (*entry, guard, callee, verdict, tuple(kwargs)))  # fmt: skip
+                        remember_call(
+                            (site[4], self.version), (*entry, guard, callee, verdict, tuple(kwargs))
+                        )
         except Exception as exc:  # porter's fault: never the person's
             self._internal(exc)
             return None
@@ -290,8 +295,15 @@ class Recorder(CallableKinds, Verdicts):
         bucket = self._bucket(site, callee, verdict, kwnames)
         token = (bucket, din, (site, callee, verdict, f, kwnames), site)
         run = self.runner(token, "call")
-        self.fast_calls[site[4]] = (target, guard, bucket, run, site, method,
-                                    f if method is not None else None)  # fmt: skip
+        self.fast_calls[site[4]] = (
+            target,
+            guard,
+            bucket,
+            run,
+            site,
+            method,
+            f if method is not None else None,
+        )
         return token
 
     def failed(self, token: tuple, exc: BaseException) -> None:
@@ -370,9 +382,13 @@ class Recorder(CallableKinds, Verdicts):
             if token is not None:
                 return token
             other = b if array is a else a
-            key = (site, name, operand_kind(array, backend_of),
-                   None if other is UNARY else operand_kind(other, backend_of),
-                   None if value is UNARY else operand_kind(value, backend_of))  # fmt: skip
+            key = (
+                site,
+                name,
+                operand_kind(array, backend_of),
+                None if other is UNARY else operand_kind(other, backend_of),
+                None if value is UNARY else operand_kind(value, backend_of),
+            )
             hit = self._op_verdicts.get(key)
             if hit is None:
                 std = self.standard
@@ -401,8 +417,9 @@ class Recorder(CallableKinds, Verdicts):
                 if guard is not None:
                     self._fast_index(site, name, guard, bucket, token)
                     if guard.library_facts:
-                        remember_operation((site[5], self.version, name),
-                                           (guard, callee, verdict, None, False))  # fmt: skip
+                        remember_operation(
+                            (site[5], self.version, name), (guard, callee, verdict, None, False)
+                        )
             elif not indexing and not (self.strict and verdict.status in _STRICT_RAISES):
                 # the hook's fast path: the same operand types and dtypes here again; the
                 # operands of a library that reuses temporaries' buffers are handed over
@@ -414,8 +431,9 @@ class Recorder(CallableKinds, Verdicts):
                 guard = operator_guard(a, b, UNARY)
                 self.fast_ops[site[5]] = (guard, bucket, self.runner(token, template), boxed, site)
                 if guard.library_facts:
-                    remember_operation((site[5], self.version, spelled),
-                                       (guard, callee, verdict, template, boxed))  # fmt: skip
+                    remember_operation(
+                        (site[5], self.version, spelled), (guard, callee, verdict, template, boxed)
+                    )
         except Exception as exc:  # porter's fault: the operation goes on unrecorded
             self._internal(exc)
             return None

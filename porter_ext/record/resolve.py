@@ -90,9 +90,21 @@ def _refresh_index() -> None:
 
 #: top-level modules that are never another library's: Python's own, the person's, porter's
 _NOT_LIBRARIES = frozenset(sys.stdlib_module_names) | {
-    "builtins", "__main__", "porter_ext", "IPython", "ipykernel", "ipywidgets", "_pytest",
-    "pytest", "pluggy", "traitlets", "zmq", "tornado", "jupyter_client", "jupyter_core",
-}  # fmt: skip
+    "builtins",
+    "__main__",
+    "porter_ext",
+    "IPython",
+    "ipykernel",
+    "ipywidgets",
+    "_pytest",
+    "pytest",
+    "pluggy",
+    "traitlets",
+    "zmq",
+    "tornado",
+    "jupyter_client",
+    "jupyter_core",
+}
 #: id(object) → (object, "module.path") for library objects whose public home was found
 #: (library objects: they live in their modules anyway, so keeping them costs nothing)
 _homes: dict[int, tuple[object, str]] = {}

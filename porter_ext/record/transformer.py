@@ -72,16 +72,29 @@ RECORDED_ATTRIBUTES = frozenset(
 )
 
 _BINOPS = {
-    ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__",
-    ast.FloorDiv: "__floordiv__", ast.Mod: "__mod__", ast.Pow: "__pow__",
-    ast.MatMult: "__matmul__", ast.BitAnd: "__and__", ast.BitOr: "__or__",
-    ast.BitXor: "__xor__", ast.LShift: "__lshift__", ast.RShift: "__rshift__",
-}  # fmt: skip
+    ast.Add: "__add__",
+    ast.Sub: "__sub__",
+    ast.Mult: "__mul__",
+    ast.Div: "__truediv__",
+    ast.FloorDiv: "__floordiv__",
+    ast.Mod: "__mod__",
+    ast.Pow: "__pow__",
+    ast.MatMult: "__matmul__",
+    ast.BitAnd: "__and__",
+    ast.BitOr: "__or__",
+    ast.BitXor: "__xor__",
+    ast.LShift: "__lshift__",
+    ast.RShift: "__rshift__",
+}
 _UNARY = {ast.USub: "__neg__", ast.UAdd: "__pos__", ast.Invert: "__invert__"}
 _COMPARE = {
-    ast.Lt: "__lt__", ast.LtE: "__le__", ast.Gt: "__gt__", ast.GtE: "__ge__",
-    ast.Eq: "__eq__", ast.NotEq: "__ne__",
-}  # fmt: skip
+    ast.Lt: "__lt__",
+    ast.LtE: "__le__",
+    ast.Gt: "__gt__",
+    ast.GtE: "__ge__",
+    ast.Eq: "__eq__",
+    ast.NotEq: "__ne__",
+}
 
 #: the shape of a call's callee, which decides what its slot holds
 NAME_SITE, METHOD_SITE, OTHER_SITE = 0, 1, 2
@@ -123,10 +136,22 @@ def _simple(node: ast.expr) -> bool:
 
 
 _INDEX_NODES = (
-    ast.Name, ast.Constant, ast.Slice, ast.Tuple, ast.List, ast.UnaryOp, ast.BinOp,
-    ast.Compare, ast.BoolOp, ast.Attribute, ast.operator, ast.unaryop, ast.cmpop,
-    ast.boolop, ast.expr_context,
-)  # fmt: skip
+    ast.Name,
+    ast.Constant,
+    ast.Slice,
+    ast.Tuple,
+    ast.List,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.Compare,
+    ast.BoolOp,
+    ast.Attribute,
+    ast.operator,
+    ast.unaryop,
+    ast.cmpop,
+    ast.boolop,
+    ast.expr_context,
+)
 
 
 def _simple_arguments(node: ast.Call) -> bool:

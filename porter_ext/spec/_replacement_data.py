@@ -72,17 +72,19 @@ def _add(
                 reason,
                 example,
                 parts,
-            )  # fmt: skip
+            )
         )
 
 
-def _fn(libs: str, name: str, standard_name: str | None, suggestion: str, note: str,
-        **rewrite: str) -> None:  # fmt: skip
+def _fn(
+    libs: str, name: str, standard_name: str | None, suggestion: str, note: str, **rewrite: str
+) -> None:
     _add(libs, "function", name, NS, standard_name, suggestion, note, **rewrite)
 
 
-def _method(libs: str, name: str, standard_name: str | None, suggestion: str, note: str,
-            **rewrite: str) -> None:  # fmt: skip
+def _method(
+    libs: str, name: str, standard_name: str | None, suggestion: str, note: str, **rewrite: str
+) -> None:
     _add(libs, "method", name, NS, standard_name, suggestion, note, **rewrite)
 
 

@@ -268,8 +268,10 @@ def render_rewrite(entry: Replacement, call: SourceCall, part: str | int | None 
 
     rendered = _PLACEHOLDER.sub(fill, text)
     if "lib" in missing:
-        raise NoRewrite("no name here reaches the library's module (import it to use its "
-                        "device-agnostic runtime calls)")  # fmt: skip
+        raise NoRewrite(
+            "no name here reaches the library's module (import it to use its "
+            "device-agnostic runtime calls)"
+        )
     if missing:
         raise NoRewrite(f"the call does not pass {', '.join(dict.fromkeys(missing))}")
     unused = filler.unused()
@@ -299,9 +301,11 @@ def call_from_source(source: str, *, statement: bool = False) -> tuple[str, Sour
     kwargs = {k.arg: ast.get_source_segment(text, k.value) or "" for k in node.keywords if k.arg}
     func = node.func
     # examples name the entry's library ``lib`` (``lib.cuda.synchronize()``)
-    if isinstance(func, ast.Attribute) and not (
-        isinstance(func.value, ast.Name) and func.value.id == "lib"
-    ) and not _is_lib_chain(func.value):  # fmt: skip
+    if (
+        isinstance(func, ast.Attribute)
+        and not (isinstance(func.value, ast.Name) and func.value.id == "lib")
+        and not _is_lib_chain(func.value)
+    ):
         receiver = ast.get_source_segment(text, func.value)
         return func.attr, SourceCall("method", receiver, args, kwargs, statement, "lib")
     return ast.get_source_segment(text, func) or "", SourceCall(
