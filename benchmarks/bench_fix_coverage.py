@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from porter_ext.report.model import NON_STANDARD_STATUSES  # noqa: E402
+from porter_ext.model.report import NON_STANDARD_STATUSES  # noqa: E402
 
 BACKENDS = ("numpy", "jax", "strict")
 TARGET = 0.80

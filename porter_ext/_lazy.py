@@ -1,5 +1,5 @@
 """Package namespaces that import their modules when a name is first used (PEP 562), so
-that importing ``porter_ext.compare.model`` does not import NumPy through the package's
+that importing ``porter_ext.model.comparison`` does not import NumPy through the package's
 ``__init__`` and ``%load_ext porter_ext`` stays light."""
 
 from __future__ import annotations
@@ -11,14 +11,16 @@ from typing import Any
 
 def lazy_names(package: str, names: dict[str, str]) -> tuple[Callable[[str], Any], Callable]:
     """``(__getattr__, __dir__)`` for ``package``, whose ``names`` map each public name
-    to the submodule (relative to the package) that defines it."""
+    to the submodule that defines it: relative to the package, or a full
+    ``porter_ext.…`` path for a name the package re-exports from another."""
     namespace = importlib.import_module(package).__dict__
 
     def __getattr__(name: str) -> Any:
         module = names.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        full = module if module.startswith("porter_ext.") else f"{package}.{module}"
+        value = getattr(importlib.import_module(full), name)
         namespace[name] = value
         return value
 

@@ -194,7 +194,7 @@ MAX_PLAN_LINES = 10
 
 def print_plan(plan: list, file: Any = None) -> None:
     """The port plan, first, on stderr: what to change first, and what porter fixes."""
-    from porter_ext.fix.plan import plan_line
+    from porter_ext.model.plan import plan_line
 
     file = file or sys.stderr
     if not plan:

@@ -24,8 +24,9 @@ from pathlib import Path
 from queue import Empty
 from typing import Any
 
-from porter_ext.record.model import ErrorInfo
-from porter_ext.report.model import CellEntry, Environment, Report
+from porter_ext.model.calls import ErrorInfo
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.report import Environment, Report
 
 KERNEL_NAME = "porter"
 #: seconds an interrupted cell gets to stop before its kernel is killed

@@ -158,8 +158,8 @@ class PortMagics(Magics):
     def _record_syntax_error(self, cell: str, exc: SyntaxError) -> None:
         """A cell that does not parse is still a cell of the report, with its error (and
         ``_port`` keeps the last cell that ran)."""
-        from porter_ext.record.model import ErrorInfo
-        from porter_ext.report.model import CellEntry
+        from porter_ext.model.calls import ErrorInfo
+        from porter_ext.model.cells import CellEntry
 
         session = self.session
         count = session._execution_count()

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from porter_ext.report.model import NON_STANDARD_STATUSES
+from porter_ext.model.report import NON_STANDARD_STATUSES
 from tests.test_cli_run import notebook, porter
 
 pytestmark = pytest.mark.slow

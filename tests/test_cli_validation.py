@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 from porter_ext.cli import build_parser, main
-from porter_ext.report.model import Environment, Report
+from porter_ext.model.report import Environment, Report
 
 #: values no number option may take (``0`` is added where 0 is not a value either)
 NUMBERS = [

@@ -18,6 +18,9 @@ STAGES = {
     "guard": 0,
     "_version": 0,
     "_lazy": 0,
+    # the cell model, beneath the stages (beside spec/ and backends/, and importing
+    # neither: `test_the_model_imports_no_stage`)
+    "model": 1,
     "spec": 1,
     "backends": 1,
     "record": 2,
@@ -103,13 +106,30 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The porter_ext modules ``module`` imports anywhere in its source (lazy imports too);
-    ``from package import submodule`` is an edge to the submodule alone."""
+def _type_only(tree: ast.AST) -> set[int]:
+    """The ids of the nodes under ``if TYPE_CHECKING:``: imports that never run."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        test = node.test if isinstance(node, ast.If) else None
+        name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", None)
+        if name == "TYPE_CHECKING":
+            found.update(id(n) for child in node.body for n in ast.walk(child))
+    return found
+
+
+def _imports(
+    module: str, path: Path, modules: dict[str, Path], *, run_time: bool = False
+) -> set[str]:
+    """The porter_ext modules ``module`` imports anywhere in its source (lazy imports too;
+    with ``run_time``, not those only a type checker reads); ``from package import
+    submodule`` is an edge to the submodule alone."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    skip = _type_only(tree) if run_time else set()
     out: set[str] = set()
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.startswith("porter_ext"))
         elif isinstance(node, ast.ImportFrom):
@@ -124,11 +144,12 @@ def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return out
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph(*, run_time: bool = False) -> dict[str, set[str]]:
     modules = _modules()
     graph = {}
     for module, path in modules.items():
-        edges = {m for m in _imports(module, path, modules) if m in modules and m != module}
+        found = _imports(module, path, modules, run_time=run_time)
+        edges = {m for m in found if m in modules and m != module}
         graph[module] = edges
     return graph
 
@@ -139,7 +160,8 @@ def _stage(module: str) -> int:
 
 
 def test_the_package_import_graph_is_acyclic():
-    graph = _graph()
+    # a type checker's import of a module that imports this one is no circle: it never runs
+    graph = _graph(run_time=True)
     # a package's __init__ re-exports its modules: an edge from a module to its own
     # package's __init__ is a circle
     state: dict[str, int] = {}
@@ -170,6 +192,64 @@ def test_stages_import_only_earlier_stages():
         if _stage(target) > _stage(module)
     ]
     assert not wrong, "\n".join(wrong)
+
+
+#: what the cell model may import: itself and what is beneath every stage
+MODEL_MAY_IMPORT = (
+    "porter_ext.model",
+    "porter_ext.guard",
+    "porter_ext._version",
+    "porter_ext._lazy",
+)
+#: the cell model's types: each defined once, in porter_ext/model/ (issue 17)
+MODEL_TYPES = (
+    "CallRecord",
+    "CallOrigin",
+    "ErrorInfo",
+    "DeviceFinding",
+    "ErrorHistogram",
+    "OutputComparison",
+    "ReplayEntry",
+    "RewriteEntry",
+    "RewriteSiteEntry",
+    "DefinitionVerdict",
+    "CellEntry",
+    "Headline",
+    "HeadlineCounts",
+    "PlanItem",
+    "PlanSite",
+    "BackendEntry",
+    "Environment",
+    "Summary",
+    "Source",
+    "Report",
+)
+
+
+def test_the_model_imports_no_stage():
+    wrong = [
+        f"{module} imports {target}"
+        for module, targets in _graph().items()
+        if module.startswith("porter_ext.model")
+        for target in targets
+        if not target.startswith(MODEL_MAY_IMPORT)
+    ]
+    assert "porter_ext.model.cells" in _modules()
+    assert not wrong, "\n".join(wrong)
+
+
+def test_each_model_type_is_defined_once_in_the_model():
+    homes: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name in MODEL_TYPES:
+                homes.setdefault(node.name, []).append(path.relative_to(PACKAGE).as_posix())
+    wrong = {
+        name: where
+        for name in MODEL_TYPES
+        if len(where := homes.get(name, [])) != 1 or not where[0].startswith("model/")
+    }
+    assert not wrong, wrong
 
 
 _MODULE_NAME = re.compile(r"porter_ext\.(\w+)")
@@ -297,3 +377,18 @@ def test_backends_declare_what_the_other_stages_ask():
         assert get_backend(backend.name) is backend
         assert backend.qualname_prefix and backend.array_type_name and backend.namespaces
         assert backend.roots and backend.module.partition(".")[0] in backend.roots
+
+
+def test_an_import_for_the_type_checker_is_no_run_time_edge(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from porter_ext.model import calls\n"
+        "if TYPE_CHECKING:\n"
+        "    from porter_ext.model.cells import CellEntry\n"
+    )
+    modules = _modules()
+    assert _imports("porter_ext.model.plan", path, modules, run_time=True) == {
+        "porter_ext.model.calls"
+    }
+    assert "porter_ext.model.cells" in _imports("porter_ext.model.plan", path, modules)

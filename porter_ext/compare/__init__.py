@@ -9,10 +9,10 @@ from porter_ext._lazy import lazy_names
 
 _NAMES = {
     "device_findings": "devices",
-    "DIFFERENCE_KINDS": "model",
-    "DeviceFinding": "model",
-    "ErrorHistogram": "model",
-    "OutputComparison": "model",
+    "DIFFERENCE_KINDS": "porter_ext.model.comparison",
+    "DeviceFinding": "porter_ext.model.comparison",
+    "ErrorHistogram": "porter_ext.model.comparison",
+    "OutputComparison": "porter_ext.model.comparison",
     "NumericDiff": "numeric",
     "compare_values": "numeric",
     "Baseline": "outputs",

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from porter_ext.backends import LIBRARIES, TRACED, SpecError, all_backends, device_of, get_backend
-from porter_ext.compare.model import DeviceFinding
-from porter_ext.record.model import CallRecord
+from porter_ext.model.calls import CallRecord
+from porter_ext.model.comparison import DeviceFinding
 
 #: the standard's functions that make a new array (the last part of a call's qualified
 #: name), and every library's own (its adapter's ``creation_calls``)

@@ -36,7 +36,6 @@ from porter_ext.compare.host import (
     working_dtype,
 )
 from porter_ext.compare.kinds import Partition
-from porter_ext.compare.model import OutputComparison
 from porter_ext.compare.numeric import (
     LeafReference,
     NumericDiff,
@@ -46,6 +45,7 @@ from porter_ext.compare.numeric import (
 )
 from porter_ext.compare.summary import histogram_of, map_of
 from porter_ext.compare.tolerance import REFERENCE_RULE, ReferenceRule, TolerancePolicy, get_policy
+from porter_ext.model.comparison import OutputComparison
 from porter_ext.replay.run import leaves
 
 if TYPE_CHECKING:

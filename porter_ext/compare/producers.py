@@ -16,7 +16,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from porter_ext.record.model import CallRecord
+from porter_ext.model.calls import CallRecord
 from porter_ext.replay.aliasing import call_writes, roots
 from porter_ext.spec.partitions import Partitioning, partitioning
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .model import ErrorHistogram
+from porter_ext.model.comparison import ErrorHistogram
 
 MAX_BINS = 32
 

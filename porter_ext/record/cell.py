@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.guard import internal_error
+from porter_ext.model.calls import CallRecord, ErrorInfo
 from porter_ext.record.compiled import cached, compile_plain, rewrite_and_compile
-from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.runners import register_cell_file
 from porter_ext.record.syntax import CellSyntax, parse

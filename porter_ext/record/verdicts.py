@@ -14,6 +14,7 @@ import linecache
 import sys
 from typing import Any
 
+from porter_ext.model.calls import CallOrigin, CallRecord
 from porter_ext.record.classify import (
     Verdict,
     classify,
@@ -21,7 +22,6 @@ from porter_ext.record.classify import (
     table_entries,
     value_sensitive,
 )
-from porter_ext.record.model import CallOrigin, CallRecord
 from porter_ext.record.operators import classify_protocol
 from porter_ext.record.positions import char_col
 from porter_ext.record.resolve import Callee

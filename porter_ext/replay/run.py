@@ -29,8 +29,8 @@ from porter_ext.backends import (
     parse_spec,
 )
 from porter_ext.guard import internal_error
+from porter_ext.model.calls import CallRecord, ErrorInfo
 from porter_ext.record.cell import NO_VALUE, RecordSettings, cell_filename, run_recorded
-from porter_ext.record.model import CallRecord, ErrorInfo
 from porter_ext.replay.analysis import CellIO, analyse
 from porter_ext.replay.inputs import build_namespace
 

@@ -207,7 +207,7 @@ def replay(request: ReplayRequest, buffers: list) -> tuple[Any, dict[str, Any], 
     and the backend it ran on (None when it did not run). Never raises for the cell's own
     failures."""
     from porter_ext.backends import BackendUnavailable, ConversionError, get_backend, parse_spec
-    from porter_ext.record.model import ErrorInfo
+    from porter_ext.model.calls import ErrorInfo
     from porter_ext.replay.run import ReplayResult
 
     result = ReplayResult(
@@ -296,8 +296,8 @@ def _namespace(
 
 def _run(request: ReplayRequest, ns: dict, backend: Any, result: Any) -> tuple[Any, dict]:
     from porter_ext.backends import parse_spec
+    from porter_ext.model.calls import ErrorInfo
     from porter_ext.record.cell import cell_filename, run_recorded
-    from porter_ext.record.model import ErrorInfo
     from porter_ext.replay import rng
     from porter_ext.replay.run import collect_outputs
 

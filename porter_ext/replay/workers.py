@@ -27,7 +27,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from porter_ext.backends import LIBRARIES, BackendInfo, BackendSpec, get_backend
-from porter_ext.record.model import ErrorInfo
+from porter_ext.model.calls import ErrorInfo
 from porter_ext.replay import shared_blocks, transport
 from porter_ext.replay.run import ReplayResult
 from porter_ext.replay.worker_kernel import Died, LocalWorker, Worker, WorkerUnavailable

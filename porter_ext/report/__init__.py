@@ -1,4 +1,5 @@
-"""The report stage: the report model (JSON schema `porter.report/1`) and its views.
+"""The report stage: the report's schema (`porter.report/1`), reading a report back, and
+its views. The model it shows is `porter_ext.model`'s; its names are re-exported here.
 
 Importing this package is cheap: jinja2, jsonschema and matplotlib are imported only
 when a report is rendered, validated or plotted, and its names import their modules when
@@ -12,18 +13,19 @@ _NAMES = {
     "group_findings": "findings",
     "render_html": "html",
     "render_markdown": "markdown",
-    "NON_STANDARD_STATUSES": "model",
-    "SCHEMA": "model",
-    "BackendEntry": "model",
-    "CellEntry": "model",
-    "Environment": "model",
-    "ErrorHistogram": "model",
-    "OutputEntry": "model",
-    "ReplayEntry": "model",
-    "Report": "model",
-    "Source": "model",
-    "Summary": "model",
-    "load_report": "model",
+    "NON_STANDARD_STATUSES": "porter_ext.model.report",
+    "SCHEMA": "porter_ext.model.report",
+    "BackendEntry": "porter_ext.model.report",
+    "CellEntry": "porter_ext.model.cells",
+    "Environment": "porter_ext.model.report",
+    "ErrorHistogram": "porter_ext.model.comparison",
+    "OutputEntry": "porter_ext.model.entries",
+    "ReplayEntry": "porter_ext.model.entries",
+    "Report": "porter_ext.model.report",
+    "Source": "porter_ext.model.report",
+    "Summary": "porter_ext.model.report",
+    "load_report": "load",
+    "report_from_json": "load",
     "ReportError": "validation",
     "report_schema": "validation",
     "validate": "validation",
@@ -53,6 +55,7 @@ __all__ = [
     "render",
     "render_html",
     "render_markdown",
+    "report_from_json",
     "report_schema",
     "validate",
     "write_report",

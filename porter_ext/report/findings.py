@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from porter_ext.record.model import FINDING_STATUSES
-from porter_ext.report.model import Report
+from porter_ext.model.calls import FINDING_STATUSES
+from porter_ext.model.report import Report
 
 #: Order in which statuses are listed: what breaks portability first, deliberate last.
 STATUS_ORDER: dict[str, int] = {

@@ -20,9 +20,11 @@ from importlib import resources
 from typing import Any
 
 from porter_ext.guard import internal_error
-from porter_ext.record.model import STATUSES, CallRecord
+from porter_ext.model.calls import STATUSES, CallRecord
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.entries import OutputEntry, ReplayEntry
+from porter_ext.model.report import Report
 from porter_ext.report.findings import group_findings
-from porter_ext.report.model import CellEntry, OutputEntry, ReplayEntry, Report
 from porter_ext.report.placement import PlacedCall, calls_by_cell
 from porter_ext.report.text import cell_notes, visible
 

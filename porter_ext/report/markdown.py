@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.report import Report
 from porter_ext.report.findings import group_findings
-from porter_ext.report.model import CellEntry, Report
 from porter_ext.report.placement import PlacedCall, calls_by_cell
 from porter_ext.report.text import cell_notes, visible
 

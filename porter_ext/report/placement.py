@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from porter_ext.record.model import CallOrigin, CallRecord
-from porter_ext.report.model import CellEntry
+from porter_ext.model.calls import CallOrigin, CallRecord
+from porter_ext.model.cells import CellEntry
 
 __all__ = ["PlacedCall", "calls_by_cell"]
 

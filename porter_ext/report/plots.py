@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from porter_ext.report.model import ErrorHistogram
+from porter_ext.model.comparison import ErrorHistogram
 
 _DPI = 72
 _LABEL_CHARS = 24

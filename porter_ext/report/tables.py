@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
-from porter_ext.record.model import CallRecord
+from porter_ext.model.calls import CallRecord
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from porter_ext.report.model import CellEntry
+    from porter_ext.model.cells import CellEntry
 
 CALL_COLUMNS = [f.name for f in fields(CallRecord) if f.name != "origin_cell"]  # (internal)
 NUMERIC_COLUMNS = [

@@ -14,7 +14,7 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from porter_ext.report.model import CellEntry
+    from porter_ext.model.cells import CellEntry
 
 __all__ = [
     "BIDI_FINDING",

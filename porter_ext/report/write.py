@@ -12,7 +12,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Literal
 
-from porter_ext.report.model import Report
+from porter_ext.model.report import Report
 from porter_ext.report.validation import ReportError, validate
 
 Format = Literal["html", "md", "json"]

@@ -20,11 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.entries import ReplayEntry
 from porter_ext.record.cell import NO_VALUE, CellRun
 from porter_ext.record.syntax import CellSyntax
 from porter_ext.replay import shared_blocks
 from porter_ext.replay.run import ReplaySettings
-from porter_ext.report.model import CellEntry, ReplayEntry
 
 IN_PROCESS_WARNING = (
     "porter: --in-process: replays ran inside this kernel; porter cannot keep what they do "

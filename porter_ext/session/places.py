@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from porter_ext.record.model import CallRecord
+from porter_ext.model.calls import CallRecord
 
 #: labels remembered (a function keeps the label of the cell that defined it)
 KEPT_PLACES = 4096

@@ -6,7 +6,8 @@ import json
 import platform
 from typing import Any
 
-from porter_ext.report.model import CellEntry, Environment
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.report import Environment
 
 
 class PortResult:
@@ -89,7 +90,7 @@ class UnrecordedResult(PortResult):
 def environment() -> Environment:
     """Python and every backend porter can see (unavailable ones with their reasons)."""
     from porter_ext.backends import list_backends
-    from porter_ext.report.model import BackendEntry
+    from porter_ext.model.report import BackendEntry
 
     entries = [
         BackendEntry(

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from porter_ext.guard import guarded, internal_error
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.report import Report
 from porter_ext.record import as_written
 from porter_ext.record.cell import (
     NO_VALUE,
@@ -32,7 +34,6 @@ from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.runners import register_cell_file
 from porter_ext.record.syntax import CellSyntax
 from porter_ext.record.transformer import transform
-from porter_ext.report.model import CellEntry, Report
 from porter_ext.session import fixing
 from porter_ext.session.options import PortOptions, SessionConfig
 from porter_ext.session.places import CellPlace, CellPlaces, front_end_cell_id

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 from porter_ext.report.text import cell_notes, visible
 
 if TYPE_CHECKING:
-    from porter_ext.compare.model import OutputComparison
-    from porter_ext.record.model import CallRecord
-    from porter_ext.report.model import CellEntry, ReplayEntry
+    from porter_ext.model.calls import CallRecord
+    from porter_ext.model.cells import CellEntry
+    from porter_ext.model.comparison import OutputComparison
+    from porter_ext.model.entries import ReplayEntry
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # where Python numbers lines, unlike splitlines
 _COLOURS = {"ok": "46,125,50", "bad": "198,40,40", "na": "128,128,128"}
@@ -35,7 +36,7 @@ _YES_NO = {None: _MISSING, True: "yes", False: "no"}
 
 def verdict(entry: CellEntry) -> str:
     """One line saying how portable the cell is: the entry's headline, derived once in
-    the model (`porter_ext.report.headline`) so that every view shows the same words."""
+    the model (`porter_ext.model.headline`) so that every view shows the same words."""
     return entry.headline.text
 
 
@@ -310,7 +311,7 @@ def calls_html(entry: CellEntry) -> str:
 
 
 def plan_html(entry: CellEntry) -> str:
-    """The cell's port plan (`porter_ext.fix.plan`) as a numbered list, first thing under
+    """The cell's port plan (`porter_ext.model.plan`) as a numbered list, first thing under
     the header: what to change, what blocks the port first; "" when nothing is to do."""
     items = entry.plan
     if not items:

@@ -23,7 +23,7 @@ from porter_ext.ui.html import (
 )
 
 if TYPE_CHECKING:
-    from porter_ext.report.model import CellEntry
+    from porter_ext.model.cells import CellEntry
 
 __all__ = ["MIME_TYPE", "REPORT_MIME_TYPE", "cell_bundle", "cell_html", "cell_text", "verdict"]
 
@@ -34,7 +34,7 @@ REPORT_MIME_TYPE = "application/vnd.porter.report+json"
 
 
 def cell_text(entry: CellEntry) -> str:
-    from porter_ext.fix.plan import plan_line
+    from porter_ext.model.plan import plan_line
 
     lines = [entry.headline.text]
     lines += [f"  plan: {plan_line(item)}" for item in entry.plan]

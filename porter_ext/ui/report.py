@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from porter_ext.ui.mime import REPORT_MIME_TYPE
 
 if TYPE_CHECKING:
-    from porter_ext.report.model import Report
+    from porter_ext.model.report import Report
 
 #: formats `report_bundle` accepts; None means the default, "md"
 FORMATS: tuple[str, ...] = ("html", "md", "json")

@@ -35,8 +35,8 @@ except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
     W = None
 
 if TYPE_CHECKING:
-    from porter_ext.compare.model import OutputComparison
-    from porter_ext.report.model import CellEntry
+    from porter_ext.model.cells import CellEntry
+    from porter_ext.model.comparison import OutputComparison
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 TAB_TITLES = ("Calls", "Numerics", "Devices", "Side by side")

@@ -99,7 +99,7 @@ def test_findings_of_a_real_run_on_array_api_strict_devices() -> None:
 
 def test_a_finding_in_code_from_another_cell_is_at_its_calls_line():
     from porter_ext.compare.devices import device_findings
-    from porter_ext.record.model import CallRecord
+    from porter_ext.model.calls import CallRecord
 
     call = CallRecord(
         line=4,

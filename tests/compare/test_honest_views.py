@@ -9,8 +9,10 @@ import json
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from porter_ext.compare.model import DeviceFinding
-from porter_ext.report.model import CellEntry, ReplayEntry, Summary
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.comparison import DeviceFinding
+from porter_ext.model.entries import ReplayEntry
+from porter_ext.model.report import Summary
 from porter_ext.ui.html import verdict
 from tests.ui.entries import output
 
@@ -44,7 +46,7 @@ def test_numpy_to_jax_on_the_cpu_is_not_a_device_finding(ip) -> None:
 def test_a_jax_conversion_off_the_cells_device_is_still_found() -> None:
     """The host-copy rule keeps the real finding: arrays on cpu:1, a conversion on cpu:0."""
     from porter_ext.compare.devices import device_findings
-    from porter_ext.record.model import CallRecord
+    from porter_ext.model.calls import CallRecord
 
     calls = [CallRecord(2, 0, "jax.numpy.asarray", "jax", "function", "standard",
                         devices_in=["cpu"], device_out="cpu:0")]  # fmt: skip
@@ -127,10 +129,10 @@ def test_a_makemore_sized_report_stays_small_and_renders_fast() -> None:
     import numpy as np
 
     from porter_ext.compare import Baseline
+    from porter_ext.model.report import Environment, Report
     from porter_ext.replay.reference import reference_replay
     from porter_ext.replay.run import replay_cell
     from porter_ext.report.html import render_html
-    from porter_ext.report.model import Environment, Report
 
     rng = np.random.default_rng(0)
     ns = {"xp": np, "n_words": 32_000, "X": rng.standard_normal((228, 27), dtype=np.float32),

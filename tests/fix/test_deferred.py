@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 
 from porter_ext.fix.rewrite import rewrite_source
-from porter_ext.record.model import CallOrigin, CallRecord
-from porter_ext.report.model import CellEntry, DefinitionVerdict, RewriteEntry, RewriteSiteEntry
+from porter_ext.model.calls import CallOrigin, CallRecord
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.entries import DefinitionVerdict, RewriteEntry, RewriteSiteEntry
 from porter_ext.report.validation import validate
 from porter_ext.session.deferred import (
     NEVER_CALLED,
@@ -128,7 +129,7 @@ def test_the_verdict_travels_as_fields_not_as_note_text():
 
 
 def test_a_cell_with_definition_verdicts_is_valid_json() -> None:
-    from porter_ext.report.model import Environment, Report
+    from porter_ext.model.report import Environment, Report
 
     cell, _ = _deferred_cell()
     later = _later(_verdict("f", False, "it changes the result"))

@@ -10,7 +10,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from porter_ext.fix.plan import build_plan
+from porter_ext.model.plan import build_plan
 from tests.test_cli_run import notebook, porter
 
 BACKENDS = "numpy,jax,strict"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from porter_ext.fix.plan import build_plan
+from porter_ext.model.plan import build_plan
 from porter_ext.session import get_session
 from tests.fix.test_rewrite import FOO
 

@@ -7,19 +7,15 @@ import io
 import json
 
 from porter_ext.cli import print_plan
-from porter_ext.compare.model import DeviceFinding
-from porter_ext.fix.plan import build_plan, plan_line
-from porter_ext.record.model import CallRecord, ErrorInfo
+from porter_ext.model.calls import CallRecord, ErrorInfo
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.comparison import DeviceFinding
+from porter_ext.model.entries import ReplayEntry, RewriteEntry, RewriteSiteEntry
+from porter_ext.model.plan import build_plan, plan_line
+from porter_ext.model.report import Environment, Report
 from porter_ext.report.html import render_html
+from porter_ext.report.load import report_from_json
 from porter_ext.report.markdown import render_markdown
-from porter_ext.report.model import (
-    CellEntry,
-    Environment,
-    ReplayEntry,
-    Report,
-    RewriteEntry,
-    RewriteSiteEntry,
-)
 from porter_ext.report.validation import validate
 from porter_ext.ui.mime import cell_html, cell_text
 
@@ -130,7 +126,7 @@ def test_the_plan_is_in_the_json_report_first_validated_and_round_tripped():
     assert list(data).index("plan") < list(data).index("cells")
     validate(data)
     assert set(data["plan"][0]) >= {"kind", "title", "cells", "sites", "automatic"}
-    assert Report.from_json(report.to_json()) == report
+    assert report_from_json(report.to_json()) == report
     bad = json.loads(report.to_json())
     bad["plan"][0]["title"] = 3
     try:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from porter_ext.compare.model import OutputComparison
-from porter_ext.report.model import ReplayEntry
+from porter_ext.model.comparison import OutputComparison
+from porter_ext.model.entries import ReplayEntry
 from porter_ext.session.fix_support import agrees
 from tests.replay.isolation import run
 

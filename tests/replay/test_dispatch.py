@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from porter_ext.fix.plan import build_plan
+from porter_ext.model.plan import build_plan
 from tests.replay.isolation import replays, run
 
 pytest.importorskip("distributed")

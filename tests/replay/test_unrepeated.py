@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from porter_ext.model.cells import differing_backends
 from porter_ext.replay.unrepeated import unrepeated_outputs
-from porter_ext.report.model import differing_backends
 from tests.replay.isolation import run
 
 

@@ -165,7 +165,7 @@ def test_control_replay_marks_nondeterministic_outputs(ip):
         assert getattr(rows["noise"], "deterministic", False) is False
         assert getattr(rows["same"], "deterministic", True) is True
     summary = ip.user_ns["_port"].entry
-    from porter_ext.report.model import Summary
+    from porter_ext.model.report import Summary
 
     assert Summary.of([summary]).mismatches == 0
     run(ip, "%%port -b numpy --no-control --quiet\nnoise = x + np.random.default_rng().random(3)")

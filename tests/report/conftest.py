@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from porter_ext.compare.model import DeviceFinding, OutputComparison
 from porter_ext.compare.summary import summarize
-from porter_ext.record.model import CallRecord, ErrorInfo
+from porter_ext.model.calls import CallRecord, ErrorInfo
+from porter_ext.model.comparison import DeviceFinding, OutputComparison
 from porter_ext.report import (
     BackendEntry,
     CellEntry,

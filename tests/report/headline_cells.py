@@ -15,8 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from porter_ext.record.model import ErrorInfo
-from porter_ext.report.model import CellEntry, ReplayEntry
+from porter_ext.model.calls import ErrorInfo
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.entries import ReplayEntry
 from porter_ext.ui.mime import cell_text
 from tests.ui.entries import call, output
 

@@ -13,9 +13,10 @@ from dataclasses import replace
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.report import Environment, Report
 from porter_ext.report.html import render_html
 from porter_ext.report.markdown import render_markdown
-from porter_ext.report.model import CellEntry, Environment, Report
 from porter_ext.report.text import BIDI_FINDING, FORMAT_FINDING, cell_notes, visible
 from porter_ext.ui.html import call_label, header_html
 from porter_ext.ui.mime import cell_html

@@ -10,8 +10,9 @@ from html import escape
 
 import pytest
 
-from porter_ext.fix.plan import build_plan
-from porter_ext.report.model import CellEntry, Report
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.plan import build_plan
+from porter_ext.model.report import Report
 from porter_ext.report.validation import validate
 from porter_ext.ui.mime import MIME_TYPE, cell_bundle, cell_html, cell_text
 from tests.report.headline_cells import issue_cell

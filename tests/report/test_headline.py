@@ -10,9 +10,10 @@ from html import escape
 
 import pytest
 
-from porter_ext.record.model import ErrorInfo
-from porter_ext.report.headline import Headline, HeadlineCounts
-from porter_ext.report.model import CellEntry, Report
+from porter_ext.model.calls import ErrorInfo
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.headline import Headline, HeadlineCounts
+from porter_ext.model.report import Report
 from porter_ext.report.validation import validate
 from porter_ext.ui.mime import MIME_TYPE, cell_bundle, cell_html, cell_text
 from tests.report.headline_cells import (

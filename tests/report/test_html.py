@@ -10,8 +10,8 @@ import time
 from dataclasses import replace
 from html.parser import HTMLParser
 
-from porter_ext.compare.model import DeviceFinding
-from porter_ext.record.model import ErrorInfo
+from porter_ext.model.calls import ErrorInfo
+from porter_ext.model.comparison import DeviceFinding
 from porter_ext.report import (
     BackendEntry,
     CellEntry,

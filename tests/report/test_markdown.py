@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from porter_ext.record.model import ErrorInfo
+from porter_ext.model.calls import ErrorInfo
 from porter_ext.report import CellEntry, Environment, Report, render_markdown
 from porter_ext.report.markdown import fenced, md_text
 from tests.report.conftest import make_call, make_cell, make_environment, make_report

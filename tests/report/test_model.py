@@ -6,8 +6,8 @@ import json
 import math
 from dataclasses import replace
 
-from porter_ext.compare.model import OutputComparison
-from porter_ext.record.model import ErrorInfo
+from porter_ext.model.calls import ErrorInfo
+from porter_ext.model.comparison import OutputComparison
 from porter_ext.report import (
     SCHEMA,
     CellEntry,
@@ -15,6 +15,7 @@ from porter_ext.report import (
     ReplayEntry,
     Report,
     Summary,
+    report_from_json,
     validate,
 )
 from tests.report.conftest import (
@@ -32,7 +33,7 @@ def test_round_trip_through_dict_and_json_is_exact(report: Report) -> None:
     data = report.to_dict()
     validate(data)
     assert Report.from_dict(data) == report
-    again = Report.from_json(report.to_json())
+    again = report_from_json(report.to_json())
     assert again == report
     assert again.to_json() == report.to_json()
 
@@ -46,7 +47,7 @@ def test_round_trip_keeps_output_classes_and_optional_fields() -> None:
     empty_calls = make_replay("strict", calls=[])
     cell = make_cell(None, replays=[replay, no_calls, empty_calls])
     report = Report.build([cell], make_environment(), array_api_version="2023.12")
-    back = Report.from_json(report.to_json())
+    back = report_from_json(report.to_json())
     assert back == report
     outputs = back.cells[0].replays[0].outputs
     assert type(outputs[0]) is OutputEntry and outputs[0].error_histogram is not None

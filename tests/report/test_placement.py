@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from porter_ext.record.model import CallOrigin, CallRecord
+from porter_ext.model.calls import CallOrigin, CallRecord
 from porter_ext.report import CellEntry, Report, render_markdown
 from porter_ext.report.html import render_html
 from porter_ext.report.placement import calls_by_cell

@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from porter_ext.report import Report, ReportError, load_report, report_schema, validate
+from porter_ext.report import (
+    Report,
+    ReportError,
+    load_report,
+    report_from_json,
+    report_schema,
+    validate,
+)
 from porter_ext.report.validation import is_valid_fast, json_path
 from tests.report.conftest import (
     make_call,
@@ -133,7 +140,7 @@ def test_missing_file(tmp_path: Path) -> None:
 
 def test_from_json_validates() -> None:
     with pytest.raises(ReportError, match="not valid JSON: line 1 column 1"):
-        Report.from_json("")
+        report_from_json("")
 
 
 _REPLACEMENTS = [None, "weird", -1, 0, 1.5, 2.0, True, [], {}, "inf", [1, "a"], "standard"]

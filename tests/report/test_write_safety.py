@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from porter_ext.report.model import Environment, Report
+from porter_ext.model.report import Environment, Report
 from porter_ext.report.write import OverwriteError, is_porter_output, write_report
 
 

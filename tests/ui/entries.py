@@ -12,17 +12,12 @@ from dataclasses import replace
 
 import numpy as np
 
-from porter_ext.compare.model import DeviceFinding, OutputComparison
 from porter_ext.compare.summary import summarize
-from porter_ext.record.model import CallRecord, ErrorInfo
-from porter_ext.report.model import (
-    BackendEntry,
-    CellEntry,
-    Environment,
-    OutputEntry,
-    ReplayEntry,
-    Report,
-)
+from porter_ext.model.calls import CallRecord, ErrorInfo
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.comparison import DeviceFinding, OutputComparison
+from porter_ext.model.entries import OutputEntry, ReplayEntry
+from porter_ext.model.report import BackendEntry, Environment, Report
 
 SCRIPT = "<script>window.__xss=1</script>"
 IMG = '"><img src=x onerror="window.__xss=1">'

@@ -7,9 +7,9 @@ from html.parser import HTMLParser
 
 import pytest
 
+from porter_ext.model.report import Report
 from porter_ext.report.html import render_html
 from porter_ext.report.markdown import render_markdown
-from porter_ext.report.model import Report
 from porter_ext.ui import report_bundle
 from porter_ext.ui.mime import REPORT_MIME_TYPE
 from tests.ui.entries import EVIL, demo_report
@@ -69,7 +69,8 @@ def test_the_plain_text_view_shows_bidi_controls_as_escapes():
     """A bidi override in text a cell produced (here a replay's reason) would reorder the
     line in a terminal or a plain-text front end: `text/plain` writes it as ``\\u202e``,
     as the HTML and Markdown views do."""
-    from porter_ext.report.model import CellEntry, ReplayEntry
+    from porter_ext.model.cells import CellEntry
+    from porter_ext.model.entries import ReplayEntry
     from porter_ext.ui.mime import cell_text
 
     entry = CellEntry(

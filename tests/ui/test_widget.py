@@ -14,7 +14,8 @@ W = pytest.importorskip("ipywidgets")
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
-from porter_ext.report.model import CellEntry, ReplayEntry, RewriteEntry  # noqa: E402
+from porter_ext.model.cells import CellEntry  # noqa: E402
+from porter_ext.model.entries import ReplayEntry, RewriteEntry  # noqa: E402
 from porter_ext.ui import widget as widget_module  # noqa: E402
 from porter_ext.ui.mime import MIME_TYPE, cell_bundle  # noqa: E402
 from porter_ext.ui.widget import (  # noqa: E402
@@ -351,7 +352,7 @@ def test_without_ipywidgets_show_falls_back_and_the_widget_says_what_to_install(
     code = """
 import sys
 sys.modules["ipywidgets"] = None
-from porter_ext.report.model import CellEntry
+from porter_ext.model.cells import CellEntry
 from porter_ext.ui.widget import CellWidget, WIDGET_VIEW, mimebundle, has_widget_front_end
 entry = CellEntry(index=None, execution_count=None, source="a = 1")
 assert not has_widget_front_end()

@@ -1,6 +1,6 @@
 """A cell's headline: its counts and the one line that says how portable it is.
 
-Counted once, when a `CellEntry` is made (`porter_ext.report.model.headline_of`, beside
+Counted once, when a `CellEntry` is made (`porter_ext.model.cells.headline_of`, beside
 the rules it counts by), and carried in the report JSON (CONTRACT.md, ``headline``), so
 that the text view, the HTML, the widget, the report summary and the JupyterLab
 extension show the same words: none of them counts on its own. This module holds the

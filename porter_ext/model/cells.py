@@ -1,0 +1,159 @@
+"""One recorded cell as every view sees it (`CellEntry`), and what is derived from it
+once, when the entry is made: its headline (the counts and the one line) and its plan.
+
+Every view (text, HTML, Markdown, the widget, the JupyterLab renderer) reads these
+objects or their JSON form, so `to_dict` / `from_dict` round-trip exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from porter_ext.model.calls import CallRecord, ErrorInfo, cell_label
+from porter_ext.model.comparison import DeviceFinding
+from porter_ext.model.entries import DefinitionVerdict, ReplayEntry, RewriteEntry
+from porter_ext.model.headline import Headline, HeadlineCounts
+from porter_ext.model.json_form import (
+    call_from_dict,
+    call_to_dict,
+    error_in,
+    error_out,
+    finding_from_dict,
+    finding_to_dict,
+    known,
+)
+from porter_ext.model.plan import PlanItem, build_plan
+
+
+@dataclass(frozen=True)
+class CellEntry:
+    """One recorded cell: its source, what the original run called and raised, its replays."""
+
+    index: int | None
+    execution_count: int | None
+    source: str
+    error: ErrorInfo | None = None
+    calls: list[CallRecord] = field(default_factory=list)
+    device_findings: list[DeviceFinding] = field(default_factory=list)
+    replays: list[ReplayEntry] = field(default_factory=list)
+    #: what porter noted about the cell beyond its findings (e.g. a ``%port clear`` a
+    #: headless run ignored); written only when there is one
+    notes: list[str] = field(default_factory=list)
+    #: the proposed rewrite into the standard (``--fix``), or None
+    rewrite: RewriteEntry | None = None
+    #: verdicts on earlier cells' definitions this cell called (``porter fix``); written
+    #: only when there is one
+    definition_verdicts: list[DefinitionVerdict] = field(default_factory=list)
+    #: the counts and the one line every view shows (`headline_of`): derived here, once
+    #: per entry, so no view counts; `dataclasses.replace` derives it again for the
+    #: changed entry
+    headline: Headline = field(init=False, repr=False, compare=False)
+    #: the cell's own port plan (`porter_ext.model.plan`), derived once like the
+    #: headline: the widget, the text and HTML views and the JSON show this one
+    plan: list[PlanItem] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "headline", headline_of(self))
+        object.__setattr__(self, "plan", build_plan([self]))
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {
+            "index": self.index,
+            "execution_count": self.execution_count,
+            "source": self.source,
+            "error": error_out(self.error),
+            "calls": [call_to_dict(c) for c in self.calls],
+            "device_findings": [finding_to_dict(f) for f in self.device_findings],
+            "replays": [r.to_dict() for r in self.replays],
+            "headline": self.headline.to_dict(),
+            "plan": [item.to_dict() for item in self.plan],
+            "rewrite": None if self.rewrite is None else self.rewrite.to_dict(),
+        }
+        if self.notes:
+            data["notes"] = list(self.notes)
+        if self.definition_verdicts:
+            data["definition_verdicts"] = [v.to_dict() for v in self.definition_verdicts]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CellEntry:
+        """The entry as written; its headline and plan read back where the report carries
+        them (a report older than those has them derived here, once)."""
+        entry = cls(
+            index=data.get("index"),
+            execution_count=data.get("execution_count"),
+            source=data["source"],
+            error=error_in(data.get("error")),
+            calls=[call_from_dict(c) for c in data.get("calls", [])],
+            device_findings=[finding_from_dict(f) for f in data.get("device_findings", [])],
+            replays=[ReplayEntry.from_dict(r) for r in data.get("replays", [])],
+            notes=[str(n) for n in data.get("notes", [])],
+            rewrite=None if not data.get("rewrite") else RewriteEntry.from_dict(data["rewrite"]),
+            definition_verdicts=[
+                DefinitionVerdict(**known(DefinitionVerdict, v))
+                for v in data.get("definition_verdicts", [])
+            ],
+        )
+        if data.get("headline"):
+            object.__setattr__(entry, "headline", Headline.from_dict(data["headline"]))
+        if "plan" in data:
+            plan = [PlanItem.from_dict(item) for item in data["plan"]]
+            object.__setattr__(entry, "plan", plan)
+        return entry
+
+    @property
+    def label(self) -> str:
+        """How views name the cell: its notebook index, else its execution count."""
+        return cell_label(self.index, self.execution_count)
+
+
+#: kinds of difference a headline names a backend for (values that differ, or an output
+#: whose shape or dtype changed); order and sign only are not differences to act on
+DIFFERS = frozenset({"numeric", "dtype_changed", "shape_changed"})
+
+
+def device_finding_count(cell: CellEntry) -> int:
+    """The cell's device findings plus the target outputs whose device is wrong and that
+    no finding names: the count the headline, the summary and the tables agree on."""
+    named = {(f.backend, f.name) for f in cell.device_findings}
+    wrong = {
+        (replay.backend, out.name)
+        for replay in cell.replays
+        if replay.role == "target"
+        for out in replay.outputs
+        if out.device_ok is False
+    }
+    return len(cell.device_findings) + len(wrong - named)
+
+
+def differing_backends(cell: CellEntry) -> list[str]:
+    """Target backends on which an output differs in value, dtype or shape (not where it
+    only landed on another device: that is a device finding)."""
+    return sorted(
+        {
+            replay.backend
+            for replay in cell.replays
+            if replay.role == "target"
+            for out in replay.outputs
+            if out.within_tolerance is False or out.difference in DIFFERS
+        }
+    )
+
+
+def headline_of(cell: CellEntry) -> Headline:
+    """The cell's headline, counted once (by `CellEntry` as it is made): target replays
+    only, since the control and the reference check the original itself."""
+    targets = [r for r in cell.replays if r.role == "target"]
+    counts = HeadlineCounts(
+        calls=sum(c.count for c in cell.calls),
+        findings=sum(1 for c in cell.calls if c.is_finding),
+        device_findings=device_finding_count(cell),
+        replays=len(targets),
+        replays_ok=sum(1 for r in targets if r.status == "ok"),
+        failed_on=tuple(r.backend for r in targets if r.status in ("error", "timeout")),
+        differs_on=tuple(differing_backends(cell)),
+        error=None if cell.error is None else cell.error.type,
+    )
+    return Headline.of(counts)

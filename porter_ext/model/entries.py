@@ -1,0 +1,160 @@
+"""The parts of a cell entry that porter adds to the stages' records: a replay of the
+cell on one backend spec, the cell's rewrite into the standard, and the verdicts on
+earlier cells' definitions that a cell's replay gave."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from porter_ext.model.calls import CallRecord, ErrorInfo
+from porter_ext.model.comparison import OutputComparison
+from porter_ext.model.json_form import (
+    call_from_dict,
+    call_to_dict,
+    error_in,
+    error_out,
+    float_in,
+    float_out,
+    known,
+    output_from_dict,
+    output_to_dict,
+    record_dict,
+)
+
+ReplayStatus = Literal["ok", "error", "skipped", "timeout", "not_exercised"]
+REPLAY_STATUSES: tuple[str, ...] = ("ok", "error", "skipped", "timeout", "not_exercised")
+#: why a replay ran: a backend to port to, the original backend again (the control, for
+#: determinism), or the float64 reference
+REPLAY_ROLES: tuple[str, ...] = ("target", "control", "reference")
+
+#: an output comparison is the report's output entry as it is: the compare stage's one
+#: pass already carries the error summaries the views plot (`error_histogram`, `error_map`)
+OutputEntry = OutputComparison
+
+
+@dataclass(frozen=True)
+class ReplayEntry:
+    """A cell run again on one backend spec. `calls` is what was recorded on that backend,
+    when the replay recorded at all (None: not recorded, as opposed to [] no calls)."""
+
+    backend: str
+    status: ReplayStatus
+    seconds: float | None = None
+    error: ErrorInfo | None = None
+    reason: str | None = None
+    outputs: list[OutputComparison] = field(default_factory=list)
+    calls: list[CallRecord] | None = None
+    #: where it ran: "local worker (pid N)", a remote kernel, "in-process"
+    worker: str | None = None
+    #: one of REPLAY_ROLES; "control" replays are not counted as replays to port to
+    role: str = "target"
+    #: what kept the replay off the person's files: "namespace", "audit-hook", "in-process"
+    isolation: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "backend": self.backend,
+            "status": self.status,
+            "seconds": float_out(self.seconds),
+            "error": error_out(self.error),
+            "reason": self.reason,
+            "outputs": [output_to_dict(o) for o in self.outputs],
+            "worker": self.worker,
+            "role": self.role,
+            "isolation": self.isolation,
+        }
+        if self.calls is not None:
+            data["calls"] = [call_to_dict(c) for c in self.calls]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReplayEntry:
+        calls = data.get("calls")
+        return cls(
+            backend=data["backend"],
+            status=data["status"],
+            seconds=float_in(data.get("seconds")),
+            error=error_in(data.get("error")),
+            reason=data.get("reason"),
+            outputs=[output_from_dict(o) for o in data.get("outputs", [])],
+            calls=None if calls is None else [call_from_dict(c) for c in calls],
+            worker=data.get("worker"),
+            role=data.get("role", "target"),
+            isolation=data.get("isolation"),
+        )
+
+
+#: what became of a cell's proposed rewrite (``--fix``, ``porter fix``)
+REWRITE_STATUSES: tuple[str, ...] = ("verified", "partial", "refused")
+
+
+@dataclass(frozen=True)
+class RewriteSiteEntry:
+    """One call of a rewrite: applied (``replacement`` set, ``applied``) or not, and why."""
+
+    line: int
+    col: int
+    name: str
+    original: str
+    replacement: str | None = None
+    applied: bool = False
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RewriteEntry:
+    """A cell's rewrite into the standard and what the replays said of it: ``verified``
+    (every site, on every spec in ``verified_on``), ``partial`` (narrowed to the sites
+    that verify) or ``refused`` (``source`` is then the cell as it was)."""
+
+    source: str
+    status: str
+    verified_on: list[str] = field(default_factory=list)
+    sites: list[RewriteSiteEntry] = field(default_factory=list)
+    reason: str | None = None
+    diff: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = record_dict(self)
+        data["verified_on"] = list(self.verified_on)
+        data["sites"] = [record_dict(s) for s in self.sites]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RewriteEntry:
+        values = known(cls, data)
+        values["verified_on"] = [str(s) for s in data.get("verified_on", [])]
+        values["sites"] = [
+            RewriteSiteEntry(**known(RewriteSiteEntry, s)) for s in data.get("sites", [])
+        ]
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class DefinitionVerdict:
+    """What a cell's replay said of a function an earlier cell defined, whose rewrite
+    waited for a call (``porter fix``: a cell that only defines functions runs none of
+    them). Carried by the calling cell's entry; porter's side gives the defining cell
+    its verdict from it once the notebook ran."""
+
+    cell: int  # the defining cell's notebook index
+    name: str
+    accepted: bool
+    where: str  # the call site in the calling cell: ``line L: `text```
+    verified_on: list[str] = field(default_factory=list)
+    reason: str | None = None  # why not, when refused
+
+    def note(self) -> str:
+        """The verdict in words, as the calling cell's notes show it."""
+        kind = "verified" if self.accepted else "refused"
+        text = f"porter fix: {kind} {self.name} of cell {self.cell} at its call here ({self.where})"
+        return (
+            f"{text} on {', '.join(self.verified_on)}"
+            if self.accepted
+            else f"{text}: {self.reason}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**record_dict(self), "verified_on": list(self.verified_on)}

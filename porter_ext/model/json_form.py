@@ -1,0 +1,111 @@
+"""The JSON form of the records the stages make (CONTRACT.md's keys, one to one): calls,
+errors, device findings and output comparisons, as the cell entries write and read them.
+
+Non-finite floats travel as the strings ``"inf"``, ``"-inf"``, ``"nan"`` (JSON has no
+such numbers); keys a reader does not know (a newer writer) are ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+from porter_ext.model.calls import CallOrigin, CallRecord, ErrorInfo
+from porter_ext.model.comparison import DeviceFinding, ErrorHistogram, OutputComparison
+
+#: Float fields that may legitimately be infinite or NaN (an output with an inf where the
+#: original had a finite number). JSON has no such numbers, so they travel as strings.
+_NONFINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def float_out(value: float | None) -> float | str | None:
+    if value is None or math.isfinite(value):
+        return value
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+def float_in(value: float | int | str | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return _NONFINITE[value]
+    return float(value)
+
+
+def record_dict(obj: Any) -> dict[str, Any]:
+    """All dataclass fields of a record, so fields added by an earlier stage travel too."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+
+
+def known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of `data` that are fields of `cls`: unknown keys (a newer writer) are ignored."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def error_in(data: Mapping[str, Any] | None) -> ErrorInfo | None:
+    return None if data is None else ErrorInfo(**known(ErrorInfo, data))
+
+
+def error_out(error: ErrorInfo | None) -> dict[str, Any] | None:
+    return None if error is None else record_dict(error)
+
+
+def call_to_dict(call: CallRecord) -> dict[str, Any]:
+    data = record_dict(call)
+    data["devices_in"] = list(call.devices_in)
+    data["origin"] = None if call.origin is None else record_dict(call.origin)
+    del data["origin_cell"]  # the recorder's label: `origin` says it for readers
+    return data
+
+
+def call_from_dict(data: Mapping[str, Any]) -> CallRecord:
+    values = known(CallRecord, data)
+    origin = values.get("origin")
+    if origin is not None:
+        values["origin"] = CallOrigin(**known(CallOrigin, origin))
+    return CallRecord(**values)
+
+
+def finding_to_dict(finding: DeviceFinding) -> dict[str, Any]:
+    return record_dict(finding)
+
+
+def finding_from_dict(data: Mapping[str, Any]) -> DeviceFinding:
+    return DeviceFinding(**known(DeviceFinding, data))
+
+
+#: the float fields of an output entry that may be infinite or NaN
+_FLOAT_OUTPUT_FIELDS = (
+    "max_abs_err",
+    "max_rel_err",
+    "rtol",
+    "atol",
+    "reference_err",
+    "original_reference_err",
+)
+
+
+def output_to_dict(output: OutputComparison) -> dict[str, Any]:
+    """The contract's keys, with the error summaries (null where the output matched)."""
+    data = {f.name: getattr(output, f.name) for f in fields(OutputComparison)}
+    for key in _FLOAT_OUTPUT_FIELDS:
+        data[key] = float_out(data[key])
+    if data["shape"] is not None:
+        data["shape"] = list(data["shape"])
+    hist = output.error_histogram
+    data["error_histogram"] = None if hist is None else record_dict(hist)
+    return data
+
+
+def output_from_dict(data: Mapping[str, Any]) -> OutputComparison:
+    values = known(OutputComparison, data)
+    for key in _FLOAT_OUTPUT_FIELDS:
+        if key in values:
+            values[key] = float_in(values[key])
+    hist = values.get("error_histogram")
+    if isinstance(hist, Mapping):
+        values["error_histogram"] = ErrorHistogram(**known(ErrorHistogram, hist))
+    return OutputComparison(**values)

@@ -1,0 +1,177 @@
+"""The whole report (CONTRACT.md, schema ``porter.report/1``): where the cells came from,
+the environment the run could see, the cells, and what is derived from them once, when
+the report is built: the summary (from the cells' headlines) and the port plan.
+
+Reading a report back with validation is the report stage's (`porter_ext.report`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.json_form import known, record_dict
+from porter_ext.model.plan import PlanItem, build_plan
+
+SCHEMA = "porter.report/1"
+
+#: Call statuses that make code non-portable and are counted in `Summary.non_standard`.
+#: `acknowledged` is a deliberate deviation through the escape hatch, and `host_sync` is a
+#: performance matter (`float(x)` is standard), so neither counts.
+NON_STANDARD_STATUSES = frozenset({"non_standard", "non_standard_usage", "device_specific"})
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    """A backend spec the run could see, or could not (then `reason` says why)."""
+
+    spec: str
+    library: str
+    version: str | None
+    available: bool
+    devices: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Environment:
+    python: str
+    backends: list[BackendEntry] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "python": self.python,
+            "backends": [{**record_dict(b), "devices": list(b.devices)} for b in self.backends],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Environment:
+        return cls(
+            python=data["python"],
+            backends=[BackendEntry(**known(BackendEntry, b)) for b in data.get("backends", [])],
+        )
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Counts over all cells, for a headline and for `porter run --fail-on`.
+
+    - `calls`: sum of `count` over the original run's calls (identical calls merged at a
+      site still count each time they ran); replay calls are not counted.
+    - `non_standard`: the same sum over calls whose status is in `NON_STANDARD_STATUSES`.
+    - `device_findings`, `replays_ok`, `replays_failed`: the sums of the cells' headline
+      counts (`CellEntry.headline`), so the summary says what the cells say: device
+      findings and target outputs on the wrong device without one; target replays ok;
+      target replays that raised or timed out (skipped replays are neither).
+    - `mismatches`: numeric only: outputs of ok replays whose `within_tolerance` is False.
+      A wrong device is a device finding, not a mismatch.
+    """
+
+    cells: int = 0
+    calls: int = 0
+    non_standard: int = 0
+    device_findings: int = 0
+    replays_ok: int = 0
+    replays_failed: int = 0
+    mismatches: int = 0
+
+    @classmethod
+    def of(cls, cells: Iterable[CellEntry]) -> Summary:
+        counts = dict.fromkeys((f.name for f in fields(cls)), 0)
+        for cell in cells:
+            headline = cell.headline.counts
+            counts["cells"] += 1
+            counts["calls"] += headline.calls
+            counts["device_findings"] += headline.device_findings
+            counts["replays_ok"] += headline.replays_ok
+            counts["replays_failed"] += len(headline.failed_on)
+            counts["non_standard"] += sum(
+                c.count for c in cell.calls if c.status in NON_STANDARD_STATUSES
+            )
+            counts["mismatches"] += sum(
+                1
+                for replay in cell.replays
+                if replay.role == "target" and replay.status == "ok"
+                for o in replay.outputs
+                if o.within_tolerance is False
+            )
+        return cls(**counts)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the cells came from: a notebook name, or None for a live session."""
+
+    notebook: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Report:
+    """The whole report. Build one with `Report.build` so that the summary matches the cells."""
+
+    porter_version: str
+    array_api_version: str
+    source: Source
+    environment: Environment
+    cells: list[CellEntry]
+    summary: Summary
+    schema: str = SCHEMA
+    #: the port plan (`porter_ext.model.plan`): distinct fixes, what blocks the port first
+    plan: list[PlanItem] = field(default_factory=list)
+
+    @classmethod
+    def build(
+        cls,
+        cells: Iterable[CellEntry],
+        environment: Environment,
+        *,
+        array_api_version: str,
+        notebook: str | None = None,
+        porter_version: str | None = None,
+    ) -> Report:
+        if porter_version is None:
+            from porter_ext._version import __version__ as porter_version
+        cells = list(cells)
+        return cls(
+            porter_version=porter_version,
+            array_api_version=array_api_version,
+            source=Source(notebook),
+            environment=environment,
+            cells=cells,
+            summary=Summary.of(cells),
+            plan=build_plan(cells),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": self.schema,
+            "porter_version": self.porter_version,
+            "array_api_version": self.array_api_version,
+            "source": record_dict(self.source),
+            "environment": self.environment.to_dict(),
+            "plan": [item.to_dict() for item in self.plan],
+            "cells": [c.to_dict() for c in self.cells],
+            "summary": record_dict(self.summary),
+        }
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        # allow_nan=False: non-finite floats are encoded as strings by to_dict, and any
+        # that slipped through must fail here rather than produce JSON a browser rejects.
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Report:
+        """Build from a dict that already passed validation (`porter_ext.report.load_report`)."""
+        return cls(
+            schema=data["schema"],
+            porter_version=data["porter_version"],
+            array_api_version=data["array_api_version"],
+            source=Source(**known(Source, data.get("source") or {})),
+            environment=Environment.from_dict(data["environment"]),
+            cells=[CellEntry.from_dict(c) for c in data["cells"]],
+            summary=Summary(**known(Summary, data["summary"])),
+            plan=[PlanItem.from_dict(item) for item in data.get("plan", [])],
+        )
