@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 CallKind = Literal["function", "method", "attribute", "operator", "index", "transformation"]
-KINDS: tuple[str, ...] = ("function", "method", "attribute", "operator", "index", "transformation")
 CallStatus = Literal[
     "standard",
     "non_standard",
@@ -16,15 +15,8 @@ CallStatus = Literal[
     "host_sync",
     "outside_namespace",
 ]
-STATUSES: tuple[str, ...] = (
-    "standard",
-    "non_standard",
-    "non_standard_usage",
-    "acknowledged",
-    "device_specific",
-    "host_sync",
-    "outside_namespace",
-)
+KINDS: tuple[str, ...] = get_args(CallKind)
+STATUSES: tuple[str, ...] = get_args(CallStatus)
 #: statuses that are findings (everything but a standard call, and but a call of another
 #: library or a transformation, which the standard does not judge: ``outside_namespace``)
 FINDING_STATUSES = frozenset(STATUSES) - {"standard", "outside_namespace"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 DeviceFindingKind = Literal[
     "default_device_creation",
@@ -27,13 +27,7 @@ class DeviceFinding:
 
 #: what kind of difference an output shows, when it shows one (CONTRACT.md ``difference``)
 DifferenceKind = Literal["dtype_changed", "shape_changed", "order_only", "sign_only", "numeric"]
-DIFFERENCE_KINDS: tuple[str, ...] = (
-    "dtype_changed",
-    "shape_changed",
-    "order_only",
-    "sign_only",
-    "numeric",
-)
+DIFFERENCE_KINDS: tuple[str, ...] = get_args(DifferenceKind)
 
 
 @dataclass(frozen=True)

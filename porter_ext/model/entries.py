@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from porter_ext.model.calls import CallRecord, ErrorInfo
 from porter_ext.model.comparison import OutputComparison
@@ -24,7 +24,7 @@ from porter_ext.model.json_form import (
 )
 
 ReplayStatus = Literal["ok", "error", "skipped", "timeout", "not_exercised"]
-REPLAY_STATUSES: tuple[str, ...] = ("ok", "error", "skipped", "timeout", "not_exercised")
+REPLAY_STATUSES: tuple[str, ...] = get_args(ReplayStatus)
 #: why a replay ran: a backend to port to, the original backend again (the control, for
 #: determinism), or the float64 reference
 REPLAY_ROLES: tuple[str, ...] = ("target", "control", "reference")
