@@ -1,40 +1,20 @@
-"""What ``--fix`` verification reads and writes beside the rounds (`porter_ext.session.fixing`):
-the cell with its magics masked, the names of the person's namespace a rewrite relies on,
-the compare stage's verdict on a round, and the report's rewrite entries.
+"""What ``--fix`` verification reads and writes beside the rounds (`porter_ext.session.fixing`,
+the rounds themselves in `porter_ext.session.fix_rounds`): the cell with its magics
+masked, the names of the person's namespace a rewrite relies on, what the run saw, and
+the report's rewrite entries.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from porter_ext.report.model import (
-    DIFFERS,
-    NON_STANDARD_STATUSES,
-    ReplayEntry,
-    RewriteEntry,
-    RewriteSiteEntry,
-)
+from porter_ext.report.model import RewriteEntry, RewriteSiteEntry
+from porter_ext.session.fix_rounds import Round
 from porter_ext.session.magic_lines import mask_magics
 
 _Key = tuple[int, int, str]
-
-
-@dataclass
-class Round:
-    """One verification replay of a candidate rewrite."""
-
-    keys: frozenset
-    source: str
-    entries: list[ReplayEntry]
-    accepted: bool
-    verified_on: list[str]
-    why: str | None = None
-    #: the line a replay failed at, and the spec it failed on
-    failed_line: int | None = None
-
 
 _MIXES = re.compile(r"\S+ mixes (\w+) and (\w+):")
 
@@ -112,70 +92,6 @@ def site_key(site: Any) -> _Key:
     return (site.line, site.col, site.name)
 
 
-def agrees(replay: ReplayEntry, original: ReplayEntry | None = None) -> bool:
-    """The compare stage's verdict on a replay of the rewrite: it ran, and every compared
-    output agrees with the original run, or differs only as the original cell's own
-    replay on the same backend (``original``) does (see `_the_backends`)."""
-    return replay.status == "ok" and not _differing(replay, original)
-
-
-def _differing(replay: ReplayEntry, original: ReplayEntry | None) -> list:
-    return [
-        out
-        for out in replay.outputs
-        if (out.within_tolerance is False or out.difference in DIFFERS)
-        and not _the_backends(out, original)
-    ]
-
-
-def _the_backends(out: Any, original: ReplayEntry | None) -> bool:
-    """Whether a difference of the rewrite's output ``out`` is the backend's, not the
-    rewrite's: the original cell replayed on the same backend shows the same kind of
-    difference for it, with the same dtype and shape (jax's default float32 for a
-    float64 cell, an int32 default), and the rewrite's values are within tolerance."""
-    if original is None or original.status != "ok" or out.within_tolerance is False:
-        return False
-    twin = next((o for o in original.outputs if o.name == out.name), None)
-    return (
-        twin is not None
-        and twin.difference == out.difference
-        and twin.within_tolerance is not False
-        and (twin.dtype, twin.shape) == (out.dtype, out.shape)
-    )
-
-
-def skip_reason(replay: ReplayEntry) -> str:
-    """Why a replay was skipped, without the "not replayed: " every such reason opens with."""
-    reason = replay.reason or "no reason given"
-    return reason.removeprefix("not replayed: ")
-
-
-def what_differs(replay: ReplayEntry, original: ReplayEntry | None = None) -> str:
-    for out in _differing(replay, original):
-        kind = out.difference or "numeric"
-        return f"{out.name}: {kind}, max abs err {out.max_abs_err}"
-    return "an output differs"
-
-
-def finding_count(calls: Any) -> int:
-    """Distinct non-standard sites (a loop's repeats are one finding)."""
-    return sum(1 for c in calls if c.status in NON_STANDARD_STATUSES)
-
-
-def kept_capture(capture: Any) -> Any:
-    """The capture for one round: the pipeline releases what it replays from, and the
-    next round needs the same pre-run inputs (released once, in `FixRun.verify`)."""
-    if capture is None:
-        return None
-    from porter_ext.replay.capture import Capture
-
-    class _Kept(Capture):
-        def release(self) -> None:
-            pass
-
-    return _Kept(capture.parcel, capture.states, capture.unsendable, capture.slots)
-
-
 def namespace_imports(namespace: Mapping[str, Any]) -> dict[str, str]:
     """Names earlier cells imported: modules, and functions of modules."""
     import types
@@ -243,7 +159,7 @@ def site_entries(sites: Any, kept: frozenset | None, reasons: Mapping[_Key, str]
     for site in sites:
         applied = site.replacement is not None and (kept is None or site_key(site) in kept)
         reason = site.reason if site.replacement is None else None
-        if site.replacement is None and site_key(site) in reasons:
+        if not applied and site_key(site) in reasons:
             reason = reasons[site_key(site)]
         out.append(
             RewriteSiteEntry(
@@ -253,12 +169,18 @@ def site_entries(sites: Any, kept: frozenset | None, reasons: Mapping[_Key, str]
     return out
 
 
-def refused(source: str, sites: Any, reason: str) -> RewriteEntry:
+def refused(
+    source: str, sites: Any, reason: str, reasons: Mapping[_Key, str] | None = None
+) -> RewriteEntry:
+    """A refused rewrite: each site that had a rewrite says why it is not applied (its own
+    reason from ``reasons`` where it has one, the cell's ``reason`` otherwise)."""
+    why = {site_key(s): f"not applied: {reason}" for s in sites if s.replacement is not None}
+    why.update(reasons or {})
     return RewriteEntry(
         source=source,
         status="refused",
         verified_on=[],
-        sites=site_entries(sites, frozenset(), {}),
+        sites=site_entries(sites, frozenset(), why),
         reason=reason,
     )
 
@@ -326,8 +248,10 @@ def accepted_entry(
     )
 
 
-def code_reading(code: str, names: list[str]) -> str:
-    """``code`` that also reads ``names`` (never run: only its analysis and capture)."""
-    if not names:
-        return code
-    return f"{code}\nif False:  # porter: names its rewrite reads\n    ({', '.join(names)},)\n"
+def code_reading(code: str, names: list[str], first: Sequence[str] = ()) -> str:
+    """``code`` that also reads ``names`` after it and ``first`` before it (never run: only
+    its analysis and capture): ``first`` are names it defines that its replays may take
+    from the namespace all the same."""
+    before = f"if False:  # porter: names its replays may read\n    ({', '.join(first)},)\n"
+    after = f"\nif False:  # porter: names its rewrite reads\n    ({', '.join(names)},)\n"
+    return (before if first else "") + code + (after if names else "")

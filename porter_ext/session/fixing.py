@@ -22,14 +22,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.report.model import CellEntry, DefinitionVerdict, RewriteEntry
-from porter_ext.session.fix_support import (
+from porter_ext.session.fix_rounds import (
+    Judge,
     Round,
-    accepted_entry,
-    agrees,
-    code_reading,
+    Verification,
     finding_count,
-    idle_functions,
+    judged,
     kept_capture,
+    original_dtypes,
+    site_reasons,
+)
+from porter_ext.session.fix_support import (
+    accepted_entry,
+    code_reading,
+    idle_functions,
     mixed_operators,
     namespace_arrays,
     namespace_imports,
@@ -40,9 +46,7 @@ from porter_ext.session.fix_support import (
     run_knowledge,
     site_entries,
     site_key,
-    skip_reason,
     unexercised_specs,
-    what_differs,
 )
 from porter_ext.session.magic_lines import mask_magics, unmask
 
@@ -80,9 +84,10 @@ class FixRun:
     deferred: list = field(default_factory=list)
     #: verified definitions the rounds run before the cell (their code, plain Python)
     prefix: str = ""
-    #: backend -> the original cell's own replay there: what the backend alone changes
-    #: (a default dtype) is not held against the rewrite (`fix_support.agrees`)
-    original_replays: dict = field(default_factory=dict)
+    #: what the rounds are judged against: the original cell's own replay on each
+    #: backend, and the original run's dtypes (what the backend alone changes, a default
+    #: dtype, is not held against the rewrite: `fix_support.Judge`)
+    judge: Judge = field(default_factory=Judge)
 
     # -- the candidate -----------------------------------------------------------------
     def _code(self, source: str) -> str:
@@ -136,9 +141,13 @@ class FixRun:
         definitions it calls, with a note for each); releases the capture."""
         verdicts: list[DefinitionVerdict] = []
         try:
+            self.judge = self._judge(entry, namespace, run)
+            ctx = Verification(
+                self._specs(run), namespace, run, settings, policy, finding_count(entry.calls)
+            )
             if self.deferred:
-                verdicts = self._settle_deferred(entry, namespace, run, settings, policy)
-            rewrite = self._verify(entry, namespace, run, settings, policy)
+                verdicts = self._settle_deferred(entry, ctx)
+            rewrite = self._verify(entry, ctx)
         finally:
             if self.plan is not None and self.plan.capture is not None:
                 self.plan.capture.release()
@@ -152,34 +161,38 @@ class FixRun:
             definition_verdicts=[*entry.definition_verdicts, *verdicts],
         )
 
-    def _settle_deferred(
-        self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any, policy: Any
-    ) -> list[DefinitionVerdict]:
+    def _judge(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any) -> Judge:
+        """What every round of this cell (its deferred definitions' too) is judged against."""
+        from porter_ext.replay.run import collect_outputs
+
+        replays = {r.backend: r for r in entry.replays if r.role == "target"}
+        if self.plan is None or run.exception is not None:
+            return Judge(replays)
+        outputs = collect_outputs(self.plan.io, namespace, run.value)
+        return Judge(replays, original_dtypes(outputs))
+
+    def _settle_deferred(self, entry: CellEntry, ctx: Verification) -> list[DefinitionVerdict]:
         """Replay this cell with the earlier cells' rewritten definitions before it: they
         are accepted (and put in effect) when it agrees with this cell's original run."""
         from porter_ext.fix.rewrite import CellRewrite
         from porter_ext.session.deferred import call_site, pending, verdict
 
-        specs = self._specs(run)
         called = [d for d in self.deferred if d.ran_in(self.source, entry.calls)]
-        if run.exception is not None or not specs or self.plan is None or not called:
+        if ctx.run.exception is not None or not ctx.specs or self.plan is None or not called:
             return []  # nothing to verify against here (or it read them, never ran them)
         self.deferred = called
         same = CellRewrite(self.source, self.source, [])
-        baseline = finding_count(entry.calls)
 
-        def judged(group: list) -> Round:
+        def replayed(group: list) -> Round:
             prefix = "".join(d.code for d in group)
-            result = self._round(
-                same, frozenset(), specs, namespace, run, settings, policy, baseline, prefix=prefix
-            )
+            result = self._round(same, frozenset(), ctx, prefix=prefix)
             self.rounds.remove(result)  # the cell's own rewrite is judged on its own rounds
             return result
 
-        together = judged(self.deferred)
+        together = replayed(self.deferred)
         results = {id(d): together for d in self.deferred}
         if not together.accepted and len(self.deferred) > 1:  # which one: each alone
-            results = {id(d): judged([d]) for d in self.deferred}
+            results = {id(d): replayed([d]) for d in self.deferred}
         waiting = pending(self.session)
         verdicts = []
         for deferred in self.deferred:
@@ -191,7 +204,7 @@ class FixRun:
                 waiting.remove(deferred)
             if result.accepted:
                 self.prefix += deferred.code
-                _put_in_effect(deferred.code, namespace, deferred.record_cell)
+                _put_in_effect(deferred.code, ctx.namespace, deferred.record_cell)
         return verdicts
 
     def _defer(self, full: Any, idle: Mapping[str, tuple[int, int]]) -> RewriteEntry | None:
@@ -231,9 +244,8 @@ class FixRun:
             diff=diff,
         )
 
-    def _verify(
-        self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any, policy: Any
-    ) -> RewriteEntry | None:
+    def _verify(self, entry: CellEntry, ctx: Verification) -> RewriteEntry | None:
+        namespace = ctx.namespace
         try:
             ast.parse(mask_magics(self.source)[0])
         except SyntaxError:
@@ -245,18 +257,17 @@ class FixRun:
             )
         self.operators = mixed_operators(entry.calls)
         self.seen = run_knowledge(entry.calls)
-        self.original_replays = {r.backend: r for r in entry.replays if r.role == "target"}
         full = self._propose(namespace)
         if not full.sites:
             return None  # nothing porter could rewrite, nothing to say
         if not full.applied:
             return refused(self.source, full.sites, "no call here has a rewrite")
-        if run.exception is not None:
+        if ctx.run.exception is not None:
             return refused(
                 self.source,
                 full.sites,
                 "the original run raised "
-                f"{type(run.exception).__name__}: there is nothing to verify against",
+                f"{type(ctx.run.exception).__name__}: there is nothing to verify against",
             )
         idle, unrun = idle_functions(self.source, entry.calls, full.applied)
         every = frozenset(site_key(s) for s in full.applied) - unrun
@@ -269,8 +280,7 @@ class FixRun:
                 "nothing it defines ran in "
                 "this cell, so no replay can verify it: call it in the cell",
             )
-        specs = self._specs(run)
-        if not specs:
+        if not ctx.specs:
             return refused(
                 self.source,
                 full.sites,
@@ -278,18 +288,17 @@ class FixRun:
             )
         if self.plan is None or (self.plan.capture is None and not self.plan.in_process):
             return refused(self.source, full.sites, "its inputs could not be captured")
-        baseline = finding_count(entry.calls)
         left = {k: not_run_reason(idle, k[0]) for k in unrun}
         candidate = full if not unrun else self._propose(namespace, every)
-        best = self._round(candidate, every, specs, namespace, run, settings, policy, baseline)
-        if not best.accepted:
-            best = self._narrow(full, best, specs, namespace, run, settings, policy, baseline)
+        best = self._round(candidate, every, ctx)
+        if not best.accepted and not best.skipped:
+            best = self._narrow(best, ctx)
         if best is None or not best.accepted:
             why = self.rounds[0].why if self.rounds else "it did not verify"
-            return refused(self.source, full.sites, why)
+            return refused(self.source, full.sites, why, {**site_reasons(self.rounds[1:]), **left})
         final = self._propose(namespace, best.keys)
         return accepted_entry(
-            final, best, specs, self.rounds, unexercised_specs(entry.replays), left
+            final, best, ctx.specs, self.rounds, unexercised_specs(entry.replays), left
         )
 
     def _specs(self, run: Any) -> list:
@@ -304,117 +313,51 @@ class FixRun:
 
     # -- the rounds --------------------------------------------------------------------
     def _round(
-        self,
-        candidate: Any,
-        keys: frozenset,
-        specs: list,
-        namespace: Mapping[str, Any],
-        run: Any,
-        settings: Any,
-        policy: Any,
-        baseline: int,
-        prefix: str | None = None,
+        self, candidate: Any, keys: frozenset, ctx: Verification, prefix: str | None = None
     ) -> Round:
         """One replay of ``candidate`` (after ``prefix``: verified definitions of earlier
-        cells, `FixRun.prefix` by default), judged against the original run."""
+        cells, `FixRun.prefix` by default), judged by `FixRun.judge` (`judged`)."""
         from porter_ext.replay.analysis import analyse
         from porter_ext.session.pipeline import replay_entries
 
         prefix = self.prefix if prefix is None else prefix
-        shift = prefix.count("\n")
         code = prefix + self._code(candidate.source)
         plan = dataclasses.replace(
             self.plan,
             io=analyse(code),
-            specs=list(specs),
+            specs=list(ctx.specs),
             control=False,
             capture=kept_capture(self.plan.capture),
         )
-        entries, _ = replay_entries(plan, code, namespace, run, settings, policy)
+        entries, _ = replay_entries(plan, code, ctx.namespace, ctx.run, ctx.settings, ctx.policy)
         targets = [e for e in entries if e.role == "target"]
-        original = str(specs[0])
-        theirs = self.original_replays
-        verified = [e.backend for e in targets if agrees(e, theirs.get(e.backend))]
-        result = Round(keys, candidate.source, targets, True, verified)
-        changed = [e for e in targets if e.status == "ok" and e.backend not in verified]
-        first = next((e for e in targets if e.backend == original), None)
-        if changed:
-            result.accepted = False
-            where = ", ".join(e.backend for e in changed)
-            what = what_differs(changed[0], theirs.get(changed[0].backend))
-            result.why = f"it changes the result on {where} ({what})"
-        elif first is not None and first.status == "skipped":
-            # the cell ran; its replays could not (an input of an autograd graph, a
-            # place that does not answer): nothing was verified, and that is why
-            result.accepted = False
-            result.why = f"not verified: the replays were skipped ({skip_reason(first)})"
-        elif first is None or first.backend not in verified:
-            result.accepted = False
-            error = first.error if first is not None else None
-            line = error.line if error is not None else None
-            if line is not None and shift:
-                line = line - shift if line > shift else None
-            result.failed_line = line
-            where = (
-                f"at line {line}"
-                if line is not None or not shift
-                else ("in the definitions of an earlier cell")
-            )
-            detail = (
-                f"{error.type} {where}: {error.message}"
-                if error
-                else (first.status if first is not None else "no replay")
-            )
-            result.why = f"it does not run on {original}, the original backend ({detail})"
-        elif first.calls is not None and finding_count(first.calls) >= baseline:
-            result.accepted = False
-            result.why = "it does not have fewer findings than the original"
+        result = judged(keys, candidate.source, targets, self.judge, ctx, prefix.count("\n"))
         self.rounds.append(result)
         return result
 
-    def _narrow(
-        self,
-        full: Any,
-        failed: Round,
-        specs: list,
-        namespace: Mapping[str, Any],
-        run: Any,
-        settings: Any,
-        policy: Any,
-        baseline: int,
-    ) -> Round | None:
+    def _narrow(self, failed: Round, ctx: Verification) -> Round | None:
         """The largest set of sites that verifies, found in a few rounds (see module doc)."""
         keys = set(failed.keys)
         if failed.failed_line is not None:
             keys = {k for k in keys if k[0] != failed.failed_line}
             if keys and keys != set(failed.keys):
-                again = self._try(keys, specs, namespace, run, settings, policy, baseline)
+                again = self._try(keys, ctx)
                 if again.accepted:
                     return again
         good = set()
         for key in sorted(keys)[:MAX_SINGLE_TRIES]:
-            if self._try({key}, specs, namespace, run, settings, policy, baseline).accepted:
+            if self._try({key}, ctx).accepted:
                 good.add(key)
         if not good:
             return None
-        together = self._try(good, specs, namespace, run, settings, policy, baseline)
+        together = self._try(good, ctx)
         if together.accepted or len(good) == 1:
             return together
         return None
 
-    def _try(
-        self,
-        keys: set,
-        specs: list,
-        namespace: Mapping[str, Any],
-        run: Any,
-        settings: Any,
-        policy: Any,
-        baseline: int,
-    ) -> Round:
-        candidate = self._propose(namespace, keys)
-        applied = frozenset(site_key(s) for s in candidate.applied)
-        return self._round(candidate, applied, specs, namespace, run, settings, policy, baseline)
+    def _try(self, keys: set, ctx: Verification) -> Round:
+        candidate = self._propose(ctx.namespace, keys)
+        return self._round(candidate, frozenset(site_key(s) for s in candidate.applied), ctx)
 
 
 # --- helpers --------------------------------------------------------------------------
@@ -458,10 +401,13 @@ def prepare(
     )
     fix.deferred = _called_deferred(session, code) if in_effect and session is not None else []
     prefix = "".join(d.code for d in fix.deferred)
+    # the deferred functions as the namespace holds them too: a round whose prefix
+    # leaves out a refused one calls the original definition
+    defined = sorted({name for d in fix.deferred for name in d.names})
     # a spec so that the pipeline captures (the real ones are known after the run)
     warm = list(specs) or [BackendSpec(HOST_LIBRARY)]
     fix.plan = plan(
-        code_reading(prefix + code, fix._new_inputs(code, namespace)),
+        code_reading(prefix + code, fix._new_inputs(code, namespace), first=defined),
         namespace,
         warm,
         pool=pool,

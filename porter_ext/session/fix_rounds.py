@@ -1,0 +1,257 @@
+"""The verification rounds of ``--fix`` (`porter_ext.session.fixing`): one round's
+replays judged against the original (issue 19 item 2: the rewrite, not the backend's
+settings), and what a round reads.
+
+A replay of the rewrite on a backend is compared with the original cell's own replay on
+that backend where the original runs there: what the backend alone changes (JAX's
+default float32 for a float64 cell) shows there too and is not held against the
+rewrite. Where the original does not run there, it is compared with the original run,
+and a dtype that is the backend's default for the original's is the backend's doing;
+the values are still judged, at the narrower dtype's precision (the compare stage).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from porter_ext.report.model import DIFFERS, NON_STANDARD_STATUSES, ReplayEntry
+
+_Key = tuple[int, int, str]
+
+
+@dataclass
+class Round:
+    """One verification replay of a candidate rewrite."""
+
+    keys: frozenset
+    source: str
+    entries: list[ReplayEntry]
+    accepted: bool
+    verified_on: list[str]
+    why: str | None = None
+    #: the line a replay failed at, and the spec it failed on
+    failed_line: int | None = None
+
+    @property
+    def skipped(self) -> bool:
+        """Whether its replays were skipped (inputs that cannot be sent): no narrower
+        rewrite replays either."""
+        return bool(self.entries) and all(e.status == "skipped" for e in self.entries)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What every round of one cell is replayed from and judged by: the backends (the
+    original's first), the person's namespace and the original run, the replay settings
+    and tolerance policy, and the original run's count of findings."""
+
+    specs: list
+    namespace: Mapping[str, Any]
+    run: Any
+    settings: Any
+    policy: Any
+    baseline: int
+
+
+def judged(
+    keys: frozenset,
+    source: str,
+    targets: list[ReplayEntry],
+    judge: Judge,
+    ctx: Verification,
+    shift: int = 0,
+) -> Round:
+    """The round of ``source`` (its sites ``keys``) whose replays are ``targets``: accepted
+    when no replay that ran gives another result (`Judge.agrees`), it runs on the
+    original backend, and it has fewer findings than the original or is verified on
+    every backend the original cell runs on (a site that removes no finding by itself,
+    ``.item()`` or a call through ``xp``, is kept when it verifies there). ``shift``: the
+    lines of earlier cells' definitions replayed before it."""
+    original = str(ctx.specs[0])
+    verified = [e.backend for e in targets if judge.agrees(e)]
+    result = Round(keys, source, targets, False, verified)
+    changed = [e for e in targets if e.status == "ok" and e.backend not in verified]
+    first = next((e for e in targets if e.backend == original), None)
+    missing = sorted(judge.ran_on(original) - set(verified))
+    if changed:
+        where = ", ".join(e.backend for e in changed)
+        result.why = f"it changes the result on {where} ({judge.what_differs(changed[0])})"
+    elif first is not None and first.status == "skipped":
+        # the cell ran; its replays could not (an input of an autograd graph, a
+        # place that does not answer): nothing was verified, and that is why
+        result.why = f"not verified: the replays were skipped ({skip_reason(first)})"
+    elif first is None or first.backend not in verified:
+        error = first.error if first is not None else None
+        line = error.line if error is not None else None
+        if line is not None and shift:
+            line = line - shift if line > shift else None
+        result.failed_line = line
+        where = (
+            f"at line {line}"
+            if line is not None or not shift
+            else "in the definitions of an earlier cell"
+        )
+        detail = (
+            f"{error.type} {where}: {error.message}"
+            if error
+            else (first.status if first is not None else "no replay")
+        )
+        result.why = f"it does not run on {original}, the original backend ({detail})"
+    elif first.calls is not None and finding_count(first.calls) >= ctx.baseline and missing:
+        result.why = (
+            "it does not have fewer findings than the original, nor is it verified on "
+            f"every backend the original cell runs on (not on {', '.join(missing)})"
+        )
+    else:
+        result.accepted = True
+    return result
+
+
+def site_reasons(rounds: list[Round]) -> dict[_Key, str]:
+    """Why each site tried alone (in one of the narrowing ``rounds``) did not verify."""
+    return {
+        next(iter(r.keys)): f"left out: alone, {r.why}"
+        for r in rounds
+        if len(r.keys) == 1 and not r.accepted and r.why
+    }
+
+
+def agrees(
+    replay: ReplayEntry,
+    original: ReplayEntry | None = None,
+    defaults: Mapping[str, str] | None = None,
+) -> bool:
+    """The compare stage's verdict on a replay of the rewrite: it ran, and every compared
+    output agrees with the original run, or differs only as the original cell's own
+    replay on the same backend (``original``) does (see `_the_backends`), or, where the
+    original did not run there, only by the dtype the backend's defaults make of the
+    original's (``defaults``: output → that dtype; see `_the_defaults`)."""
+    return replay.status == "ok" and not _differing(replay, original, defaults)
+
+
+def _differing(
+    replay: ReplayEntry, original: ReplayEntry | None, defaults: Mapping[str, str] | None
+) -> list:
+    return [
+        out
+        for out in replay.outputs
+        if (out.within_tolerance is False or out.difference in DIFFERS)
+        and not _the_backends(out, original)
+        and not _the_defaults(out, original, defaults or {})
+    ]
+
+
+def _the_backends(out: Any, original: ReplayEntry | None) -> bool:
+    """Whether a difference of the rewrite's output ``out`` is the backend's, not the
+    rewrite's: the original cell replayed on the same backend shows the same kind of
+    difference for it, with the same dtype and shape (jax's default float32 for a
+    float64 cell, an int32 default), and the rewrite's values are within tolerance."""
+    if original is None or original.status != "ok" or out.within_tolerance is False:
+        return False
+    twin = next((o for o in original.outputs if o.name == out.name), None)
+    return (
+        twin is not None
+        and twin.difference == out.difference
+        and twin.within_tolerance is not False
+        and (twin.dtype, twin.shape) == (out.dtype, out.shape)
+    )
+
+
+def _the_defaults(out: Any, original: ReplayEntry | None, defaults: Mapping[str, str]) -> bool:
+    """Whether ``out`` differs only by its dtype, and that dtype is the one the backend's
+    defaults make of the original run's (``defaults``), where the original cell did not
+    run on the backend (so nothing there shows what the backend alone changes). Its
+    values were judged at the narrower dtype's precision (the compare stage)."""
+    if original is not None and original.status == "ok":
+        return False
+    return (
+        out.difference == "dtype_changed"
+        and out.within_tolerance is True
+        and out.dtype is not None
+        and defaults.get(out.name) == out.dtype
+    )
+
+
+@dataclass
+class Judge:
+    """How one cell's rounds are judged, backend by backend (issue 19 item 2): against the
+    original cell's own replay there where it ran there (``replays``), else against the
+    original run, whose outputs' dtypes (``dtypes``: output → dtype) tell which dtype
+    change is the backend's default (JAX without x64: float64 → float32)."""
+
+    replays: Mapping[str, ReplayEntry] = field(default_factory=dict)
+    dtypes: Mapping[str, str] = field(default_factory=dict)
+
+    def agrees(self, replay: ReplayEntry) -> bool:
+        return agrees(replay, self.replays.get(replay.backend), self._defaults(replay))
+
+    def ran_on(self, original: str) -> set[str]:
+        """The backends the original cell ran on: its own, and those its replay ran on."""
+        return {original} | {b for b, r in self.replays.items() if r.status == "ok"}
+
+    def what_differs(self, replay: ReplayEntry) -> str:
+        original = self.replays.get(replay.backend)
+        for out in _differing(replay, original, self._defaults(replay)):
+            kind = out.difference or "numeric"
+            return f"{out.name}: {kind}, max abs err {out.max_abs_err}"
+        return "an output differs"
+
+    def _defaults(self, replay: ReplayEntry) -> dict[str, str]:
+        """Output → the dtype the backend of ``replay`` makes of the original's, for the
+        outputs whose dtype changed there (the library is asked only then)."""
+        changed = [o.name for o in replay.outputs if o.difference == "dtype_changed"]
+        if not changed:
+            return {}
+        from porter_ext.backends import get_backend, parse_spec
+
+        backend = get_backend(parse_spec(replay.backend).library)
+        if not backend.available()[0]:
+            return {}
+        found = {}
+        for name in changed:
+            dtype = self.dtypes.get(name)
+            narrowed = backend.narrows(dtype) if dtype is not None else None
+            if narrowed is not None:
+                found[name] = narrowed
+        return found
+
+
+def original_dtypes(outputs: Mapping[str, Any]) -> dict[str, str]:
+    """The dtype of each array leaf of the original run's ``outputs``, by the path the
+    comparison names it with (``y[0]``)."""
+    from porter_ext.backends import dtype_name
+    from porter_ext.replay.run import leaves
+
+    found = {}
+    for name, value in outputs.items():
+        for path, leaf in leaves(value, name, {}).items():
+            if hasattr(leaf, "dtype") and hasattr(leaf, "shape"):
+                found[path] = dtype_name(leaf)
+    return found
+
+
+def skip_reason(replay: ReplayEntry) -> str:
+    """Why a replay was skipped, without the "not replayed: " every such reason opens with."""
+    reason = replay.reason or "no reason given"
+    return reason.removeprefix("not replayed: ")
+
+
+def finding_count(calls: Any) -> int:
+    """Distinct non-standard sites (a loop's repeats are one finding)."""
+    return sum(1 for c in calls if c.status in NON_STANDARD_STATUSES)
+
+
+def kept_capture(capture: Any) -> Any:
+    """The capture for one round: the pipeline releases what it replays from, and the
+    next round needs the same pre-run inputs (released once, in `FixRun.verify`)."""
+    if capture is None:
+        return None
+    from porter_ext.replay.capture import Capture
+
+    class _Kept(Capture):
+        def release(self) -> None:
+            pass
+
+    return _Kept(capture.parcel, capture.states, capture.unsendable, capture.slots)

@@ -1,0 +1,121 @@
+"""Verification rounds judge the rewrite, not the backend's settings (issue 19 item 2):
+a rewrite of a cell that does not run on a backend is judged there against the original
+run, where the backend's default dtype is not the rewrite's doing; a deferred definition
+is judged like the cell that calls it, and one refused there leaves that cell's own
+rewrite to be judged on its merit; a site that removes no finding by itself is kept when
+it verifies; every refused site says why. Real worker replays on real numpy, torch and
+jax, through ``%%port --fix`` in a real IPython shell and through ``porter fix``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from porter_ext.compare import OutputComparison
+from porter_ext.report.model import ReplayEntry
+from porter_ext.session.fix_rounds import Judge
+from tests.fix.test_verify_backend import _fix
+from tests.test_cli_run import notebook, porter
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_default_dtype_does_not_refuse_a_rewrite_where_the_original_cannot_run(port_shell):
+    pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    setup = "import torch\nx = torch.arange(12, dtype=torch.float64).reshape(3, 4) / 7"
+    entry = _fix(port_shell, setup, "m = x.sum(dim=0)", "-b jax")
+    [jax] = [r for r in entry.replays if r.role == "target" and r.backend == "jax"]
+    assert jax.status == "error"  # jax arrays have no sum(dim=...): nothing to compare with
+    assert entry.rewrite.status == "verified", entry.rewrite.reason
+    assert entry.rewrite.verified_on == ["torch", "jax"]
+    assert "xp.sum(x, axis=0)" in entry.rewrite.source
+
+
+def _row(dtype: str, difference: str | None = "dtype_changed", within: bool = True):
+    fields = ("m", [4], dtype, "cpu", "cpu", True, 1e-7, 1e-7, 0, False, within, 1e-5, 1e-8)
+    return OutputComparison(*fields, None, difference=difference)
+
+
+@pytest.mark.parametrize(
+    ("row", "original", "excused"),
+    [
+        # jax's default float32 for the original's float64, where the original cannot run
+        (_row("float32"), ReplayEntry("jax", "error"), True),
+        (_row("float32"), None, True),
+        # values outside tolerance at the narrower precision: the rewrite's
+        (_row("float32", "dtype_changed", within=False), ReplayEntry("jax", "error"), False),
+        # a dtype that is not jax's default for float64
+        (_row("float16"), ReplayEntry("jax", "error"), False),
+        # the original ran on jax and kept its dtype: the change is the rewrite's
+        (_row("float32"), ReplayEntry("jax", "ok", outputs=[_row("float64", None)]), False),
+    ],
+)
+def test_only_the_backends_default_dtype_is_excused_against_the_original_run(
+    row, original, excused
+):
+    pytest.importorskip("jax")
+    replays = {} if original is None else {"jax": original}
+    judge = Judge(replays, {"m": "float64"})
+    assert judge.agrees(ReplayEntry("jax", "ok", outputs=[row])) is excused
+    # numpy keeps float64: the same change there is never its default
+    assert Judge({}, {"m": "float64"}).agrees(ReplayEntry("numpy", "ok", outputs=[row])) is False
+
+
+def _fix_notebook(tmp_path, backends: str, *sources: str) -> dict:
+    source = notebook(tmp_path / "nb.ipynb", *sources)
+    out, report = tmp_path / "nb.ported.ipynb", tmp_path / "nb.json"
+    done = porter("fix", str(source), "-o", str(out), "-b", backends, "--report", str(report))
+    assert done.returncode == 0, done.stderr
+    return {c["index"]: c for c in json.loads(report.read_text())["cells"]}
+
+
+def test_a_deferred_definition_is_judged_like_its_caller_and_a_refused_one_stays_callable(
+    tmp_path,
+):
+    pytest.importorskip("jax")
+    cells = _fix_notebook(
+        tmp_path,
+        "numpy,jax",
+        "import numpy as np\nx = np.linspace(0.0, 1.0, 12).reshape(3, 4)",
+        "def softmax(a):\n    e = np.exp(a - a.max(axis=1, keepdims=True))\n"
+        "    return e / e.sum(axis=1, keepdims=True)",
+        "def g(x):\n    return x.sum(1)",
+        "class Bag:\n    def sum(self, axis):\n        return 2.0\n\n"
+        "s = softmax(x)\nw = x * g(Bag())\nv = x.mean(0)",
+    )
+    # softmax agrees on jax as the original does there (float32 there, both)
+    defined = cells[1]["rewrite"]
+    assert defined["status"] == "verified", defined["reason"]
+    assert defined["verified_on"] == ["numpy", "jax"]
+    # g cannot take a Bag: refused at its call, and the caller still calls the original g
+    assert cells[2]["rewrite"]["status"] == "refused"
+    assert cells[2]["rewrite"]["reason"].startswith("refused g at its call in cell 3")
+    caller = cells[3]["rewrite"]
+    assert caller["status"] == "verified", caller["reason"]
+    assert "v = xp.mean(x, axis=0)" in caller["source"]
+
+
+def test_a_rewrite_that_removes_no_finding_is_kept_where_it_verifies_everywhere(port_shell):
+    pytest.importorskip("jax")
+    # np.sum is standard and .item() a host sync with a standard spelling: the rewrite
+    # removes no finding, and it runs on jax as the original does
+    setup = "import numpy as np\nx = np.linspace(0.0, 1.0, 12).reshape(3, 4)"
+    entry = _fix(port_shell, setup, "s = np.sum(x).item()", "-b jax")
+    assert entry.rewrite.status == "verified", entry.rewrite.reason
+    assert entry.rewrite.verified_on == ["numpy", "jax"]
+    assert "s = float(xp.sum(x))" in entry.rewrite.source
+
+
+def test_every_refused_site_says_why_when_the_replays_were_skipped(port_shell):
+    pytest.importorskip("torch")
+    setup = "import torch\nW = torch.ones(3, 3, requires_grad=True)\nmasked = W * 2"
+    body = "row_sums = masked.sum(dim=-1, keepdim=True)\nnorm = masked / row_sums"
+    entry = _fix(port_shell, setup, body, "")
+    assert entry.rewrite.status == "refused"
+    sites = [s for s in entry.rewrite.sites if s.replacement is not None]
+    assert sites and not any(s.applied for s in sites)
+    for site in sites:
+        assert site.reason.startswith("not applied: not verified: the replays were skipped ("), site
+        assert "'masked'" in site.reason
