@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import _thread
 import functools
-import operator
 import types
 from typing import Any
 
 from porter_ext.backends.registry import BY_TYPE
+from porter_ext.record.operator_names import OPERATORS
 from porter_ext.record.values import NO_SELF as _NO_SELF
 
 PRE_HOOK = "__porter_pre__"
@@ -61,77 +61,6 @@ HOOK_NAMES = (
 #: a receiver's or operand's type) during the cell being recorded, else None. The active
 #: recorder clears the slots it filled when it stops, so no person's object outlives it.
 SLOTS: list[Any] = [True]
-
-#: operator name → the function that applies it (with Python's reflected fallbacks)
-OPERATORS: dict[str, Any] = {
-    "__add__": operator.add,
-    "__sub__": operator.sub,
-    "__mul__": operator.mul,
-    "__truediv__": operator.truediv,
-    "__floordiv__": operator.floordiv,
-    "__mod__": operator.mod,
-    "__pow__": operator.pow,
-    "__matmul__": operator.matmul,
-    "__and__": operator.and_,
-    "__or__": operator.or_,
-    "__xor__": operator.xor,
-    "__lshift__": operator.lshift,
-    "__rshift__": operator.rshift,
-    "__iadd__": operator.iadd,
-    "__isub__": operator.isub,
-    "__imul__": operator.imul,
-    "__itruediv__": operator.itruediv,
-    "__ifloordiv__": operator.ifloordiv,
-    "__imod__": operator.imod,
-    "__ipow__": operator.ipow,
-    "__imatmul__": operator.imatmul,
-    "__iand__": operator.iand,
-    "__ior__": operator.ior,
-    "__ixor__": operator.ixor,
-    "__ilshift__": operator.ilshift,
-    "__irshift__": operator.irshift,
-    "__lt__": operator.lt,
-    "__le__": operator.le,
-    "__gt__": operator.gt,
-    "__ge__": operator.ge,
-    "__eq__": operator.eq,
-    "__ne__": operator.ne,
-    "__neg__": operator.neg,
-    "__pos__": operator.pos,
-    "__invert__": operator.invert,
-}
-
-
-#: operators applied as syntax by their runner (in-place ones go through ``operator``)
-_BINARY_SYMBOLS = {
-    "__add__": "+",
-    "__sub__": "-",
-    "__mul__": "*",
-    "__truediv__": "/",
-    "__floordiv__": "//",
-    "__mod__": "%",
-    "__pow__": "**",
-    "__matmul__": "@",
-    "__and__": "&",
-    "__or__": "|",
-    "__xor__": "^",
-    "__lshift__": "<<",
-    "__rshift__": ">>",
-    "__lt__": "<",
-    "__le__": "<=",
-    "__gt__": ">",
-    "__ge__": ">=",
-    "__eq__": "==",
-    "__ne__": "!=",
-}
-_UNARY_SYMBOLS = {"__neg__": "-", "__pos__": "+", "__invert__": "~"}
-_BOXED = frozenset(_BINARY_SYMBOLS) | frozenset(_UNARY_SYMBOLS)
-
-
-def op_template(name: str, boxed: bool) -> str:
-    """The runner template of operator ``name``: applied to ``(a, b)``, or to the operands
-    popped from the list ``a`` when ``boxed`` (see `op`)."""
-    return f"box{name}" if boxed and name in _BOXED else name
 
 
 class _State:
@@ -468,38 +397,6 @@ def _hooks() -> dict[str, types.FunctionType]:
 
 _PROTOTYPES = _hooks()
 
-#: what a runner does with its three arguments (see `Recorder.runner`); an operator's
-#: own runner (keyed by its name) applies it as Python syntax to the operands it pops
-#: from a list in ``a`` (see `op`)
-RUNNERS = {
-    "call": "return a(*b, **c)",
-    "two": "return a(b, c)",
-    "one": "return a(b)",
-    "get": "return a[b]",
-    "set": "a[b] = c",
-    **{
-        f"box{name}": f"return a.pop() {symbol} a.pop()" for name, symbol in _BINARY_SYMBOLS.items()
-    },
-    **{f"box{name}": f"return {symbol}a.pop()" for name, symbol in _UNARY_SYMBOLS.items()},
-    **{name: f"return a {symbol} b" for name, symbol in _BINARY_SYMBOLS.items()},
-    **{name: f"return {symbol}a" for name, symbol in _UNARY_SYMBOLS.items()},
-    **{
-        f"__i{name[2:]}": f"a {symbol}= b; return a"
-        for name, symbol in _BINARY_SYMBOLS.items()
-        if f"__i{name[2:]}" in OPERATORS
-    },
-}
-
-
-def _fallback(body: str) -> types.FunctionType:
-    namespace: dict = {}
-    source = f"def __porter_run__(a, b, c):\n    __tracebackhide__ = True\n    {body}\n"
-    exec(compile(source, __file__, "exec"), namespace)
-    return namespace["__porter_run__"]
-
-
-#: runners for sites whose cell file is unknown: their frames are hidden like the hooks'
-FALLBACK_RUNNERS = {name: _fallback(body) for name, body in RUNNERS.items()}
 UNARY = _UNARY
 
 

@@ -36,7 +36,6 @@ from porter_ext.record.hooks_importlib_bootstrap import (
     STATE,
     UNARY,
     bind,
-    op_template,
 )
 from porter_ext.record.kinds import _MAYBE, WRAPPERS, CallableKinds
 from porter_ext.record.kinds import methods as _methods
@@ -52,7 +51,7 @@ from porter_ext.record.resolve import (
     Callee,
     attribute_callee,
 )
-from porter_ext.record.runners import FILENAMES, compile_runner
+from porter_ext.record.runners import FILENAMES, compile_runner, op_template
 from porter_ext.record.strict import (
     NamespaceView,
     NonStandardError,

@@ -1,6 +1,9 @@
 """Runners: the one-line functions that perform a recorded call or operation, placed on
 the cell's own line (its file name and line number), so that a warning the library
-raises at its caller (NumPy's ``divide by zero``) points at the person's line.
+raises at its caller (NumPy's ``divide by zero``) points at the person's line. Each
+runner is a template (`RUNNERS`: what it does with its three arguments) compiled once and
+moved to the site's line; sites whose cell file is unknown get the fallback runners,
+compiled in the hooks' own file so that their frames are hidden like the hooks'.
 """
 
 from __future__ import annotations
@@ -8,7 +11,48 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from porter_ext.record.hooks_importlib_bootstrap import FALLBACK_RUNNERS, RUNNERS
+from porter_ext.record import hooks_importlib_bootstrap as hooks
+from porter_ext.record.operator_names import BINARY_SYMBOLS, OPERATORS, UNARY_SYMBOLS
+
+_BOXED = frozenset(BINARY_SYMBOLS) | frozenset(UNARY_SYMBOLS)
+
+
+def op_template(name: str, boxed: bool) -> str:
+    """The runner template of operator ``name``: applied to ``(a, b)``, or to the operands
+    popped from the list ``a`` when ``boxed`` (see `op`)."""
+    return f"box{name}" if boxed and name in _BOXED else name
+
+
+#: what a runner does with its three arguments (see `Recorder.runner`); an operator's
+#: own runner (keyed by its name) applies it as Python syntax to the operands it pops
+#: from a list in ``a`` (see `op`)
+RUNNERS = {
+    "call": "return a(*b, **c)",
+    "two": "return a(b, c)",
+    "one": "return a(b)",
+    "get": "return a[b]",
+    "set": "a[b] = c",
+    **{f"box{name}": f"return a.pop() {symbol} a.pop()" for name, symbol in BINARY_SYMBOLS.items()},
+    **{f"box{name}": f"return {symbol}a.pop()" for name, symbol in UNARY_SYMBOLS.items()},
+    **{name: f"return a {symbol} b" for name, symbol in BINARY_SYMBOLS.items()},
+    **{name: f"return {symbol}a" for name, symbol in UNARY_SYMBOLS.items()},
+    **{
+        f"__i{name[2:]}": f"a {symbol}= b; return a"
+        for name, symbol in BINARY_SYMBOLS.items()
+        if f"__i{name[2:]}" in OPERATORS
+    },
+}
+
+
+def _fallback(body: str) -> types.FunctionType:
+    namespace: dict = {}
+    source = f"def __porter_run__(a, b, c):\n    __tracebackhide__ = True\n    {body}\n"
+    exec(compile(source, hooks.__file__, "exec"), namespace)  # the hooks' file name
+    return namespace["__porter_run__"]
+
+
+#: runners for sites whose cell file is unknown: their frames are hidden like the hooks'
+FALLBACK_RUNNERS = {name: _fallback(body) for name, body in RUNNERS.items()}
 
 #: cell → the file name its code was compiled with (a few short strings per session)
 FILENAMES: dict[int | str, str] = {}
