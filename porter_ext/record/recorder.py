@@ -4,7 +4,7 @@ it, reads its devices.
 The rewritten cell reaches it through the hooks (``hooks_importlib_bootstrap.py``):
 `Recorder.plain` tells a plain Python call (then called directly, and remembered in its
 site's slot), `fast`/`before`/`after` record an array call, `operation` an operator,
-index or attribute. The person's call runs exactly once, in a hook frame or their own,
+index or attribute (``operations.py``). The person's call runs exactly once, in a hook frame or their own,
 and nothing porter does can break it: an internal error is kept as a warning, and the
 call's own exception is re-raised as it is.
 
@@ -23,10 +23,8 @@ from typing import Any
 
 from porter_ext.backends.registry import forget_foreign_types
 from porter_ext.guard import PorterInternalError, debug
-from porter_ext.record.classify import (
-    Verdict,
-)
-from porter_ext.record.guards import call_guard, index_guard, operator_guard
+from porter_ext.record.classify import Verdict
+from porter_ext.record.guards import call_guard
 from porter_ext.record.hooks_importlib_bootstrap import (
     ARRAY_CALLABLES,
     ARRAY_RECEIVERS,
@@ -34,24 +32,14 @@ from porter_ext.record.hooks_importlib_bootstrap import (
     PLAIN_RECEIVERS,
     SLOTS,
     STATE,
-    UNARY,
     bind,
 )
 from porter_ext.record.kinds import _MAYBE, WRAPPERS, CallableKinds
 from porter_ext.record.kinds import methods as _methods
-from porter_ext.record.memo import (
-    library_fact,
-    recall_call,
-    recall_operation,
-    remember_call,
-    remember_operation,
-)
-from porter_ext.record.operators import REFLECTED, classify_index, classify_operation, operand_kind
-from porter_ext.record.resolve import (
-    Callee,
-    attribute_callee,
-)
-from porter_ext.record.runners import FILENAMES, compile_runner, op_template
+from porter_ext.record.memo import library_fact, recall_call, remember_call
+from porter_ext.record.operations import STRICT_RAISES, Operations
+from porter_ext.record.resolve import Callee
+from porter_ext.record.runners import FILENAMES, compile_runner
 from porter_ext.record.strict import (
     NamespaceView,
     NonStandardError,
@@ -66,31 +54,27 @@ from porter_ext.record.values import (
     devices_in,
     read_into,
 )
-from porter_ext.record.verdicts import Verdicts, alias, host_callee, operator_callee, strict_error
+from porter_ext.record.verdicts import Verdicts, alias, host_callee, strict_error
 from porter_ext.spec.standard import DEFAULT_VERSION, standard
 
 _MODULE = types.ModuleType
-_MISSING = object()
 _NAMESPACE_CALLS = frozenset({"array_namespace", "__array_namespace__"})
-_STRICT_RAISES = frozenset({"non_standard", "non_standard_usage", "device_specific"})
 _BOUND = (types.BuiltinMethodType, types.MethodType)
-
-_attributes: dict[tuple[type, str], Callee | None] = {}
 
 
 def clear_caches() -> None:
     """Forget every process-wide fact the recorder learnt (callees, verdicts)."""
-    from porter_ext.record import compiled, memo, resolve, verdicts
+    from porter_ext.record import compiled, memo, operations, resolve, verdicts
 
     compiled.clear()
     memo.clear()
     verdicts.clear()
-    for cache in (_methods, _attributes):
+    for cache in (_methods, operations.attributes):
         cache.clear()
     resolve.clear_caches()
 
 
-class Recorder(CallableKinds, Verdicts):
+class Recorder(CallableKinds, Operations, Verdicts):
     """Records the array calls of one cell run. Use `activate` around the run."""
 
     def __init__(
@@ -255,7 +239,7 @@ class Recorder(CallableKinds, Verdicts):
         except Exception as exc:  # porter's fault: never the person's
             self._internal(exc)
             return None
-        if self.strict and verdict.status in _STRICT_RAISES and type(f) is not RejectedFunction:
+        if self.strict and verdict.status in STRICT_RAISES and type(f) is not RejectedFunction:
             self.after(token, None)
             raise strict_error(callee, verdict, site[1])
         return token
@@ -275,7 +259,7 @@ class Recorder(CallableKinds, Verdicts):
     def _recalled(self, site: tuple, f: Any, args: tuple, kwargs: dict, memo: tuple) -> Any:
         """The token of a call its site's remembered guard accepts (memo.py), or None."""
         target, method, guard, callee, verdict, kwnames = memo
-        if self.strict and verdict.status in _STRICT_RAISES:
+        if self.strict and verdict.status in STRICT_RAISES:
             return None  # the careful path raises
         if target is f:
             receiver = _NO_SELF
@@ -351,141 +335,6 @@ class Recorder(CallableKinds, Verdicts):
                 FILENAMES.get(site[0]), site[1], template, self.namespace
             )
         return run
-
-    # -- operators, indexing, attributes -----------------------------------------------
-    def operation(self, site: tuple, name: str, a: Any, b: Any, value: Any = UNARY) -> tuple | None:
-        """The token of an operator, index or attribute read on an array, or None (then
-        the operands' types are remembered in the site's slots)."""
-        __tracebackhide__ = True  # noqa: F841
-        try:
-            array, backend, spelled = a, backend_of(a), name
-            indexing = name in ("__getitem__", "__setitem__")
-            attribute = not name.startswith("__")
-            if backend is None and not indexing and not attribute and b is not UNARY:
-                array, backend = b, backend_of(b)
-                if backend is not None:
-                    name = REFLECTED.get(name, name)
-            if backend is None:
-                slots = site[4]
-                if slots:
-                    self._fill(slots[0], type(a))
-                    if len(slots) > 1:
-                        self._fill(slots[1], type(b))
-                return None
-            if attribute:
-                return self._attribute(site, array, name)
-            if indexing:
-                token = self._recalled_index(site, name, a, b, value)
-            else:
-                token = self._recalled_operation(site, spelled, a, b)
-            if token is not None:
-                return token
-            other = b if array is a else a
-            key = (
-                site,
-                name,
-                operand_kind(array, backend_of),
-                None if other is UNARY else operand_kind(other, backend_of),
-                None if value is UNARY else operand_kind(value, backend_of),
-            )
-            hit = self._op_verdicts.get(key)
-            if hit is None:
-                std = self.standard
-                if indexing:
-                    verdict = classify_index(std, name, key[2], key[3], key[4])
-                else:
-                    verdict = classify_operation(std, backend, name, key[2], key[3])
-                callee = operator_callee(backend, name, "index" if indexing else "operator")
-                hit = self._op_verdicts[key] = (
-                    callee,
-                    verdict,
-                    self._bucket(site, callee, verdict, ()),
-                )
-            callee, verdict, bucket = hit
-            operands = (a, b) if value is UNARY else (a, b, value)
-            token = (
-                bucket,
-                devices_in(tuple(o for o in operands if o is not UNARY), None),
-                None,
-                site,
-            )
-            if indexing and not (self.strict and verdict.status in _STRICT_RAISES):
-                # the hooks' fast path: an array of the same type, dtype and rank with an
-                # index (and a value) of the same kinds here again (see guards.py)
-                guard = index_guard(a, b, value, UNARY)
-                if guard is not None:
-                    self._fast_index(site, name, guard, bucket, token)
-                    if guard.library_facts:
-                        remember_operation(
-                            (site[5], self.version, name), (guard, callee, verdict, None, False)
-                        )
-            elif not indexing and not (self.strict and verdict.status in _STRICT_RAISES):
-                # the hook's fast path: the same operand types and dtypes here again; the
-                # operands of a library that reuses temporaries' buffers are handed over
-                # in a list (see the ``op`` hook)
-                present = (a,) if b is UNARY else (a, b)
-                boxed = any(getattr(backend_of(o), "elides_temporaries", False) for o in present)
-                template = op_template(spelled, boxed)
-                boxed = template != spelled  # (in-place operators: never handed over)
-                guard = operator_guard(a, b, UNARY)
-                self.fast_ops[site[5]] = (guard, bucket, self.runner(token, template), boxed, site)
-                if guard.library_facts:
-                    remember_operation(
-                        (site[5], self.version, spelled), (guard, callee, verdict, template, boxed)
-                    )
-        except Exception as exc:  # porter's fault: the operation goes on unrecorded
-            self._internal(exc)
-            return None
-        if self.strict and verdict.status in _STRICT_RAISES:
-            self.after(token, None)
-            raise strict_error(callee, verdict, site[1])
-        return token
-
-    def _recalled_operation(self, site: tuple, name: str, a: Any, b: Any) -> tuple | None:
-        """The token of an operator its site's remembered guard accepts, or None."""
-        memo = recall_operation((site[5], self.version, name))
-        if memo is None:
-            return None
-        guard, callee, verdict, template, boxed = memo
-        din = guard(a, b)
-        if din is None or (self.strict and verdict.status in _STRICT_RAISES):
-            return None
-        bucket = self._bucket(site, callee, verdict, ())
-        token = (bucket, din, None, site)
-        self.fast_ops[site[5]] = (guard, bucket, self.runner(token, template), boxed, site)
-        return token
-
-    def _recalled_index(self, site: tuple, name: str, x: Any, key: Any, value: Any) -> tuple | None:
-        """The token of an index its site's remembered guard accepts, or None."""
-        memo = recall_operation((site[5], self.version, name))
-        if memo is None:
-            return None
-        guard, callee, verdict, _, _ = memo
-        din = guard(x, key) if value is UNARY else guard(x, key, value)
-        if din is None or (self.strict and verdict.status in _STRICT_RAISES):
-            return None
-        bucket = self._bucket(site, callee, verdict, ())
-        token = (bucket, din, None, site)
-        self._fast_index(site, name, guard, bucket, token)
-        return token
-
-    def _fast_index(self, site: tuple, name: str, guard: Any, bucket: dict, token: tuple) -> None:
-        """Give the getitem or setitem hook its fast path at this site: (guard, bucket,
-        runner, site)."""
-        if name == "__getitem__":
-            self.fast_gets[site[5]] = (guard, bucket, self.runner(token, "get"), site)
-        else:
-            self.fast_sets[site[5]] = (guard, bucket, self.runner(token, "set"), site)
-
-    def _attribute(self, site: tuple, obj: Any, name: str) -> tuple | None:
-        key = (type(obj), name)
-        callee = _attributes.get(key, _MISSING)
-        if callee is _MISSING:
-            callee = _attributes[key] = attribute_callee(obj, name)
-        if callee is None:
-            return None
-        verdict, _ = self._verdict(site, callee, (), {}, obj, None)
-        return (self._bucket(site, callee, verdict, ()), devices_in((obj,), None), None, site)
 
 
 def _rows_are_partial(array: Any) -> bool:

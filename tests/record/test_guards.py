@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import porter_ext
-from porter_ext.record import recorder as recorder_module
+from porter_ext.record import operations
 from porter_ext.record.guards import index_guard
 from porter_ext.record.hooks_importlib_bootstrap import UNARY
 from porter_ext.record.recorder import Recorder
@@ -78,7 +78,7 @@ class _Spy:
 
 
 def _without_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(recorder_module, "index_guard", lambda *args: None)
+    monkeypatch.setattr(operations, "index_guard", lambda *args: None)
 
 
 @pytest.mark.parametrize("library", sorted(SETUPS))
