@@ -17,13 +17,27 @@ import ast
 import dataclasses
 import re
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from porter_ext.report.model import CellEntry, DefinitionVerdict, RewriteEntry
+from porter_ext.session.fix_support import site_entries, site_key
 from porter_ext.session.magic_lines import mask_magics
 
-__all__ = ["NEVER_CALLED", "Deferred", "pending", "settle", "unexercised_defs", "verdict"]
+__all__ = [
+    "NEVER_CALLED",
+    "Deferred",
+    "called_deferred",
+    "defer",
+    "idle_functions",
+    "pending",
+    "put_in_effect",
+    "settle",
+    "settle_at_call",
+    "unexercised_defs",
+    "verdict",
+]
 
 NEVER_CALLED = "never called in this notebook"
 WAITING = "deferred: verified where a later cell calls it"
@@ -132,12 +146,119 @@ def unexercised_defs(source: str, calls: Any) -> dict[str, tuple[int, int]]:
     }
 
 
+def idle_functions(source: str, calls: Any, applied: Any) -> tuple[dict, set]:
+    """The cell's top-level functions nothing in it ran (name → lines), and the keys of the
+    applied sites inside them: no replay of this cell can verify those."""
+    idle = unexercised_defs(mask_magics(source)[0], calls)
+    inside = {site_key(s) for s in applied if any(a <= s.line <= b for a, b in idle.values())}
+    return idle, inside
+
+
+def not_run_reason(idle: Mapping[str, tuple[int, int]], line: int) -> str:
+    """Why a site inside one of the ``idle`` functions is left out."""
+    name = next((n for n, (a, b) in idle.items() if a <= line <= b), "it")
+    return f"left out: nothing in this cell calls {name}, so no replay of it can verify the rewrite"
+
+
 def call_site(source: str, names: frozenset[str]) -> str:
     """Where the cell first reads one of ``names``: ``line L: `text```."""
     for number, line in enumerate(source.split("\n"), start=1):
         if any(re.search(rf"\b{re.escape(n)}\b", line) for n in names):
             return f"line {number}: `{line.strip()[:80]}`"
     return "this cell"
+
+
+# --- in the kernel, under ``porter fix`` (`porter_ext.session.fixing`) --------------------
+
+
+def called_deferred(session: Any, code: str) -> list[Deferred]:
+    """The deferred definitions (of earlier cells) that ``code`` reads."""
+    from porter_ext.replay.analysis import analyse
+
+    waiting = pending(session)
+    if not waiting:
+        return []
+    reads = set(analyse(code).inputs)
+    return [d for d in waiting if d.names & reads]
+
+
+def defer(fix: Any, full: Any, idle: Mapping[str, tuple[int, int]]) -> RewriteEntry | None:
+    """The rewrite ``full`` of the definitions nothing in the cell of ``fix`` (a
+    `FixRun`) calls, waiting for a later cell's call; None when it cannot wait."""
+    diff = full.diff(context=0)
+    if patched(fix.source, diff).rstrip("\n") != full.source.rstrip("\n"):
+        return None
+    code = fix.code_of(full.source)
+    waiting = [
+        Deferred(fix.index, name, definitions_only(code, name), fix.cell, (a, b))
+        for name, (a, b) in idle.items()
+        if any(a <= s.line <= b for s in full.applied)
+    ]
+    if not all(d.code for d in waiting):
+        return None
+    pending(fix.session).extend(waiting)
+    sites = [
+        dataclasses.replace(s, reason=WAITING) if s.replacement is not None else s
+        for s in site_entries(full.sites, frozenset(), {})
+    ]
+    return RewriteEntry(
+        source=fix.source,
+        status="refused",
+        verified_on=[],
+        sites=sites,
+        reason=NEVER_CALLED,
+        diff=diff,
+    )
+
+
+def settle_at_call(fix: Any, entry: CellEntry, ctx: Any) -> list[DefinitionVerdict]:
+    """Replay the cell of ``fix`` (a `FixRun`) with the earlier cells' rewritten
+    definitions it calls before it, judged as its own rounds are (``ctx``, a
+    `Verification`): they are accepted (and put in effect) when it agrees with the
+    cell's original run; a refused one is left as the namespace holds it."""
+    from porter_ext.fix.rewrite import CellRewrite
+
+    called = [d for d in fix.deferred if d.ran_in(fix.source, entry.calls)]
+    if ctx.run.exception is not None or not ctx.specs or fix.plan is None or not called:
+        return []  # nothing to verify against here (or it read them, never ran them)
+    fix.deferred = called
+    same = CellRewrite(fix.source, fix.source, [])
+
+    def replayed(group: list[Deferred]) -> Any:
+        result = fix.replay(same, frozenset(), ctx, prefix="".join(d.code for d in group))
+        fix.rounds.remove(result)  # the cell's own rewrite is judged on its own rounds
+        return result
+
+    together = replayed(called)
+    results = {id(d): together for d in called}
+    if not together.accepted and len(called) > 1:  # which one: each alone
+        results = {id(d): replayed([d]) for d in called}
+    waiting = pending(fix.session)
+    verdicts = []
+    for deferred in called:
+        result = results[id(deferred)]
+        where = call_site(fix.source, deferred.names)
+        detail = list(result.verified_on) if result.accepted else (result.why or "")
+        verdicts.append(verdict(deferred, result.accepted, where, detail))
+        if deferred in waiting:
+            waiting.remove(deferred)
+        if result.accepted:
+            fix.prefix += deferred.code
+            put_in_effect(deferred.code, ctx.namespace, deferred.record_cell)
+    return verdicts
+
+
+def put_in_effect(code: str, namespace: Any, cell: int | str) -> None:
+    """Run a rewritten cell's definitions and imports (never its other statements, which
+    already ran as the original and agree) so later cells use the portable functions."""
+    from porter_ext.record.transformer import transform
+
+    tree = ast.parse(code)
+    keep = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    tree.body = [node for node in tree.body if isinstance(node, keep)]
+    if tree.body:  # recorded like any cell's code, so later cells see its calls
+        tree = ast.fix_missing_locations(transform(tree, cell, source=code))
+        exec(compile(tree, f"<porter fix of cell {cell}>", "exec"), namespace)  # noqa: S102
 
 
 # --- porter's side, once the notebook ran ------------------------------------------------

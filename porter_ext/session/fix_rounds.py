@@ -99,7 +99,9 @@ def judged(
             else (first.status if first is not None else "no replay")
         )
         result.why = f"it does not run on {original}, the original backend ({detail})"
-    elif first.calls is not None and finding_count(first.calls) >= ctx.baseline and missing:
+    elif first.calls is not None and finding_count(first.calls) > ctx.baseline:
+        result.why = "it has more findings than the original"
+    elif first.calls is not None and finding_count(first.calls) == ctx.baseline and missing:
         result.why = (
             "it does not have fewer findings than the original, nor is it verified on "
             f"every backend the original cell runs on (not on {', '.join(missing)})"
@@ -200,9 +202,11 @@ class Judge:
 
     def _defaults(self, replay: ReplayEntry) -> dict[str, str]:
         """Output → the dtype the backend of ``replay`` makes of the original's, for the
-        outputs whose dtype changed there (the library is asked only then)."""
+        outputs whose dtype changed there where the original cell did not run (the
+        library is asked only then)."""
+        original = self.replays.get(replay.backend)
         changed = [o.name for o in replay.outputs if o.difference == "dtype_changed"]
-        if not changed:
+        if not changed or (original is not None and original.status == "ok"):
             return {}
         from porter_ext.backends import get_backend, parse_spec
 

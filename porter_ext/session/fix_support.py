@@ -12,7 +12,6 @@ from typing import Any
 
 from porter_ext.report.model import RewriteEntry, RewriteSiteEntry
 from porter_ext.session.fix_rounds import Round
-from porter_ext.session.magic_lines import mask_magics
 
 _Key = tuple[int, int, str]
 
@@ -71,21 +70,6 @@ def run_verdicts(calls: Any) -> dict:
             key = (call.line, call.col, call.name)
             seen.setdefault(key, set()).add((call.status, call.standard_name))
     return {key: next(iter(v)) for key, v in seen.items() if len(v) == 1}
-
-
-def idle_functions(source: str, calls: Any, applied: Any) -> tuple[dict, set]:
-    """The cell's top-level functions nothing in it ran (name → lines), and the keys of the
-    applied sites inside them: no replay of this cell can verify those."""
-    from porter_ext.session.deferred import unexercised_defs
-
-    idle = unexercised_defs(mask_magics(source)[0], calls)
-    inside = {site_key(s) for s in applied if any(a <= s.line <= b for a, b in idle.values())}
-    return idle, inside
-
-
-def not_run_reason(idle: Mapping[str, tuple[int, int]], line: int) -> str:
-    name = next((n for n, (a, b) in idle.items() if a <= line <= b), "it")
-    return f"left out: nothing in this cell calls {name}, so no replay of it can verify the rewrite"
 
 
 def site_key(site: Any) -> _Key:

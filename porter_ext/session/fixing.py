@@ -7,7 +7,10 @@ every requested backend, and compared with the original run by the compare stage
 rewrite is accepted when no replay that ran gives a different result, it runs on the
 original backend, and it has fewer findings than the original. One that is not is
 narrowed: the sites on the line a replay failed at are left out, then each site is tried
-alone and the ones that verify are kept together. What is left out says why.
+alone and the ones that verify are kept together (or, where together they do not, one
+by one while the rest still verifies). What is left out says why. How each round is
+judged is `porter_ext.session.fix_rounds`; definitions verified at a later cell's call
+are `porter_ext.session.deferred`.
 
 The inputs are captured before the original run (a second capture beside the replays'
 own), so the verification rounds replay from the state the original started from.
@@ -22,6 +25,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.report.model import CellEntry, DefinitionVerdict, RewriteEntry
+from porter_ext.session.deferred import (
+    called_deferred,
+    defer,
+    idle_functions,
+    not_run_reason,
+    put_in_effect,
+    settle_at_call,
+)
 from porter_ext.session.fix_rounds import (
     Judge,
     Round,
@@ -35,16 +46,13 @@ from porter_ext.session.fix_rounds import (
 from porter_ext.session.fix_support import (
     accepted_entry,
     code_reading,
-    idle_functions,
     mixed_operators,
     namespace_arrays,
     namespace_imports,
     namespace_others,
-    not_run_reason,
     provided_helpers,
     refused,
     run_knowledge,
-    site_entries,
     site_key,
     unexercised_specs,
 )
@@ -77,6 +85,8 @@ class FixRun:
     #: what the run saw that the source cannot tell (`run_knowledge`, `rewrite_source`)
     seen: dict = field(default_factory=dict)
     rounds: list[Round] = field(default_factory=list)
+    #: sites that verify alone and were left out of the narrowed rewrite, with why
+    dropped: dict = field(default_factory=dict)
     #: ``porter fix``: the session (its deferred definitions) and the notebook cell index
     session: Any = None
     index: int | None = None
@@ -90,7 +100,7 @@ class FixRun:
     judge: Judge = field(default_factory=Judge)
 
     # -- the candidate -----------------------------------------------------------------
-    def _code(self, source: str) -> str:
+    def code_of(self, source: str) -> str:
         if self.shell is None:
             return source
         from porter_ext.record.cell import keep_line_numbers
@@ -126,7 +136,7 @@ class FixRun:
         from porter_ext.replay.analysis import analyse
 
         try:
-            proposal = self._code(self._propose(namespace).source)
+            proposal = self.code_of(self._propose(namespace).source)
             before, after = analyse(code).inputs, analyse(proposal).inputs
         except (SyntaxError, ParserSyntaxError):  # the run (or _verify) says so
             return []
@@ -146,13 +156,13 @@ class FixRun:
                 self._specs(run), namespace, run, settings, policy, finding_count(entry.calls)
             )
             if self.deferred:
-                verdicts = self._settle_deferred(entry, ctx)
+                verdicts = settle_at_call(self, entry, ctx)
             rewrite = self._verify(entry, ctx)
         finally:
             if self.plan is not None and self.plan.capture is not None:
                 self.plan.capture.release()
         if rewrite is not None and rewrite.status != "refused" and self.in_effect:
-            _put_in_effect(self._code(rewrite.source), namespace, self.cell)
+            put_in_effect(self.code_of(rewrite.source), namespace, self.cell)
         notes = [*entry.notes, *(v.note() for v in verdicts)]
         return dataclasses.replace(
             entry,
@@ -170,79 +180,6 @@ class FixRun:
             return Judge(replays)
         outputs = collect_outputs(self.plan.io, namespace, run.value)
         return Judge(replays, original_dtypes(outputs))
-
-    def _settle_deferred(self, entry: CellEntry, ctx: Verification) -> list[DefinitionVerdict]:
-        """Replay this cell with the earlier cells' rewritten definitions before it: they
-        are accepted (and put in effect) when it agrees with this cell's original run."""
-        from porter_ext.fix.rewrite import CellRewrite
-        from porter_ext.session.deferred import call_site, pending, verdict
-
-        called = [d for d in self.deferred if d.ran_in(self.source, entry.calls)]
-        if ctx.run.exception is not None or not ctx.specs or self.plan is None or not called:
-            return []  # nothing to verify against here (or it read them, never ran them)
-        self.deferred = called
-        same = CellRewrite(self.source, self.source, [])
-
-        def replayed(group: list) -> Round:
-            prefix = "".join(d.code for d in group)
-            result = self._round(same, frozenset(), ctx, prefix=prefix)
-            self.rounds.remove(result)  # the cell's own rewrite is judged on its own rounds
-            return result
-
-        together = replayed(self.deferred)
-        results = {id(d): together for d in self.deferred}
-        if not together.accepted and len(self.deferred) > 1:  # which one: each alone
-            results = {id(d): replayed([d]) for d in self.deferred}
-        waiting = pending(self.session)
-        verdicts = []
-        for deferred in self.deferred:
-            result = results[id(deferred)]
-            where = call_site(self.source, deferred.names)
-            detail = list(result.verified_on) if result.accepted else (result.why or "")
-            verdicts.append(verdict(deferred, result.accepted, where, detail))
-            if deferred in waiting:
-                waiting.remove(deferred)
-            if result.accepted:
-                self.prefix += deferred.code
-                _put_in_effect(deferred.code, ctx.namespace, deferred.record_cell)
-        return verdicts
-
-    def _defer(self, full: Any, idle: Mapping[str, tuple[int, int]]) -> RewriteEntry | None:
-        """``porter fix``: the rewrite of definitions nothing here calls waits for a later
-        cell's call (`porter_ext.session.deferred`); None when it cannot wait."""
-        from porter_ext.session.deferred import (
-            NEVER_CALLED,
-            WAITING,
-            Deferred,
-            definitions_only,
-            patched,
-            pending,
-        )
-
-        diff = full.diff(context=0)
-        if patched(self.source, diff).rstrip("\n") != full.source.rstrip("\n"):
-            return None
-        code = self._code(full.source)
-        waiting = [
-            Deferred(self.index, name, definitions_only(code, name), self.cell, (a, b))
-            for name, (a, b) in idle.items()
-            if any(a <= s.line <= b for s in full.applied)
-        ]
-        if not all(d.code for d in waiting):
-            return None
-        pending(self.session).extend(waiting)
-        sites = [
-            dataclasses.replace(s, reason=WAITING) if s.replacement is not None else s
-            for s in site_entries(full.sites, frozenset(), {})
-        ]
-        return RewriteEntry(
-            source=self.source,
-            status="refused",
-            verified_on=[],
-            sites=sites,
-            reason=NEVER_CALLED,
-            diff=diff,
-        )
 
     def _verify(self, entry: CellEntry, ctx: Verification) -> RewriteEntry | None:
         namespace = ctx.namespace
@@ -273,7 +210,7 @@ class FixRun:
         every = frozenset(site_key(s) for s in full.applied) - unrun
         if not every or not entry.calls:
             can_wait = self.in_effect and self.session is not None and self.index is not None
-            waiting = self._defer(full, idle) if can_wait and unrun and not every else None
+            waiting = defer(self, full, idle) if can_wait and unrun and not every else None
             return waiting or refused(
                 self.source,
                 full.sites,
@@ -290,13 +227,14 @@ class FixRun:
             return refused(self.source, full.sites, "its inputs could not be captured")
         left = {k: not_run_reason(idle, k[0]) for k in unrun}
         candidate = full if not unrun else self._propose(namespace, every)
-        best = self._round(candidate, every, ctx)
+        best = self.replay(candidate, every, ctx)
         if not best.accepted and not best.skipped:
             best = self._narrow(best, ctx)
         if best is None or not best.accepted:
             why = self.rounds[0].why if self.rounds else "it did not verify"
             return refused(self.source, full.sites, why, {**site_reasons(self.rounds[1:]), **left})
         final = self._propose(namespace, best.keys)
+        left = {**self.dropped, **left}
         return accepted_entry(
             final, best, ctx.specs, self.rounds, unexercised_specs(entry.replays), left
         )
@@ -312,7 +250,7 @@ class FixRun:
         return specs
 
     # -- the rounds --------------------------------------------------------------------
-    def _round(
+    def replay(
         self, candidate: Any, keys: frozenset, ctx: Verification, prefix: str | None = None
     ) -> Round:
         """One replay of ``candidate`` (after ``prefix``: verified definitions of earlier
@@ -321,7 +259,7 @@ class FixRun:
         from porter_ext.session.pipeline import replay_entries
 
         prefix = self.prefix if prefix is None else prefix
-        code = prefix + self._code(candidate.source)
+        code = prefix + self.code_of(candidate.source)
         plan = dataclasses.replace(
             self.plan,
             io=analyse(code),
@@ -344,36 +282,26 @@ class FixRun:
                 again = self._try(keys, ctx)
                 if again.accepted:
                     return again
-        good = set()
-        for key in sorted(keys)[:MAX_SINGLE_TRIES]:
-            if self._try({key}, ctx).accepted:
-                good.add(key)
-        if not good:
-            return None
-        together = self._try(good, ctx)
-        if together.accepted or len(good) == 1:
+        alone = {key: self._try({key}, ctx) for key in sorted(keys)[:MAX_SINGLE_TRIES]}
+        good = [key for key, result in alone.items() if result.accepted]
+        if len(good) <= 1:
+            return alone[good[0]] if good else None
+        together = self._try(set(good), ctx)
+        if together.accepted:
             return together
-        return None
+        # each verifies alone, not all at once: kept one by one while the rest verifies
+        kept, best = {good[0]}, alone[good[0]]
+        for key in good[1:]:
+            trial = self._try(kept | {key}, ctx)
+            if trial.accepted:
+                kept, best = kept | {key}, trial
+            else:
+                self.dropped[key] = f"left out: with the others, {trial.why}"
+        return best
 
     def _try(self, keys: set, ctx: Verification) -> Round:
         candidate = self._propose(ctx.namespace, keys)
-        return self._round(candidate, frozenset(site_key(s) for s in candidate.applied), ctx)
-
-
-# --- helpers --------------------------------------------------------------------------
-
-
-def _put_in_effect(code: str, namespace: Any, cell: int | str) -> None:
-    """Run the rewritten cell's definitions and imports (never its other statements, which
-    already ran as the original and agree) so later cells use the portable functions."""
-    from porter_ext.record.transformer import transform
-
-    tree = ast.parse(code)
-    keep = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
-    tree.body = [node for node in tree.body if isinstance(node, keep)]
-    if tree.body:  # recorded like any cell's code, so later cells see its calls
-        tree = ast.fix_missing_locations(transform(tree, cell, source=code))
-        exec(compile(tree, f"<porter fix of cell {cell}>", "exec"), namespace)  # noqa: S102
+        return self.replay(candidate, frozenset(site_key(s) for s in candidate.applied), ctx)
 
 
 def prepare(
@@ -399,7 +327,7 @@ def prepare(
     fix = FixRun(
         source, None, list(specs), shell=shell, in_effect=in_effect, session=session, index=index
     )
-    fix.deferred = _called_deferred(session, code) if in_effect and session is not None else []
+    fix.deferred = called_deferred(session, code) if in_effect and session is not None else []
     prefix = "".join(d.code for d in fix.deferred)
     # the deferred functions as the namespace holds them too: a round whose prefix
     # leaves out a refused one calls the original definition
@@ -415,18 +343,6 @@ def prepare(
         in_process=in_process,
     )
     return fix
-
-
-def _called_deferred(session: Any, code: str) -> list:
-    """The deferred definitions (of earlier cells) that ``code`` reads."""
-    from porter_ext.replay.analysis import analyse
-    from porter_ext.session.deferred import pending
-
-    waiting = pending(session)
-    if not waiting:
-        return []
-    reads = set(analyse(code).inputs)
-    return [d for d in waiting if d.names & reads]
 
 
 # --- the session's two calls ------------------------------------------------------------

@@ -119,3 +119,24 @@ def test_every_refused_site_says_why_when_the_replays_were_skipped(port_shell):
     for site in sites:
         assert site.reason.startswith("not applied: not verified: the replays were skipped ("), site
         assert "'masked'" in site.reason
+
+
+def test_narrowing_keeps_each_site_that_verifies_with_the_others(port_shell):
+    pytest.importorskip("torch")
+    # makemore's counts: every site verifies alone, but with all of them the cell runs on
+    # numpy to its end, where int / int gives numpy's float64 for torch's float32
+    setup = "import torch\nN = torch.arange(12).reshape(3, 4)"
+    body = (
+        "counts = N.sum(0).long()\norder = torch.argsort(counts, descending=True)\n"
+        "frac = counts / counts.sum()\nsmall = frac.clamp(max=0.1)\nhost = small.numpy()"
+    )
+    entry = _fix(port_shell, setup, body, "-b numpy")
+    rewrite = entry.rewrite
+    assert rewrite.status == "partial", rewrite.reason
+    sites = {s.original: s for s in rewrite.sites}
+    assert sites["torch.argsort(counts, descending=True)"].applied
+    assert sites["frac.clamp(max=0.1)"].applied
+    left = sites["small.numpy()"]
+    assert not left.applied
+    assert left.reason.startswith("left out: with the others, it changes the result on numpy")
+    assert "xp.argsort(counts, descending=True)" in rewrite.source
