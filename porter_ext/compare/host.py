@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from porter_ext.backends import backend_for, backend_of_module, dtype_name, is_array
-from porter_ext.compare.numeric import DtypeName, Keyed, Plain
+from porter_ext.compare.leaves import DtypeName, Keyed, Plain
 
 _NUMBERS = (bool, int, float, complex)
 _FLOAT_RANK = {

@@ -1,17 +1,17 @@
 """One output of a replay against the original run's, leaf by leaf, with named kinds of
 difference.
 
-A leaf is an array, a number, a dtype (`DtypeName`: compared by name, whatever library
-made it), or a plain value (a string, a list of strings) compared by equality; any other
-object (a plot, a model) is not compared. Shape and dtype changes are their own kinds
-(``shape_changed``, ``dtype_changed``), not numeric mismatches: a value that came out in
-a narrower dtype (float64 to a backend's default float32) is judged in that dtype. A
-numeric mismatch that is only an order or a sign per vector is recognised
-(``order_only``, ``sign_only``), and an output made by a partition call is compared as a
-partition (`kinds.partition_order`). With a float64 reference for the leaf, floating
-values are judged against it (`ReferenceRule`); without one, by the per-dtype policy, in
-the precision the value came from: a Python float computed from float32 arrays is judged
-as float32 (``working_dtype``).
+A leaf (``leaves.py``) is an array, a number, a dtype (`DtypeName`: compared by name,
+whatever library made it), or a plain value (a string, a list of strings) compared by
+equality; any other object (a plot, a model) is not compared. Shape and dtype changes
+are their own kinds (``shape_changed``, ``dtype_changed``), not numeric mismatches: a
+value that came out in a narrower dtype (float64 to a backend's default float32) is
+judged in that dtype. A numeric mismatch that is only an order or a sign per vector is
+recognised (``order_only``, ``sign_only``), and an output made by a partition call is
+compared as a partition (`kinds.partition_order`). With a float64 reference for the
+leaf (``reference.py``), floating values are judged against it (`ReferenceRule`);
+without one, by the per-dtype policy, in the precision the value came from: a Python
+float computed from float32 arrays is judged as float32 (``working_dtype``).
 NumPy only; the caller moves every value to the host first (`host.to_host`).
 """
 
@@ -25,8 +25,10 @@ import numpy as np
 
 from porter_ext.guard import internal_error
 
-from .arrays import HISTOGRAM_DTYPE, MAP_BLOCKS, ArrayStats, compare_arrays
+from .arrays import ArrayStats, compare_arrays
 from .kinds import Partition, partition_order, recognise
+from .leaves import PLAIN_TYPES, DtypeName, Keyed, Plain, as_array, judged_dtype
+from .reference import LeafReference
 from .tolerance import (
     REFERENCE_RULE,
     ReferenceRule,
@@ -36,70 +38,6 @@ from .tolerance import (
     eps_of,
     get_policy,
 )
-
-__all__ = [
-    "HISTOGRAM_DTYPE",
-    "MAP_BLOCKS",
-    "ArrayStats",
-    "DtypeName",
-    "LeafReference",
-    "NumericDiff",
-    "Keyed",
-    "Plain",
-    "compare_arrays",
-    "compare_values",
-]
-
-_SCALARS = (bool, int, float, complex, np.generic)
-_PLAIN = (str, bytes, type(None))
-
-
-class Plain:
-    """A value compared by equality as one value (a list of strings, a dict of names)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any):
-        self.value = value
-
-
-class DtypeName:
-    """A dtype object of any library (``numpy.dtype('float32')``, ``torch.float32``,
-    ``array_api_strict.float32``) as its name: two of them are equal when they name the
-    same dtype."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, DtypeName) and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash(self.name)
-
-    def __repr__(self) -> str:
-        return f"DtypeName({self.name!r})"
-
-
-class Keyed:
-    """A dict of numbers, compared as one value: its keys by equality, its values as one
-    array (converted once, whatever its length)."""
-
-    __slots__ = ("keys", "values")
-
-    def __init__(self, keys: tuple, values: np.ndarray):
-        self.keys, self.values = keys, values
-
-
-@dataclass(frozen=True)
-class LeafReference:
-    """The float64 result of one leaf, and how far the original run itself is from it."""
-
-    value: np.ndarray
-    original_err: float
-    magnitude: float
 
 
 @dataclass(frozen=True)
@@ -211,13 +149,6 @@ def _not_compared(path: str, reason: str, within: bool | None, **fields: Any) ->
     )
 
 
-def as_array(x: Any) -> np.ndarray | None:
-    """``x`` as a host array when it is one or a number; None for anything else."""
-    if isinstance(x, np.ndarray):
-        return x
-    return np.asarray(x) if isinstance(x, _SCALARS) and not isinstance(x, str | bytes) else None
-
-
 def _equality(path: str, e: Any, a: Any) -> NumericDiff:
     ev = e.value if isinstance(e, Plain) else e
     av = a.value if isinstance(a, Plain) else a
@@ -244,17 +175,6 @@ def _equality(path: str, e: Any, a: Any) -> NumericDiff:
     )
 
 
-def _judged_dtype(value: Any, arr: np.ndarray, working: str | None) -> np.dtype:
-    """The precision a value is judged in: a Python float (complex) made from arrays of
-    a narrower working dtype is judged in that dtype."""
-    if working is None or type(value) not in (float, complex):
-        return arr.dtype
-    dt = np.dtype(working) if working != "bfloat16" else np.dtype(np.float32)
-    if eps_of(dt) <= eps_of(arr.dtype):
-        return arr.dtype
-    return np.result_type(dt, np.complex64) if isinstance(value, complex) else dt
-
-
 def _dtypes(path: str, e: Any, a: Any) -> NumericDiff:
     """Two dtype objects, by name: the same dtype whatever library spells it."""
     if not (isinstance(e, DtypeName) and isinstance(a, DtypeName)):
@@ -274,7 +194,7 @@ def _what(value: Any) -> str:
 def _compare_leaf(path: str, e: Any, a: Any, ctx: _Context) -> NumericDiff:
     if isinstance(e, DtypeName) or isinstance(a, DtypeName):
         return _dtypes(path, e, a)
-    plain = (Plain, *_PLAIN)
+    plain = (Plain, *PLAIN_TYPES)
     if isinstance(e, plain) and isinstance(a, plain):
         return _equality(path, e, a)
     if isinstance(e, Keyed) and isinstance(a, Keyed):
@@ -315,7 +235,7 @@ def _compare_leaf(path: str, e: Any, a: Any, ctx: _Context) -> NumericDiff:
 def _compare_numbers(
     path: str, e: Any, ea: np.ndarray, aa: np.ndarray, ctx: _Context, fields: dict
 ) -> NumericDiff:
-    judged = _judged_dtype(e, ea, ctx.working_dtype)
+    judged = judged_dtype(e, ea, ctx.working_dtype)
     tol = ctx.policy.for_dtype(judged, aa.dtype)
     ref = ctx.references.get(path)
     floating = dtype_category(judged) in ("real", "complex") and aa.dtype.kind in "fc"
@@ -404,52 +324,3 @@ def _replace(diff: NumericDiff, **changes: Any) -> NumericDiff:
     from dataclasses import replace
 
     return replace(diff, **changes)
-
-
-def leaf_reference(
-    original: Any,
-    reference: Any,
-    rule: ReferenceRule = REFERENCE_RULE,
-    working_dtype: str | None = None,
-) -> LeafReference | str:
-    """The float64 reference of one leaf, or why it cannot be used for it.
-
-    The reference is used only where it is a float64 (complex128) value of the
-    original's shape whose NaN/inf pattern is the original's and which the original
-    agrees with to `ReferenceRule.trusted`; a reference whose vectors have the other sign
-    is turned to the original's first.
-    """
-    o, r = as_array(original), as_array(reference)
-    if o is None or r is None or o.dtype.kind not in "fc":
-        return "not a floating array"
-    if r.dtype.name not in ("float64", "complex128"):
-        return f"the reference came out {r.dtype.name}, not float64"
-    if r.shape != o.shape:
-        return f"the reference has shape {r.shape}, the original {o.shape}"
-    judged = _judged_dtype(original, o, working_dtype)
-    eps = eps_of(judged)
-    loose = get_policy("porter").for_dtype(judged)
-
-    def measure(value: np.ndarray) -> ArrayStats:
-        return compare_arrays(value, o, loose, magnitude=True, summaries=False)
-
-    s = measure(r)
-    err = s.max_abs_err if s.max_abs_err is not None else 0.0
-    mag = s.max_magnitude or 0.0
-    if not s.nan_mismatch and not rule.trusted(err, eps, mag) and r.dtype.kind == "f":
-        from .kinds import sign_flips
-
-        for fixed, _ in sign_flips(o, r):
-            t = measure(fixed)
-            terr = t.max_abs_err if t.max_abs_err is not None else 0.0
-            if not t.nan_mismatch and rule.trusted(terr, eps, mag):
-                r, s, err = fixed, t, terr
-                break
-    if s.nan_mismatch:
-        return "the reference has NaN or inf where the original has not"
-    if not rule.trusted(err, eps, mag):
-        return (
-            f"the original is {err:.3g} from the float64 reference (max |ref| {mag:.3g}): "
-            "the cell does not compute the same values in float64"
-        )
-    return LeafReference(r, float(err), float(mag))

@@ -36,13 +36,9 @@ from porter_ext.compare.host import (
     working_dtype,
 )
 from porter_ext.compare.kinds import Partition
-from porter_ext.compare.numeric import (
-    LeafReference,
-    NumericDiff,
-    as_array,
-    compare_values,
-    leaf_reference,
-)
+from porter_ext.compare.leaves import as_array
+from porter_ext.compare.numeric import NumericDiff, compare_values
+from porter_ext.compare.reference import LeafReference, leaf_reference
 from porter_ext.compare.summary import histogram_of, map_of
 from porter_ext.compare.tolerance import REFERENCE_RULE, ReferenceRule, TolerancePolicy, get_policy
 from porter_ext.model.comparison import OutputComparison

@@ -5,13 +5,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from porter_ext.compare.numeric import (
-    HISTOGRAM_DTYPE,
-    ArrayStats,
-    NumericDiff,
-    compare_arrays,
-    compare_values,
-)
+from porter_ext.compare.arrays import HISTOGRAM_DTYPE, ArrayStats, compare_arrays
+from porter_ext.compare.numeric import NumericDiff, compare_values
 from porter_ext.compare.tolerance import Tolerance, get_policy
 from porter_ext.guard import PorterInternalError
 
