@@ -17,11 +17,17 @@ import {
   NotebookActions,
   NotebookPanel
 } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { applyRewrite, entryOfCell, isStale, staleChanged } from './cells';
-import { registerMarks } from './marks';
+import { registerMarks, setMarkedStatuses } from './marks';
 import { PortingPanel } from './panel';
+import {
+  DEFAULT_SETTINGS,
+  IPorterSettings,
+  readSettings
+} from './panelsettings';
 import { APPLY_EVENT, IApplyDetail } from './render';
 import { CellOutputRenderer, RANK, WidgetLiveness } from './renderer';
 import { CELL_MIME, ICellEntry, WIDGET_MIME } from './types';
@@ -120,19 +126,69 @@ function showStale(tracker: INotebookTracker, model: ICodeCellModel): void {
   });
 }
 
+const PLUGIN_ID = 'porter-ext:plugin';
+
+/** The panel follows the main area: a notebook's findings while it is current, nothing
+ * while another widget is (a Launcher, a file). Without JupyterLab's shell (Notebook 7)
+ * the notebook tracker's current notebook. */
+function followActiveNotebook(
+  panel: PortingPanel,
+  tracker: INotebookTracker,
+  labShell: ILabShell | null
+): void {
+  if (labShell) {
+    const follow = () => {
+      const current = labShell.currentWidget;
+      panel.notebook = current instanceof NotebookPanel ? current : null;
+    };
+    labShell.currentChanged.connect(follow);
+    follow();
+  } else {
+    panel.notebook = tracker.currentWidget;
+    tracker.currentChanged.connect((_, notebook) => {
+      panel.notebook = notebook;
+    });
+  }
+}
+
+/** Read porter's settings now and whenever they change. */
+function watchSettings(
+  registry: ISettingRegistry | null,
+  use: (settings: IPorterSettings) => void
+): void {
+  use(DEFAULT_SETTINGS);
+  if (!registry) {
+    return;
+  }
+  void registry
+    .load(PLUGIN_ID)
+    .then(settings => {
+      const read = () => use(readSettings(settings.composite));
+      settings.changed.connect(read);
+      read();
+    })
+    .catch(reason => console.warn('porter: settings not loaded', reason));
+}
+
 const plugin: JupyterFrontEndPlugin<void> = {
-  id: 'porter-ext:notebook',
+  id: PLUGIN_ID,
   description:
     'porter in notebooks: widget-or-view outputs, the Porting panel, editor marks, Apply',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [IEditorExtensionRegistry, ILabShell, ICommandPalette],
+  optional: [
+    IEditorExtensionRegistry,
+    ILabShell,
+    ICommandPalette,
+    ISettingRegistry
+  ],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     editors: IEditorExtensionRegistry | null,
     labShell: ILabShell | null,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    registry: ISettingRegistry | null
   ) => {
     performance.mark('porter-ext:activate-start');
     const panel = new PortingPanel();
@@ -152,14 +208,21 @@ const plugin: JupyterFrontEndPlugin<void> = {
     };
     tracker.widgetAdded.connect((_, notebook) => setUp(notebook));
     tracker.forEach(setUp);
-    panel.notebook = tracker.currentWidget;
-    tracker.currentChanged.connect((_, notebook) => {
-      panel.notebook = notebook;
-    });
+    followActiveNotebook(panel, tracker, labShell);
     NotebookActions.executed.connect((_, args) => {
-      const current = tracker.currentWidget;
+      const current = panel.notebook;
       if (current && current.content === args.notebook) {
         panel.onExecuted(current);
+      }
+    });
+    let openOnFirst = DEFAULT_SETTINGS.openOnFirstFinding;
+    watchSettings(registry, settings => {
+      setMarkedStatuses(settings.markedStatuses);
+      openOnFirst = settings.openOnFirstFinding;
+    });
+    panel.firstFinding.connect(() => {
+      if (openOnFirst && !panel.isVisible) {
+        void app.commands.execute(PANEL_COMMAND);
       }
     });
 

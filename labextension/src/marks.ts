@@ -14,6 +14,7 @@ import {
 import { Diagnostic, setDiagnostics } from '@codemirror/lint';
 import { Text } from '@codemirror/state';
 import { EditorView, ViewPlugin } from '@codemirror/view';
+import { Signal } from '@lumino/signaling';
 
 import {
   applyRewrite,
@@ -42,6 +43,7 @@ import {
   Severity,
   severityOf
 } from './positions';
+import { DEFAULT_SETTINGS, markedOnly } from './panelsettings';
 import { visibleText } from './text';
 import {
   ICall,
@@ -51,6 +53,22 @@ import {
   isFinding,
   verifiedRewrite
 } from './types';
+
+/** The statuses marked (the `markedStatuses` setting). */
+let marked: ReadonlySet<string> = new Set(DEFAULT_SETTINGS.markedStatuses);
+const markedSignal = new Signal<object, void>({});
+
+/** Mark findings of these statuses only; every editor's marks are drawn again. */
+export function setMarkedStatuses(statuses: readonly string[]): void {
+  const next = new Set(statuses);
+  if (
+    next.size !== marked.size ||
+    [...next].some(status => !marked.has(status))
+  ) {
+    marked = next;
+    markedSignal.emit();
+  }
+}
 
 /** The document range of a mark on line `line` (1-based, in the editor's text). */
 function span(
@@ -74,6 +92,8 @@ function span(
 /** One finding to mark in a cell: where, how severe, and what the hover says. */
 interface IFinding {
   place: IMarkPlace;
+  /** The call's status, `device` or `replay_failure` (what the settings choose by). */
+  status: string;
   name: string;
   kind: string | undefined;
   severity: Severity;
@@ -87,6 +107,7 @@ function callFinding(call: ICall, calledFrom: string | null): IFinding {
   const from = calledFrom ? `\ncalled from ${calledFrom}` : '';
   return {
     place: callPlace(call),
+    status: call.status,
     name: call.name,
     kind: call.kind,
     severity: severityOf(call.status),
@@ -147,6 +168,7 @@ export function findingsIn(
             endLine: line + 1,
             endCol: null
           },
+          status: 'replay_failure',
           name: '',
           kind: undefined,
           severity: severityOf('replay_failure'),
@@ -189,6 +211,7 @@ function deviceFinding(
   const from = calledFrom ? `\ncalled from ${calledFrom}` : '';
   return {
     place,
+    status: 'device',
     name: finding.name,
     kind: 'device',
     severity: severityOf('device'),
@@ -225,7 +248,8 @@ export function diagnosticsFor(
         ]
       : undefined;
   const out: Diagnostic[] = [];
-  for (const f of findingsIn(here, cells, entry)) {
+  const findings = markedOnly(findingsIn(here, cells, entry), marked);
+  for (const f of findings) {
     // operators and indexing have no name on the line to check a changed cell by
     const named = f.kind !== 'operator' && f.kind !== 'index' && !!f.name;
     const where = span(
@@ -292,12 +316,14 @@ function cellMarks(model: ICodeCellModel) {
     model.outputs.changed.connect(ran);
     staleChanged.connect(onStale);
     resultsChanged.connect(onResults);
+    markedSignal.connect(schedule);
     schedule(); // not now: a view may not dispatch while it is being built
     return {
       destroy() {
         window.clearTimeout(pending);
         staleChanged.disconnect(onStale);
         resultsChanged.disconnect(onResults);
+        markedSignal.disconnect(schedule);
         if (!model.isDisposed) {
           model.outputs.changed.disconnect(schedule);
           model.outputs.changed.disconnect(ran);

@@ -2,7 +2,7 @@
  * porter's MIME renderer as a JupyterLab mime extension: registered with the
  * application's rendermime, so it renders porter's outputs in every front end that
  * loads JupyterLab extensions (JupyterLab, Notebook 7), in output views and in
- * notebooks opened without a kernel. Inside a notebook, the `porter-ext:notebook`
+ * notebooks opened without a kernel. Inside a notebook, the `porter-ext:plugin`
  * plugin replaces it with one that prefers the live widget.
  */
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';

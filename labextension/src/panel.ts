@@ -1,13 +1,16 @@
 /**
- * The Porting side panel: every finding of every cell's porter result in the active
- * notebook, kept up to date as cells run. Non-standard calls are grouped by their
- * replacement with counts; device findings, replay failures and mismatches follow.
- * Clicking a finding selects its cell and puts the cursor on its line and column.
+ * The Porting side panel, a diagnostics view of the active notebook (in the manner of
+ * jupyterlab-lsp's diagnostics panel): the notebook's name, its verified rewrites with
+ * Apply, and a table of every finding of its porter results with severity, message,
+ * cell and line, grouped by replacement (collapsible, with porter's counts), filtered
+ * by a query and sorted by a column. Only the rows in view are built, so thousands of
+ * findings scroll smoothly. A click selects the cell and puts the cursor on the line
+ * and column. The rows are `diagnostics.ts`'s, drawn by `panelrows.ts`.
  */
 import { NotebookPanel } from '@jupyterlab/notebook';
-import { IObservableList } from '@jupyterlab/observables';
-import { ICellModel, ICodeCellModel } from '@jupyterlab/cells';
+import { ICodeCellModel } from '@jupyterlab/cells';
 import { Notification } from '@jupyterlab/apputils';
+import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import {
@@ -19,164 +22,64 @@ import {
 } from './cells';
 import { utf16Column } from './columns';
 import {
-  callPlace,
-  cellLabel,
-  findingPlace,
-  ICellRef,
-  IMarkPlace,
-  originCell
-} from './positions';
-import { appendText, el, num } from './text';
-import { ICellEntry, isFinding, isMuted, verifiedRewrite } from './types';
+  collectDiagnostics,
+  filterDiagnostics,
+  flatten,
+  groupDiagnostics,
+  IDiagnostic,
+  IResultCell,
+  ListItem,
+  scrollToShow,
+  sortDiagnostics,
+  SortKey,
+  windowOf
+} from './diagnostics';
+import { invalidate, notebookCells, resultsChanged } from './notebookcells';
+import {
+  renderDetail,
+  renderGroup,
+  renderHead,
+  renderRow,
+  ROW_HEIGHT
+} from './panelrows';
+import { cellLabel } from './positions';
+import { appendText, el } from './text';
+import { ICellEntry, verifiedRewrite } from './types';
 
-interface ISite {
-  cell: number;
-  line: number | null;
-  col: number;
-  label: string;
-  /** The cell's rewrite was applied: this finding is about source no longer there. */
-  stale: boolean;
+/** The shared notebook of a panel (what `notebookcells.ts` indexes). */
+function sharedOf(panel: NotebookPanel): object | null {
+  return (panel.content.model?.sharedModel as object | undefined) ?? null;
 }
 
-interface ISections {
-  groups: Map<string, { sites: ISite[]; count: number }>;
-  devices: ISite[];
-  failures: ISite[];
-  mismatches: ISite[];
-  rewrites: { cell: number; entry: ICellEntry; stale: boolean }[];
-  results: number;
-}
-
-/**
- * A finding's row: in the cell where its code is written (`place.origin`, found among
- * `refs`), naming the calling cell there; in the calling cell at `line` otherwise.
- */
-function site(
-  refs: ICellRef[],
-  calling: number,
-  where: string,
-  place: IMarkPlace,
-  line: number,
-  text: string,
-  stale: boolean
-): ISite {
-  const origin = place.origin;
-  const at = origin ? originCell(origin, refs) : -1;
-  if (origin && at !== -1) {
-    const writer = cellLabel(at, refs[at].executionCount);
-    return {
-      cell: at,
-      line: place.line,
-      col: place.col,
-      label: `${writer}, line ${place.line}: ${text} (called from ${where}, line ${line})`,
-      stale
-    };
-  }
-  const from = origin
-    ? ` (in code from ${cellLabel(origin.index, origin.execution_count)}, line ${origin.line})`
-    : '';
-  const col = origin ? 0 : place.col;
-  return {
-    cell: calling,
-    line,
-    col,
-    label: `${where}, line ${line}: ${text}${from}`,
-    stale
-  };
-}
-
-function collect(panel: NotebookPanel): ISections {
-  const s: ISections = {
-    groups: new Map(),
-    devices: [],
-    failures: [],
-    mismatches: [],
-    rewrites: [],
-    results: 0
-  };
+/** The code cell models of a notebook by position (null for other cells). */
+function codeModels(panel: NotebookPanel): (ICodeCellModel | null)[] {
   const cells = panel.content.model?.cells;
-  if (!cells) {
-    return s;
+  const out: (ICodeCellModel | null)[] = [];
+  for (let i = 0; i < (cells?.length ?? 0); i++) {
+    const model = cells!.get(i);
+    out.push(model.type === 'code' ? (model as ICodeCellModel) : null);
   }
-  const refs: ICellRef[] = [];
-  for (let i = 0; i < cells.length; i++) {
-    const model = cells.get(i);
-    const count =
-      model.type === 'code' ? (model as ICodeCellModel).executionCount : null;
-    refs.push({ index: i, executionCount: count ?? null, id: model.id });
+  return out;
+}
+
+/** The notebook's cells with their results and whether each result is stale. */
+function resultCells(panel: NotebookPanel): IResultCell[] {
+  const shared = sharedOf(panel);
+  if (!shared) {
+    return [];
   }
-  for (let i = 0; i < cells.length; i++) {
-    const model = cells.get(i);
-    if (model.type !== 'code') {
-      continue;
-    }
-    const entry = entryOfCell(model as ICodeCellModel);
-    if (!entry) {
-      continue;
-    }
-    s.results++;
-    const stale = isStale(model as ICodeCellModel);
-    const where = cellLabel(i, entry.execution_count);
-    for (const call of entry.calls ?? []) {
-      if (!isFinding(call) || isMuted(call)) {
-        continue;
-      }
-      const key =
-        call.suggestion ??
-        call.standard_name ??
-        `${call.status}, no standard replacement`;
-      const group = s.groups.get(key) ?? { sites: [], count: 0 };
-      group.count += call.count ?? 1;
-      group.sites.push(
-        site(refs, i, where, callPlace(call), call.line, `${call.name}`, stale)
-      );
-      s.groups.set(key, group);
-    }
-    for (const f of entry.device_findings ?? []) {
-      const place = findingPlace(entry, f);
-      const text = `${f.name} [${f.kind}${f.backend ? ` on ${f.backend}` : ''}] ${f.message ?? ''}`;
-      s.devices.push(
-        place
-          ? site(refs, i, where, place, f.line ?? 0, text, stale)
-          : {
-              cell: i,
-              line: null,
-              col: 0,
-              label: `${where}, output: ${text}`,
-              stale
-            }
-      );
-    }
-    for (const r of entry.replays ?? []) {
-      if (r.status === 'error' || r.status === 'timeout') {
-        const why = r.error
-          ? `${r.error.type}: ${r.error.message}`
-          : (r.reason ?? '');
-        s.failures.push({
-          cell: i,
-          line: r.error?.line ?? null,
-          col: 0,
-          label: `${where}, ${r.backend}: ${r.status} ${why}`,
-          stale
-        });
-      }
-      for (const o of r.outputs ?? []) {
-        if (o.within_tolerance === false) {
-          s.mismatches.push({
-            cell: i,
-            line: null,
-            col: 0,
-            label: `${where}, ${r.backend}: ${o.name} differs (max abs err ${num(o.max_abs_err)}, ${o.mismatched ?? '?'} mismatched)`,
-            stale
-          });
-        }
-      }
-    }
-    if (verifiedRewrite(entry)) {
-      s.rewrites.push({ cell: i, entry, stale });
-    }
-  }
-  return s;
+  const models = codeModels(panel);
+  return notebookCells(shared).map((cell, i) => ({
+    ref: cell.ref,
+    entry: cell.entry,
+    stale: models[i] ? isStale(models[i]!) : false
+  }));
+}
+
+/** The name a notebook is shown by: its file's name. */
+function notebookName(panel: NotebookPanel): string {
+  const path = panel.context.path;
+  return path.slice(path.lastIndexOf('/') + 1) || panel.title.label;
 }
 
 export class PortingPanel extends Widget {
@@ -186,9 +89,44 @@ export class PortingPanel extends Widget {
     this.title.caption = 'Porting: porter findings of this notebook';
     this.title.label = 'Porting';
     this.addClass('porter-panel');
-    this.node.tabIndex = 0;
+
+    const header = el('div', 'porter-panel-header');
+    header.append(el('h3', 'porter-panel-title', 'Porting'), this._name);
+    this._filter.type = 'search';
+    this._filter.placeholder = 'Filter findings';
+    this._filter.title =
+      'Rows that match every word: name, message, replacement, status, cell';
+    this._filter.setAttribute('aria-label', 'Filter findings');
+    this._filter.addEventListener('input', () => {
+      this._query = this._filter.value;
+      this._relist();
+    });
+    const toolbar = el('div', 'porter-diag-toolbar');
+    toolbar.append(this._filter, this._shown);
+    this._table.setAttribute('role', 'grid');
+    this._table.append(this._head, this._viewport);
+    this._viewport.tabIndex = 0;
+    this._viewport.append(this._spacer);
+    this._spacer.append(this._rowsNode);
+    this._viewport.addEventListener('scroll', () => this._paintSoon());
+    this._viewport.addEventListener('keydown', e => this._onKey(e));
+    this._rowsNode.addEventListener('click', e => this._onClick(e));
+    this._head.addEventListener('click', e => this._onSort(e));
+    this._body.append(this._rewrites, toolbar, this._table, this._detail);
+    this.node.append(header, this._note, this._body);
+
     staleChanged.connect(() => this.schedule()); // a rewrite applied, or undone
+    resultsChanged.connect((_, notebook) => {
+      if (this._notebook && notebook === sharedOf(this._notebook)) {
+        this.schedule();
+      }
+    });
     this._render();
+  }
+
+  /** Emitted with the notebook whose porter results showed their first finding. */
+  get firstFinding(): ISignal<this, NotebookPanel> {
+    return this._firstFinding;
   }
 
   /** The notebook whose findings the panel shows (null: none active). */
@@ -200,20 +138,27 @@ export class PortingPanel extends Widget {
     if (panel === this._notebook) {
       return;
     }
-    if (this._notebook) {
-      this._notebook.model?.cells.changed.disconnect(this._onCells, this);
-    }
     this._notebook = panel;
+    this._selected = null;
+    this._collapsed.clear();
     if (panel) {
       void panel.context.ready.then(() => {
         if (this._notebook === panel) {
-          panel.model?.cells.changed.connect(this._onCells, this);
-          this._watchAll();
+          if (!this._connected.has(panel)) {
+            this._connected.add(panel); // cells added later: their outputs too
+            panel.model?.cells.changed.connect(() => this._watchAll(panel));
+          }
+          this._watchAll(panel);
           this.schedule();
         }
       });
     }
-    this.schedule();
+    this._render();
+  }
+
+  /** The rows the panel holds now, in the order shown (for tests and commands). */
+  get rows(): readonly IDiagnostic[] {
+    return this._visible;
   }
 
   /** Redraw soon (once, however many changes arrive in one turn). */
@@ -228,51 +173,57 @@ export class PortingPanel extends Widget {
 
   /** Called on `NotebookActions.executed`: a cell finished. */
   onExecuted(panel: NotebookPanel): void {
-    if (panel.content === this._notebook?.content) {
-      this._watchAll();
+    if (panel === this._notebook) {
+      this._watchAll(panel);
       this.schedule();
     }
   }
 
-  private _onCells(
-    _: unknown,
-    change: IObservableList.IChangedArgs<ICellModel>
-  ): void {
-    this._watchAll();
-    this.schedule();
+  protected onAfterShow(): void {
+    this._paint(); // the viewport had no height while hidden
   }
 
-  private _watchAll(): void {
-    const cells = this._notebook?.model?.cells;
-    if (!cells) {
-      return;
-    }
-    for (let i = 0; i < cells.length; i++) {
-      const model = cells.get(i);
-      if (model.type === 'code' && !this._watched.has(model)) {
+  protected onResize(): void {
+    this._paint();
+  }
+
+  /** Every code cell's outputs: a change reads the notebook's results again. */
+  private _watchAll(panel: NotebookPanel): void {
+    for (const model of codeModels(panel)) {
+      if (model && !this._watched.has(model)) {
         this._watched.add(model);
-        (model as ICodeCellModel).outputs.changed.connect(() =>
-          this.schedule()
-        );
+        // emits resultsChanged: the panel (if this notebook is shown) and the marks redraw
+        model.outputs.changed.connect(() => invalidate(sharedOf(panel)));
       }
     }
   }
 
+  /** Everything again: the notebook's name, its rewrites, its rows. */
   private _render(): void {
-    const node = this.node;
-    node.replaceChildren();
-    node.appendChild(el('h3', 'porter-panel-title', 'Porting'));
     const panel = this._notebook;
+    this._name.replaceChildren();
+    this._note.replaceChildren();
+    this._rewrites.replaceChildren();
     if (!panel) {
-      node.appendChild(
+      this.node.dataset.porterNotebook = '';
+      this._note.append(
         el('p', 'porter-note', 'Open a notebook to see its porter findings.')
       );
+      this._body.hidden = true;
+      this._rows = [];
+      this._relist();
       return;
     }
-    const s = collect(panel);
-    node.dataset.porterResults = String(s.results);
-    if (!s.results) {
-      node.appendChild(
+    const name = notebookName(panel);
+    this.node.dataset.porterNotebook = panel.context.path;
+    appendText(this._name, name);
+    this._name.title = panel.context.path;
+    const cells = resultCells(panel);
+    const results = cells.filter(c => c.entry).length;
+    this.node.dataset.porterResults = String(results);
+    this._body.hidden = !results;
+    if (!results) {
+      this._note.append(
         el(
           'p',
           'porter-note',
@@ -280,23 +231,33 @@ export class PortingPanel extends Widget {
         )
       );
     }
-    if (s.rewrites.length) {
-      const section = this._section('Verified rewrites', s.rewrites.length);
-      for (const r of s.rewrites) {
-        const row = el('div', 'porter-panel-item');
-        if (r.stale) {
-          row.classList.add('porter-stale');
-          appendText(
-            row,
-            `${cellLabel(r.cell, r.entry.execution_count)}: rewrite applied; run the cell to check it again`
-          );
-          section.appendChild(row);
-          continue;
-        }
+    this._renderRewrites(cells);
+    this._rows = collectDiagnostics(cells);
+    if (this._rows.length && !this._announced.has(panel)) {
+      this._announced.add(panel);
+      this._firstFinding.emit(panel);
+    }
+    this._relist();
+    this.node.dataset.porterUpdated = performance.now().toFixed(1);
+  }
+
+  private _renderRewrites(cells: IResultCell[]): void {
+    for (const cell of cells) {
+      const entry = cell.entry;
+      if (!entry || !verifiedRewrite(entry)) {
+        continue;
+      }
+      const row = el('div', 'porter-panel-item');
+      const where = cellLabel(cell.ref.index, entry.execution_count);
+      if (cell.stale) {
+        row.classList.add('porter-stale');
         appendText(
           row,
-          `${cellLabel(r.cell, r.entry.execution_count)}: verified on ${(r.entry.rewrite?.verified_on ?? []).join(', ') || 'its replays'} `
+          `${where}: rewrite applied; run the cell to check it again`
         );
+      } else {
+        const on = (entry.rewrite?.verified_on ?? []).join(', ');
+        appendText(row, `${where}: verified on ${on || 'its replays'} `);
         const button = el(
           'button',
           'porter-apply jp-Button',
@@ -304,61 +265,146 @@ export class PortingPanel extends Widget {
         );
         button.title =
           'Replace the cell source with the rewrite that replays verified';
-        button.addEventListener('click', () => this._apply(r.cell, r.entry));
+        button.addEventListener('click', () =>
+          this._apply(cell.ref.index, entry)
+        );
         row.appendChild(button);
-        section.appendChild(row);
       }
+      this._rewrites.appendChild(row);
     }
-    let total = 0;
-    s.groups.forEach(g => (total += g.count));
-    const calls = this._section('Non-standard calls', total);
-    if (!s.groups.size) {
-      calls.appendChild(el('p', 'porter-note', 'None.'));
+    if (this._rewrites.childElementCount) {
+      this._rewrites.prepend(el('h4', 'porter-title', 'Verified rewrites'));
     }
-    [...s.groups.entries()]
-      .sort((a, b) => b[1].count - a[1].count)
-      .forEach(([key, group]) => {
-        const box = el('div', 'porter-panel-group');
-        const head = el('div', 'porter-panel-group-head');
-        head.appendChild(el('code', 'porter-code', key));
-        head.appendChild(el('span', 'porter-count', ` ×${group.count}`));
-        box.appendChild(head);
-        group.sites.forEach(site => box.appendChild(this._item(site)));
-        calls.appendChild(box);
-      });
-    this._list('Device findings', s.devices);
-    this._list('Replay failures', s.failures);
-    this._list('Mismatches', s.mismatches);
-    node.dataset.porterUpdated = performance.now().toFixed(1);
   }
 
-  private _section(title: string, count: number): HTMLElement {
-    const section = el('section', 'porter-panel-section');
-    section.appendChild(el('h4', 'porter-title', `${title} (${count})`));
-    this.node.appendChild(section);
-    return section;
-  }
-
-  private _list(title: string, sites: ISite[]): void {
-    const section = this._section(title, sites.length);
-    if (!sites.length) {
-      section.appendChild(el('p', 'porter-note', 'None.'));
-    }
-    sites.forEach(site => section.appendChild(this._item(site)));
-  }
-
-  private _item(site: ISite): HTMLElement {
-    const item = el('div', 'porter-panel-item porter-clickable', site.label);
-    item.title = 'Go to this line';
-    if (site.stale) {
-      item.classList.add('porter-stale');
-      item.prepend(el('span', 'porter-stale-tag', 'stale '));
-      item.title = 'The rewrite was applied: run the cell to see its findings';
-    }
-    item.addEventListener('click', () =>
-      this.reveal(site.cell, site.line, site.col)
+  /** Filter, sort and group the rows into the list, then draw the rows in view. */
+  private _relist(): void {
+    const shown = filterDiagnostics(this._rows, this._query);
+    const sorted = sortDiagnostics(shown, this._sort, this._ascending);
+    const groups = groupDiagnostics(sorted);
+    this._items = flatten(groups, this._collapsed);
+    this._visible = ([] as IDiagnostic[]).concat(...groups.map(g => g.rows));
+    const total = this._rows.length;
+    this._shown.textContent =
+      shown.length === total
+        ? `${total} finding${total === 1 ? '' : 's'}`
+        : `${shown.length} of ${total} findings`;
+    this._head.replaceChildren(
+      ...renderHead(this._sort, this._ascending).childNodes
     );
-    return item;
+    this._table.hidden = !total;
+    const selected = this._rows.find(r => r.id === this._selected);
+    this._detail.replaceChildren(...(selected ? [renderDetail(selected)] : []));
+    this._paint();
+  }
+
+  private _paintSoon(): void {
+    if (!this._frame) {
+      this._frame = window.requestAnimationFrame(() => {
+        this._frame = 0;
+        this._paint();
+      });
+    }
+  }
+
+  /** Build the rows in view (and a few more), nothing else. */
+  private _paint(): void {
+    const viewport = this._viewport.clientHeight || 10 * ROW_HEIGHT;
+    const w = windowOf(
+      this._items.length,
+      ROW_HEIGHT,
+      this._viewport.scrollTop,
+      viewport
+    );
+    this._spacer.style.height = `${w.height}px`;
+    this._rowsNode.style.transform = `translateY(${w.offset}px)`;
+    const nodes: HTMLElement[] = [];
+    for (let i = w.start; i < w.end; i++) {
+      const item = this._items[i];
+      const node =
+        item.kind === 'group'
+          ? renderGroup(item.group, item.collapsed)
+          : renderRow(item.row, item.row.id === this._selected);
+      node.dataset.porterItem = String(i);
+      nodes.push(node);
+    }
+    this._rowsNode.replaceChildren(...nodes);
+  }
+
+  private _onClick(event: MouseEvent): void {
+    const target = (event.target as Element).closest<HTMLElement>(
+      '[data-porter-item]'
+    );
+    if (target) {
+      this._activate(Number(target.dataset.porterItem));
+    }
+  }
+
+  /** A group's head opens or closes it; a row is selected and revealed. */
+  private _activate(index: number): void {
+    const item = this._items[index];
+    if (!item) {
+      return;
+    }
+    if (item.kind === 'group') {
+      const key = item.group.key;
+      if (this._collapsed.has(key)) {
+        this._collapsed.delete(key);
+      } else {
+        this._collapsed.add(key);
+      }
+      this._relist();
+      return;
+    }
+    this._select(index);
+    this.reveal(item.row.cell, item.row.line, item.row.col);
+  }
+
+  private _select(index: number): void {
+    const item = this._items[index];
+    this._selected = item?.kind === 'row' ? item.row.id : this._selected;
+    this._viewport.scrollTop = scrollToShow(
+      index,
+      ROW_HEIGHT,
+      this._viewport.scrollTop,
+      this._viewport.clientHeight
+    );
+    this._relist();
+  }
+
+  /** Up and down move through the list; Enter or Space opens the selected item. */
+  private _onKey(event: KeyboardEvent): void {
+    const at = this._items.findIndex(
+      item => item.kind === 'row' && item.row.id === this._selected
+    );
+    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      const step = event.key === 'ArrowDown' ? 1 : -1;
+      let next = at + step;
+      while (next >= 0 && next < this._items.length) {
+        if (this._items[next].kind === 'row') {
+          this._select(next);
+          break;
+        }
+        next += step;
+      }
+      event.preventDefault();
+    } else if ((event.key === 'Enter' || event.key === ' ') && at !== -1) {
+      this._activate(at);
+      event.preventDefault();
+    }
+  }
+
+  private _onSort(event: MouseEvent): void {
+    const button = (event.target as Element).closest<HTMLElement>(
+      '[data-porter-sort]'
+    );
+    const key = button?.dataset.porterSort as SortKey | undefined;
+    if (!key) {
+      return;
+    }
+    this._ascending = key === this._sort ? !this._ascending : true;
+    this._sort = key;
+    this._relist();
   }
 
   /** Select the cell and put the cursor on the recorded line and column. */
@@ -373,7 +419,7 @@ export class PortingPanel extends Widget {
     if (!cell) {
       return;
     }
-    void notebook.scrollToItem(cellIndex).catch(() => undefined);
+    const scrolled = notebook.scrollToItem(cellIndex).catch(() => undefined);
     if (line === null) {
       return;
     }
@@ -385,18 +431,22 @@ export class PortingPanel extends Widget {
       ? sourceOffset(cell.model.sharedModel.getSource(), entry.source).lines
       : 0;
     notebook.mode = 'edit';
-    void cell.ready.then(() => {
-      const editor = cell.editor;
-      if (!editor) {
-        return;
-      }
-      // a line past the end (the cell changed since) puts the cursor on its last line
-      const at = Math.max(0, Math.min(line - 1 + offset, editor.lineCount - 1));
-      // col counts characters; the editor's column, UTF-16 units of the line
-      const column = utf16Column(editor.getLine(at) ?? '', col);
-      editor.setCursorPosition({ line: at, column });
-      editor.focus();
-    });
+    // a cell far down a windowed notebook gets its editor once it is scrolled to
+    void scrolled
+      .then(() => cell.ready)
+      .then(() => {
+        const editor = cell.editor;
+        if (!editor || notebook.activeCell !== cell) {
+          return;
+        }
+        // a line past the end (the cell changed since): the cursor on its last line
+        const last = editor.lineCount - 1;
+        const at = Math.max(0, Math.min(line - 1 + offset, last));
+        // col counts characters; the editor's column, UTF-16 units of the line
+        const column = utf16Column(editor.getLine(at) ?? '', col);
+        editor.setCursorPosition({ line: at, column });
+        editor.focus();
+      });
   }
 
   private _apply(cellIndex: number, entry: ICellEntry): void {
@@ -412,5 +462,29 @@ export class PortingPanel extends Widget {
 
   private _notebook: NotebookPanel | null = null;
   private _pending = 0;
-  private _watched = new WeakSet<ICellModel>();
+  private _frame = 0;
+  private _watched = new WeakSet<ICodeCellModel>();
+  private _connected = new WeakSet<NotebookPanel>();
+  private _announced = new WeakSet<NotebookPanel>();
+  private _firstFinding = new Signal<this, NotebookPanel>(this);
+  private _rows: IDiagnostic[] = [];
+  private _visible: IDiagnostic[] = [];
+  private _items: ListItem[] = [];
+  private _query = '';
+  private _sort: SortKey = 'place';
+  private _ascending = true;
+  private _collapsed = new Set<string>();
+  private _selected: string | null = null;
+  private _name = el('span', 'porter-panel-notebook');
+  private _note = el('div', 'porter-panel-note');
+  private _body = el('div', 'porter-panel-body');
+  private _rewrites = el('div', 'porter-panel-rewrites');
+  private _detail = el('div', 'porter-panel-details');
+  private _filter = el('input', 'porter-diag-filter jp-mod-styled');
+  private _shown = el('span', 'porter-diag-shown');
+  private _table = el('div', 'porter-diag-table');
+  private _head = el('div', 'porter-diag-head');
+  private _viewport = el('div', 'porter-diag-viewport');
+  private _spacer = el('div', 'porter-diag-spacer');
+  private _rowsNode = el('div', 'porter-diag-rows');
 }

@@ -5,6 +5,7 @@
  * (`text.ts`); rows have one fixed height so that the list can be windowed.
  */
 import { IDiagnostic, IGroup, rowTitle, SortKey } from './diagnostics';
+import { Severity } from './positions';
 import { appendText, el, visibleText } from './text';
 
 /** Height of every row of the list, in pixels (the stylesheet uses the same). */
@@ -28,12 +29,40 @@ export function statusWords(status: string): string {
   return STATUS_WORDS[status] ?? status;
 }
 
-/** The table's columns: their heading and what clicking it sorts by. */
-export const COLUMNS: { title: string; sort: SortKey; className: string }[] = [
-  { title: 'Severity', sort: 'severity', className: 'porter-diag-sev' },
-  { title: 'Message', sort: 'message', className: 'porter-diag-msg' },
-  { title: 'Cell', sort: 'place', className: 'porter-diag-cell' },
-  { title: 'Line', sort: 'place', className: 'porter-diag-line' }
+/** The glyph of a severity in its narrow column (the status words in its title). */
+const SEVERITY_GLYPHS: Record<Severity, string> = {
+  error: '✖',
+  warning: '▲',
+  info: 'ℹ'
+};
+
+/** The table's columns: their heading (a short label in a narrow column), what
+ * clicking it sorts by. */
+export const COLUMNS: {
+  title: string;
+  label: string;
+  sort: SortKey;
+  className: string;
+}[] = [
+  {
+    title: 'Severity',
+    label: '!',
+    sort: 'severity',
+    className: 'porter-diag-sev'
+  },
+  {
+    title: 'Message',
+    label: 'Message',
+    sort: 'message',
+    className: 'porter-diag-msg'
+  },
+  {
+    title: 'Cell',
+    label: 'Cell',
+    sort: 'place',
+    className: 'porter-diag-cell'
+  },
+  { title: 'Line', label: 'Line', sort: 'place', className: 'porter-diag-line' }
 ];
 
 /** The head of the table: each column a button that sorts by it. */
@@ -45,12 +74,13 @@ export function renderHead(sort: SortKey, ascending: boolean): HTMLElement {
     const cell = el(
       'button',
       `porter-diag-th ${column.className}`,
-      column.title
+      column.label
     );
     cell.type = 'button';
     cell.setAttribute('role', 'columnheader');
+    cell.setAttribute('aria-label', column.title);
     cell.dataset.porterSort = column.sort;
-    cell.title = `Sort by ${column.sort === 'place' ? 'cell and line' : column.sort}`;
+    cell.title = `${column.title}: sort by ${column.sort === 'place' ? 'cell and line' : column.sort}`;
     if (column.sort === sort && !done.has(sort)) {
       cell.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
     }
@@ -78,7 +108,10 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
     item.classList.add('porter-selected');
     item.setAttribute('aria-selected', 'true');
   }
-  const sev = el('span', 'porter-diag-sev', statusWords(row.status));
+  const words = statusWords(row.status);
+  const sev = el('span', 'porter-diag-sev', SEVERITY_GLYPHS[row.severity]);
+  sev.title = `${row.severity}: ${words}`;
+  sev.setAttribute('aria-label', words);
   sev.setAttribute('role', 'gridcell');
   const msg = el('span', 'porter-diag-msg');
   msg.setAttribute('role', 'gridcell');
@@ -92,7 +125,9 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
       el('span', 'porter-diag-from', ` (called from ${row.calledFrom})`)
     );
   }
-  const cell = el('span', 'porter-diag-cell', row.cellLabel);
+  // the cell's position in the column (narrow), its full label in the title
+  const cell = el('span', 'porter-diag-cell', row.cell);
+  cell.title = visibleText(row.cellLabel);
   cell.setAttribute('role', 'gridcell');
   const line = el(
     'span',

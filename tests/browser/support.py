@@ -210,6 +210,12 @@ CURSOR = """() => { const nb = window.jupyterapp.shell.currentWidget.content;
   return [nb.activeCellIndex, nb.activeCell.editor.getCursorPosition()]; }"""
 
 
+def panel_row(page: Any, cell: int, line: int | None, text: str) -> Any:
+    """The Porting panel's row of a finding shown in `cell` at `line` whose text holds `text`."""
+    at = f'[data-porter-cell="{cell}"][data-porter-line="{"" if line is None else line}"]'
+    return page.locator(f"#porter-porting-panel .porter-diag-row{at}", has_text=text)
+
+
 def open_notebook(page: Any, lab: LabServer, name: str) -> None:
     """Open `name` in JupyterLab (no restored tabs) and wait until it is loaded."""
     page.goto(lab.lab_url(name), timeout=60_000)

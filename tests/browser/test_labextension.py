@@ -20,7 +20,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from porter_ext.report.model import CellEntry
+from porter_ext.model.cells import CellEntry
 from porter_ext.ui.mime import MIME_TYPE, REPORT_MIME_TYPE
 from tests.browser.support import (
     CURSOR,
@@ -30,6 +30,7 @@ from tests.browser.support import (
     lab_server,
     lab_start,
     open_notebook,
+    panel_row,
     save_screenshot,
     write_notebook,
 )
@@ -347,9 +348,10 @@ def test_widget_live_then_porter_view_after_restart_and_reopen(page, page_log, l
 
     # the side panel: grouped by replacement, and a click moves the cursor to the call
     side = page.locator("#porter-porting-panel")
-    assert "xp.sum(x, axis=1) ×1" in side.inner_text()
-    save_screenshot(page.screenshot(), "labext-panel.png", docs_name="labext-panel.png")
-    side.get_by_text("cell 1 · In [2], line 3: Tensor.sum").click()
+    group = side.locator('.porter-diag-group[data-porter-group="xp.sum(x, axis=1)"]')
+    assert group.locator(".porter-count").inner_text().strip() == "×1"
+    save_screenshot(page.screenshot(), "labext-panel-live.png")
+    panel_row(page, 1, 3, "Tensor.sum").click()
     cursor = page.evaluate(CURSOR)
     assert cursor == [1, {"line": 3, "column": 4}]  # line 3 of the body: line 4 of the cell
 
@@ -507,11 +509,7 @@ def test_notebook7_renders_a_cell_result(page, page_log, lab):
     assert view.locator(".porter-verdict").inner_text() == entry["headline"]["text"]
     # Notebook 7 has a left side area: the Porting panel is there, listing the finding
     assert page.locator("#porter-porting-panel").count() == 1
-    page.wait_for_function(
-        "() => document.getElementById('porter-porting-panel').textContent"
-        ".includes('cell 0 · In [1], line 3: numpy.sum')",
-        timeout=10_000,
-    )
+    panel_row(page, 0, 3, "numpy.sum").wait_for(state="attached", timeout=10_000)
     save_screenshot(page.screenshot(), "labext-notebook7.png", docs_name="labext-notebook7.png")
     assert [e for e in page_log.errors if e not in NOTEBOOK7_OWN_ERRORS] == []
 

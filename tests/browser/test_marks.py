@@ -23,6 +23,7 @@ from tests.browser.support import (
     LabServer,
     lab_server,
     open_notebook,
+    panel_row,
     save_screenshot,
     write_notebook,
 )
@@ -105,12 +106,12 @@ def test_findings_are_marked_where_written_over_their_character_range(page, page
     save_screenshot(page.screenshot(), "marks-cross-cell.png")
 
     # the panel: the cross-cell row lands in the defining cell, at the call
-    side = page.locator("#porter-porting-panel")
-    row = "cell 0 · In [1], line 4: Tensor.view (called from cell 1 · In [2], line 3)"
-    side.get_by_text(row).click(timeout=10_000)
+    row = panel_row(page, 0, 4, "Tensor.view")
+    assert "(called from cell 1 · In [2], line 3)" in row.inner_text()
+    row.click(timeout=10_000)
     _wait_cursor(page, [0, {"line": 4, "column": 11}])  # line 4 of the body: 5 of the cell
     # the operator's row: line 3 of the body is line 4 of the cell, the column in UTF-16
-    side.get_by_text("cell 1 · In [2], line 3: Tensor.__mul__").click(timeout=10_000)
+    panel_row(page, 1, 3, "Tensor.__mul__").click(timeout=10_000)
     _wait_cursor(page, [1, {"line": 3, "column": len(PREFIX.encode("utf-16-le")) // 2}])
     assert page_log.errors == []
     assert [m for m in console if "RangeError" in m] == []

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
+from porter_ext.model.report import Report
 from porter_ext.report.html import render_html
 from porter_ext.report.markdown import render_markdown
-from porter_ext.report.model import Report
 from porter_ext.report.validation import report_schema, validate
 from porter_ext.ui import html as fragments
 from porter_ext.ui.mime import cell_html

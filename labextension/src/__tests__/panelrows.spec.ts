@@ -57,6 +57,14 @@ describe('the panel’s rows put hostile strings on the page as text', () => {
     expect(node.title).not.toMatch(/[\u202e\u2066]/);
   });
 
+  it('shows the cell’s position in its column and its full label in the title', () => {
+    const node = renderRow(row(), false);
+    const cell = node.querySelector('.porter-diag-cell') as HTMLElement;
+    expect(cell.textContent).toBe('3');
+    expect(cell.title).toBe('cell 3 · In [4]');
+    expect(node.dataset.porterCell).toBe('3');
+  });
+
   it('renders a group’s replacement as text', () => {
     const node = renderGroup(
       { key: `xp.sum${EVIL}`, rows: [row()], count: 7, severity: 'error' },
@@ -106,6 +114,17 @@ describe('the rows of the windowed list', () => {
     expect(node.querySelector('.porter-diag-line')!.textContent).toBe('—');
   });
 
+  it('show a row’s severity as a glyph, its status in words in the title', () => {
+    const node = renderRow(
+      row({ status: 'non_standard_usage', severity: 'warning' }),
+      false
+    );
+    const sev = node.querySelector('.porter-diag-sev') as HTMLElement;
+    expect(sev.textContent).toBe('▲');
+    expect(sev.title).toBe('warning: usage');
+    expect(sev.getAttribute('aria-label')).toBe('usage');
+  });
+
   it('tag a stale row', () => {
     const node = renderRow(row({ stale: true }), false);
     expect(node.classList.contains('porter-stale')).toBe(true);
@@ -116,7 +135,7 @@ describe('the rows of the windowed list', () => {
     const head = renderHead('severity', false);
     const sorted = head.querySelectorAll('[aria-sort]');
     expect(sorted.length).toBe(1);
-    expect(sorted[0].textContent).toBe('Severity');
+    expect(sorted[0].getAttribute('aria-label')).toBe('Severity');
     expect(sorted[0].getAttribute('aria-sort')).toBe('descending');
     // cell and line sort together: one of them shows it
     expect(
