@@ -7,7 +7,8 @@ JupyterLab with real kernels.
 - A 500-cell notebook whose porter results were written by `porter run`: the panel builds
   only the rows in view, a group collapses, the filter narrows the list to one cell's
   finding and a click on it lands on cell 498's line.
-- The Launcher active: the panel shows no notebook's findings.
+- The Launcher active: the panel shows no notebook's findings; the Launcher and the
+  kernel picker offer porter's kernel and not the internal replay-worker kernel.
 - Settings (`schema/plugin.json`): statuses left out of `markedStatuses` get no mark;
   `openOnFirstFinding` opens the panel when the notebook's first finding shows.
 """
@@ -245,6 +246,17 @@ def test_the_launcher_shows_no_notebook_findings(page, page_log, lab):
     side.locator(".porter-diag-row").first.wait_for(timeout=60_000)
     page.evaluate("async () => { await window.jupyterapp.commands.execute('launcher:create'); }")
     side.get_by_text("Open a notebook to see its porter findings.").wait_for(timeout=10_000)
+    # the Launcher and the kernel picker offer porter's kernel, never its replay workers'
+    cards = page.locator(".jp-Launcher .jp-LauncherCard-label")
+    cards.first.wait_for(timeout=10_000)
+    labels = cards.all_inner_texts()
+    assert "Python 3 (porter)" in labels, labels
+    assert not [label for label in labels if "worker" in label.lower()], labels
+    specs = page.evaluate(
+        """() => Object.values(window.jupyterapp.serviceManager.kernelspecs.specs.kernelspecs)
+          .map(spec => spec.display_name)"""
+    )
+    assert "Python 3 (porter)" in specs and not [s for s in specs if "worker" in s.lower()]
     assert side.locator(".porter-diag-row").count() == 0
     assert side.locator(".porter-panel-notebook").inner_text() == ""
     save_screenshot(page.screenshot(), "panel-launcher.png")
