@@ -18,7 +18,7 @@ NumPy only; the caller moves every value to the host first (`host.to_host`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -71,48 +71,40 @@ class NumericDiff:
     difference: str | None = None
 
 
+@dataclass(frozen=True)
+class Judging:
+    """How a replay's leaves are judged: the per-dtype tolerance ``policy``, the float64
+    ``references`` by leaf path and the ``rule`` that judges against them, the
+    ``working_dtype`` the replay's Python floats came from, and the leaves made by a
+    partition call (``partitions``: by path, how)."""
+
+    policy: TolerancePolicy = field(default_factory=lambda: get_policy("porter"))
+    references: Mapping[str, LeafReference] = field(default_factory=dict)
+    working_dtype: str | None = None
+    rule: ReferenceRule = REFERENCE_RULE
+    partitions: Mapping[str, Partition] = field(default_factory=dict)
+
+
 def compare_values(
-    name: str,
-    expected: Any,
-    actual: Any,
-    policy: TolerancePolicy | None = None,
-    *,
-    references: Mapping[str, LeafReference] | None = None,
-    working_dtype: str | None = None,
-    rule: ReferenceRule = REFERENCE_RULE,
-    partitions: Mapping[str, Partition] | None = None,
+    name: str, expected: Any, actual: Any, judging: Judging | None = None
 ) -> list[NumericDiff]:
     """Compare an original output with a replay's: one diff per leaf of nested containers.
 
     Lists and tuples are compared item by item, dicts key by key; a missing key, a
     different length or a container against a leaf is reported as a diff that was not
-    compared. ``references`` maps leaf paths to their float64 reference, ``partitions``
-    the leaves made by a partition call to how. Never raises for odd values: what cannot
-    be compared says why.
+    compared. Never raises for odd values: what cannot be compared says why.
     """
-    ctx = _Context(
-        policy or get_policy("porter"), references or {}, working_dtype, rule, partitions or {}
-    )
     diffs: list[NumericDiff] = []
-    _walk(name, expected, actual, ctx, diffs)
+    _walk(name, expected, actual, judging or Judging(), diffs)
     return diffs
 
 
-@dataclass(frozen=True)
-class _Context:
-    policy: TolerancePolicy
-    references: Mapping[str, LeafReference]
-    working_dtype: str | None
-    rule: ReferenceRule
-    partitions: Mapping[str, Partition]
-
-
-def _walk(path: str, e: Any, a: Any, ctx: _Context, out: list[NumericDiff]) -> None:
+def _walk(path: str, e: Any, a: Any, judging: Judging, out: list[NumericDiff]) -> None:
     if isinstance(e, Mapping) and isinstance(a, Mapping):
         for k in e:
             sub = f"{path}[{k!r}]"
             if k in a:
-                _walk(sub, e[k], a[k], ctx, out)
+                _walk(sub, e[k], a[k], judging, out)
             else:
                 out.append(_not_compared(sub, "missing in the replay", within=False))
         out.extend(
@@ -124,12 +116,12 @@ def _walk(path: str, e: Any, a: Any, ctx: _Context, out: list[NumericDiff]) -> N
         if len(e) != len(a):
             out.append(_not_compared(path, f"length {len(e)} vs {len(a)}", within=False))
         for i, (x, y) in enumerate(zip(e, a, strict=False)):
-            _walk(f"{path}[{i}]", x, y, ctx, out)
+            _walk(f"{path}[{i}]", x, y, judging, out)
     elif isinstance(e, Mapping | list | tuple) or isinstance(a, Mapping | list | tuple):
         reason = f"{type(e).__name__} vs {type(a).__name__}"
         out.append(_not_compared(path, reason, within=False))
     else:
-        out.append(_compare_leaf(path, e, a, ctx))
+        out.append(_compare_leaf(path, e, a, judging))
 
 
 def _not_compared(path: str, reason: str, within: bool | None, **fields: Any) -> NumericDiff:
@@ -191,7 +183,7 @@ def _what(value: Any) -> str:
     return "a dtype" if isinstance(value, DtypeName) else type(value).__name__
 
 
-def _compare_leaf(path: str, e: Any, a: Any, ctx: _Context) -> NumericDiff:
+def _compare_leaf(path: str, e: Any, a: Any, judging: Judging) -> NumericDiff:
     if isinstance(e, DtypeName) or isinstance(a, DtypeName):
         return _dtypes(path, e, a)
     plain = (Plain, *PLAIN_TYPES)
@@ -225,7 +217,7 @@ def _compare_leaf(path: str, e: Any, a: Any, ctx: _Context) -> NumericDiff:
         diff = _not_compared(path, reason, False, **fields)
         return _replace(diff, difference="shape_changed")
     try:
-        return _compare_numbers(path, e, ea, aa, ctx, fields)
+        return _compare_numbers(path, e, ea, aa, judging, fields)
     except Exception as error:  # porter's bug: through the guard, the row says so
         internal_error(f"comparing {path}", error)
         reason = f"comparison failed: {type(error).__name__}: {error}"
@@ -233,18 +225,18 @@ def _compare_leaf(path: str, e: Any, a: Any, ctx: _Context) -> NumericDiff:
 
 
 def _compare_numbers(
-    path: str, e: Any, ea: np.ndarray, aa: np.ndarray, ctx: _Context, fields: dict
+    path: str, e: Any, ea: np.ndarray, aa: np.ndarray, judging: Judging, fields: dict
 ) -> NumericDiff:
-    judged = judged_dtype(e, ea, ctx.working_dtype)
-    tol = ctx.policy.for_dtype(judged, aa.dtype)
-    ref = ctx.references.get(path)
+    judged = judged_dtype(e, ea, judging.working_dtype)
+    tol = judging.policy.for_dtype(judged, aa.dtype)
+    ref = judging.references.get(path)
     floating = dtype_category(judged) in ("real", "complex") and aa.dtype.kind in "fc"
     if ref is not None and not floating:
         ref = None
     bound = None
     if ref is not None:
         eps = max(eps_of(judged), eps_of(aa.dtype))
-        bound = ctx.rule.bound(ref.original_err, eps, ref.magnitude)
+        bound = judging.rule.bound(ref.original_err, eps, ref.magnitude)
 
     def run(expected: np.ndarray, actual: np.ndarray, against: Any, **kw: Any) -> ArrayStats:
         if against is None or bound is None:
@@ -269,7 +261,7 @@ def _compare_numbers(
             against = ref.value if ref is not None and kind == "sign_only" else None
             return run(ev, av, against, summaries=False).within_tolerance
 
-        partition = ctx.partitions.get(path)
+        partition = judging.partitions.get(path)
         verdict = None if partition is None else partition_order(ea, aa, partition, judge)
         kind = None
         if verdict is not None:  # a partition: valid or not, no other kind explains it

@@ -37,7 +37,7 @@ from porter_ext.compare.host import (
 )
 from porter_ext.compare.kinds import Partition
 from porter_ext.compare.leaves import as_array
-from porter_ext.compare.numeric import NumericDiff, compare_values
+from porter_ext.compare.numeric import Judging, NumericDiff, compare_values
 from porter_ext.compare.reference import LeafReference, leaf_reference
 from porter_ext.compare.summary import histogram_of, map_of
 from porter_ext.compare.tolerance import REFERENCE_RULE, ReferenceRule, TolerancePolicy, get_policy
@@ -179,16 +179,8 @@ class Baseline:
                 continue
             errors: dict[str, str] = {}
             actual = to_host(replay.outputs[name], name, errors)
-            out[name] = compare_values(
-                name,
-                host,
-                actual,
-                self.policy,
-                references=self.references,
-                working_dtype=working,
-                rule=self.rule,
-                partitions=self.partitions,
-            )
+            judging = Judging(self.policy, self.references, working, self.rule, self.partitions)
+            out[name] = compare_values(name, host, actual, judging)
             for diff_index, diff in enumerate(out[name]):
                 if diff.path in errors:
                     out[name][diff_index] = replace(diff, reason=errors[diff.path])

@@ -6,16 +6,17 @@ import numpy as np
 import pytest
 
 from porter_ext.compare.arrays import HISTOGRAM_DTYPE, ArrayStats, compare_arrays
-from porter_ext.compare.numeric import NumericDiff, compare_values
+from porter_ext.compare.numeric import Judging, NumericDiff, compare_values
 from porter_ext.compare.tolerance import Tolerance, get_policy
 from porter_ext.guard import PorterInternalError
 
 PORTER = get_policy("porter")
+JUDGING = Judging(PORTER)
 TOL = Tolerance(1e-5, 1e-6)
 
 
 def one(expected, actual, policy=PORTER) -> NumericDiff:
-    (diff,) = compare_values("out", expected, actual, policy)
+    (diff,) = compare_values("out", expected, actual, Judging(policy))
     return diff
 
 
@@ -268,13 +269,13 @@ def test_an_array_against_a_string_is_a_mismatch():
 def test_nested_containers_name_their_leaves():
     e = [{"a": np.ones(2), "b": (1, 2.0)}, "label"]
     a = ({"a": np.ones(2) + 1, "b": [1, 2.0]}, "label")  # tuples and lists are alike
-    diffs = compare_values("out", e, a, PORTER)
+    diffs = compare_values("out", e, a, JUDGING)
     assert [d.path for d in diffs] == ["out[0]['a']", "out[0]['b'][0]", "out[0]['b'][1]", "out[1]"]
     assert [d.within_tolerance for d in diffs] == [False, True, True, True]
 
 
 def test_container_structure_differences():
-    diffs = compare_values("r", {"x": 1, "y": [1, 2, 3]}, {"y": [1, 2], "z": 0}, PORTER)
+    diffs = compare_values("r", {"x": 1, "y": [1, 2, 3]}, {"y": [1, 2], "z": 0}, JUDGING)
     got = {d.path: (d.compared, d.reason, d.within_tolerance) for d in diffs}
     assert got == {
         "r['x']": (False, "missing in the replay", False),
@@ -283,9 +284,9 @@ def test_container_structure_differences():
         "r['y'][1]": (True, None, True),
         "r['z']": (False, "not in the original", False),
     }
-    (d,) = compare_values("r", [np.zeros(2)], np.zeros((1, 2)), PORTER)
+    (d,) = compare_values("r", [np.zeros(2)], np.zeros((1, 2)), JUDGING)
     assert (d.compared, d.reason, d.within_tolerance) == (False, "list vs ndarray", False)
-    (d,) = compare_values("r", {"k": 1}, [1], PORTER)
+    (d,) = compare_values("r", {"k": 1}, [1], JUDGING)
     assert d.reason == "dict vs list"
 
 
