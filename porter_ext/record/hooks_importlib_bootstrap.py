@@ -270,7 +270,10 @@ def _hooks() -> dict[str, types.FunctionType]:
     def augitem(site, name, x, key, item, value, op=None, setitem=None):
         """``x[key] op= value``, given ``item``: ``x[key]`` as the getitem hook read it
         (before ``value`` was evaluated, as Python reads it): the in-place operator and
-        the write, each recorded as itself (``op``, ``setitem``: this namespace's hooks)."""
+        the write, each recorded as itself (``op``, ``setitem``: this namespace's hooks).
+        Eight parameters by reason: the six the rewritten code passes positionally and
+        the two hooks `bind` sets as defaults; a hook runs per operation, so no object
+        is built to carry them."""
         __tracebackhide__ = True  # noqa: F841
         rec = state.active
         if rec is not None and rec.thread == ident():
