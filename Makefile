@@ -7,8 +7,10 @@ NOTEBOOK ?= notebooks/01_port_a_torch_function.ipynb
 
 .PHONY: setup demo test chromium node bwrap lint bench
 
-#: the JupyterLab extension's sources: `pip install` rebuilds it when one changes
+#: the JupyterLab extension's sources: `pip install` rebuilds it when one changes (its
+#: types are generated from porter's report schema at each build)
 LABEXTENSION := labextension/package.json labextension/yarn.lock \
+	porter_ext/report/schema/report-1.schema.json labextension/scripts/schema-types.js \
 	$(wildcard labextension/src/*.ts labextension/style/*)
 
 setup: node bwrap $(VENV)/.installed

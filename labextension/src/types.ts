@@ -1,8 +1,11 @@
 /**
  * The JSON shapes porter writes (../shared/CONTRACT.md, "Report (JSON)"), as the
- * front end reads them. Every field a newer writer may omit is optional: the views
- * show what is there and never fail on what is missing.
+ * front end reads them: the types generated from porter's report schema
+ * (`schema.generated.ts`, written by `scripts/schema-types.js` at every build), with
+ * the fields a view needs required and every other one optional, so that the views show
+ * what is there and never fail on what is missing.
  */
+import type * as schema from './schema.generated';
 
 /** One cell's result: `application/vnd.porter.cell+json`. */
 export const CELL_MIME = 'application/vnd.porter.cell+json';
@@ -11,146 +14,72 @@ export const REPORT_MIME = 'application/vnd.porter.report+json';
 /** ipywidgets' view of a live widget, which porter's output also carries. */
 export const WIDGET_MIME = 'application/vnd.jupyter.widget-view+json';
 
-export interface IErrorInfo {
-  type: string;
-  message: string;
-  line?: number | null;
-}
+/** Some fields of `T` always there (the ones a view cannot do without), every other
+ * field possibly missing: a result saved by an older porter lacks newer fields, and
+ * the views show what is there. */
+type Reading<T, K extends keyof T> = Pick<T, K> & Partial<Omit<T, K>>;
 
-export interface ICall {
-  line: number;
-  col: number;
-  name: string;
-  library?: string;
-  kind?: string;
-  status: string;
-  standard_name?: string | null;
-  suggestion?: string | null;
-  devices_in?: string[];
-  device_out?: string | null;
-  count?: number;
-  message?: string;
-  /** Where the call's expression ends (character column): the range marks cover. */
-  end_line?: number | null;
-  end_col?: number | null;
-  /** Where the call is written, when code another cell wrote made it. */
+export type IErrorInfo = Reading<
+  Exclude<schema.Error1, null>,
+  'type' | 'message'
+>;
+export type ICallOrigin = Reading<schema.Origin, 'line' | 'col'>;
+export type ICall = Omit<
+  Reading<schema.Call, 'line' | 'col' | 'name' | 'status'>,
+  'origin'
+> & {
   origin?: ICallOrigin | null;
-}
-
-/** A call's place in the cell that wrote its code (CONTRACT.md `origin`). */
-export interface ICallOrigin {
-  index?: number | null;
-  execution_count?: number | null;
-  cell_id?: string | null;
-  line: number;
-  col: number;
-  end_line?: number | null;
-  end_col?: number | null;
-}
-
-export interface IDeviceFinding {
-  line?: number | null;
-  name: string;
-  kind: string;
-  backend?: string | null;
-  message?: string;
-}
-
-export interface IOutput {
-  name: string;
-  shape?: number[] | null;
-  dtype?: string | null;
-  device?: string | null;
-  expected_device?: string | null;
-  device_ok?: boolean | null;
-  max_abs_err?: number | string | null;
-  max_rel_err?: number | string | null;
-  mismatched?: number | null;
-  nan_mismatch?: boolean | null;
-  within_tolerance?: boolean | null;
-  rtol?: number | string | null;
-  atol?: number | string | null;
-  conversion?: string | null;
-  deterministic?: boolean | null;
-  reference_err?: number | string | null;
-  difference?: string | null;
-}
-
-export interface IReplay {
-  backend: string;
-  status: string;
-  worker?: string | null;
-  seconds?: number | string | null;
+};
+export type IDeviceFinding = Reading<schema.DeviceFinding, 'name' | 'kind'>;
+export type IOutput = Reading<schema.Output, 'name'>;
+export type IReplay = Omit<
+  Reading<schema.Replay, 'backend' | 'status'>,
+  'error' | 'outputs' | 'calls'
+> & {
   error?: IErrorInfo | null;
-  reason?: string | null;
   outputs?: IOutput[];
   calls?: ICall[] | null;
-}
+};
+export type IRewrite = Reading<schema.Rewrite, 'source' | 'status'>;
+export type IHeadline = Omit<Reading<schema.Headline, 'text'>, 'counts'> & {
+  counts?: Partial<schema.Headline['counts']>;
+};
+export type IPlanItem = Reading<schema.PlanItem, 'kind' | 'title'>;
 
-export interface IRewrite {
-  source: string;
-  status: 'verified' | 'partial' | 'refused' | string;
-  verified_on?: string[];
-  sites?: unknown;
-  reason?: string | null;
-}
-
-/** A cell's counts and its one-line verdict, computed once by porter (CONTRACT.md,
- * `headline`): the extension shows these words and counts nothing itself. */
-export interface IHeadline {
-  text: string;
-  counts?: {
-    calls?: number;
-    findings?: number;
-    device_findings?: number;
-    replays?: number;
-    replays_ok?: number;
-    failed_on?: string[];
-    differs_on?: string[];
-    error?: string | null;
-  };
-}
-
-export interface ICellEntry {
-  index?: number | null;
-  execution_count?: number | null;
-  source: string;
+/** One cell's result (the schema's `cell`), as a view reads it. */
+export type ICellEntry = Omit<
+  Reading<schema.Cell, 'source'>,
+  | 'error'
+  | 'calls'
+  | 'device_findings'
+  | 'replays'
+  | 'headline'
+  | 'rewrite'
+  | 'plan'
+> & {
   error?: IErrorInfo | null;
   calls?: ICall[];
   device_findings?: IDeviceFinding[];
   replays?: IReplay[];
   headline?: IHeadline | null;
   rewrite?: IRewrite | null;
-}
+  plan?: IPlanItem[] | null;
+};
 
-export interface IPlanItem {
-  kind: string;
-  title: string;
-  cells?: unknown[];
-  sites?: unknown;
-  automatic?: boolean;
-}
-
-export interface IReport {
-  schema?: string;
-  porter_version?: string;
-  array_api_version?: string;
-  source?: { notebook?: string | null } | null;
+/** A whole report (the schema's root), as a view reads it. */
+export type IReport = Omit<
+  Partial<schema.PorterReportVersion1>,
+  'cells' | 'plan' | 'source' | 'environment' | 'summary'
+> & {
+  source?: Partial<schema.PorterReportVersion1['source']> | null;
   environment?: {
     python?: string;
-    backends?: {
-      spec: string;
-      library?: string;
-      version?: string | null;
-      available?: boolean;
-      devices?: string[];
-      reason?: string | null;
-    }[];
+    backends?: Reading<schema.Backend, 'spec'>[];
   } | null;
   plan?: IPlanItem[] | null;
   cells?: ICellEntry[];
-  summary?: Record<string, number> | null;
-}
+  summary?: Partial<schema.PorterReportVersion1['summary']> | null;
+};
 
 /** Call statuses that are not findings (CONTRACT.md: everything else is one). */
 const NOT_FINDINGS = new Set(['standard']);

@@ -6,7 +6,7 @@ import {
   NOT_VERIFIED,
   planApply
 } from '../apply';
-import { ICellEntry } from '../types';
+import { ICellEntry, IRewrite } from '../types';
 
 const MAGIC = '%%port --fix -b numpy,strict';
 const BODY = 'y = x.sum(1)\nz = torch.max(y, -y)';
@@ -17,7 +17,7 @@ const REWRITTEN =
 
 function entry(
   source = RECORDED,
-  status = 'verified',
+  status: IRewrite['status'] = 'verified',
   rewrite: string = REWRITTEN
 ): Pick<ICellEntry, 'source' | 'rewrite'> {
   return {

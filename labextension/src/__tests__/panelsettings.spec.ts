@@ -5,6 +5,7 @@ import {
   readSettings
 } from '../panelsettings';
 import schema from '../../schema/plugin.json';
+import report from '../../../porter_ext/report/schema/report-1.schema.json';
 
 describe('porter’s settings schema (schema/plugin.json)', () => {
   it('offers exactly the statuses the marks know, all marked by default', () => {
@@ -16,6 +17,19 @@ describe('porter’s settings schema (schema/plugin.json)', () => {
   it('has the panel’s default for opening on the first finding', () => {
     expect(schema.properties.openOnFirstFinding.default).toBe(
       DEFAULT_SETTINGS.openOnFirstFinding
+    );
+  });
+});
+
+describe('the statuses the settings offer are the report schema’s', () => {
+  it('every finding status of a call, device findings and replay failures', () => {
+    const calls: string[] = report.$defs.call.properties.status.enum;
+    expect([...MARKABLE_STATUSES].sort()).toEqual(
+      [
+        ...calls.filter(s => s !== 'standard'),
+        'device',
+        'replay_failure'
+      ].sort()
     );
   });
 });

@@ -9,7 +9,7 @@ import {
   originCell,
   severityOf
 } from '../positions';
-import { ICall, ICellEntry } from '../types';
+import { ICall, ICellEntry, IDeviceFinding } from '../types';
 
 const refs: ICellRef[] = [
   { index: 0, executionCount: null, id: 'md' },
@@ -62,7 +62,7 @@ describe('a finding is placed where its code is written', () => {
       ]
     };
     expect(findingPlace(entry, entry.device_findings![0])?.line).toBe(4);
-    const alone = {
+    const alone: IDeviceFinding = {
       line: 3,
       name: 'torch.zeros',
       kind: 'default_device_creation'
