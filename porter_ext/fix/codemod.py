@@ -13,7 +13,7 @@ chain (``p.clamp(0, 1).log().mean()``) is rewritten on what the links before it 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 import libcst as cst
@@ -26,6 +26,7 @@ from porter_ext.fix.cellscope import (
 from porter_ext.fix.checks import Site
 from porter_ext.fix.portable import PortableMoves, every_part
 from porter_ext.spec.replacement import Replacement
+from porter_ext.spec.replacements import find
 from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
 
 __all__ = ["CellCodemod", "RewriteSite"]
@@ -153,8 +154,11 @@ class CellCodemod(PortableMoves):
         if site.undecided and verdict is not None and verdict[0] == "standard":
             raise _AsTheStandardSays  # ``P.T`` on a 2-D P: nothing to rewrite
         if site.undecided and verdict is not None:
-            options = [e for e in site.options if (e.status, e.standard_name) == verdict]
-            if len({(e.rewrite, e.parts) for e in options}) == 1:
+            options = _matching(site.options, verdict)
+            if not options and site.options:  # values the stand-ins did not try (mixed ranks)
+                first = site.options[0]
+                options = _matching(find(first.library, first.kind, first.name), verdict)
+            if len({(e.rewrite, e.parts, e.no_rewrite) for e in options}) == 1:
                 return options[0]
         if site.undecided:
             raise NoRewrite("which rewrite applies depends on values: a run decides")
@@ -281,6 +285,11 @@ class CellCodemod(PortableMoves):
         if isinstance(updated.value, _StatementMarker):
             return cst.parse_statement(updated.value.replacement).body[0]  # type: ignore[attr-defined]
         return updated
+
+
+def _matching(entries: Iterable[Replacement], verdict: tuple[str, str | None]) -> list:
+    """The entries a run's verdict (status, standard name) names."""
+    return [e for e in entries if (e.status, e.standard_name) == verdict]
 
 
 class _AsTheStandardSays(Exception):

@@ -328,9 +328,14 @@ _add("t", "function", "div", NS, "trunc", "xp.trunc(xp.divide(x1, x2))",
      example="lib.div(p, q, rounding_mode='trunc')")
 _fn("t", "div", "divide", "xp.divide(x1, x2)", _renamed("divide"),
     rewrite="xp.divide({x}, {arg1})", example="lib.div(p, q)")
+_add("njct", "function", "exp2", NS, "pow", "2.0 ** x",
+     "the standard has no exp2; 2.0 ** x (the array's __rpow__) keeps x's floating dtype",
+     when="real_floating", rewrite="2.0 ** {x}", example="lib.exp2(x)")
 _fn("njct", "exp2", None, "xp.backend.exp2(x)",
     "the standard has no exp2; keep it through the escape hatch xp.backend.exp2(x) to mark "
-    "it as acknowledged (or write xp.pow(2.0, x), scalars accepted from 2024.12)")
+    "it as acknowledged (or write xp.pow(2.0, x), scalars accepted from 2024.12)",
+    no_rewrite="exp2 of an array that is not floating-point gives floats, and 2.0 ** x "
+    "would mix kinds: cast first, 2.0 ** xp.astype(x, xp.float64)")
 _fn("t", "rsqrt", "sqrt", "1 / xp.sqrt(x)", "the standard has no rsqrt",
     rewrite="1 / xp.sqrt({x})", example="lib.rsqrt(p)")
 _fn("t", "clamp", "clip", "xp.clip(x, min={min}, max={max})", _renamed("clip"),
@@ -365,8 +370,18 @@ _fn("t", "flatten", "reshape", "xp.reshape(x, (-1,))",
     rewrite="xp.reshape({x}, (-1,))", example="lib.flatten(x)")
 _fn("njct", "hstack", "concat", "xp.concat(arrays, axis=1)",
     "hstack joins 1-D arrays along axis 0 and others along axis 1: pick the axis")
+_add("njct", "function", "vstack", NS, "stack", "xp.stack(arrays, axis=0)",
+     "vstack makes 1-D arrays the rows of a new array: the standard's stack",
+     when="vectors", rewrite="xp.stack({x}, axis=0)", example="lib.vstack([v, v])")
+_add("njct", "function", "vstack", NS, None,
+     "xp.concat([xp.reshape(a, (1, -1)) if a.ndim == 1 else a for a in arrays], axis=0)",
+     "vstack first makes 1-D arrays rows, then joins along axis 0",
+     when="mixed_ranks",
+     no_rewrite="the arrays joined have several ranks (or are not all arrays): no one "
+     "standard call joins them; reshape the 1-D ones to rows, then xp.concat")
 _fn("njct", "vstack", "concat", "xp.concat(arrays, axis=0)",
-    "vstack first makes 1-D arrays rows; for 1-D inputs use xp.stack(arrays, axis=0)")
+    "vstack first makes 1-D arrays rows; for 1-D inputs use xp.stack(arrays, axis=0)",
+    rewrite="xp.concat({x}, axis=0)", example="lib.vstack([x, y])")
 _fn("njct", "column_stack", "stack", "xp.stack(arrays, axis=1)",
     "matches column_stack for 1-D inputs; 2-D inputs need xp.concat(arrays, axis=1)")
 for _n in (1, 2, 3):
@@ -435,9 +450,19 @@ _fn("t", "is_complex", "isdtype", "xp.isdtype(x.dtype, 'complex floating')",
 
 # --- linear algebra ----------------------------------------------------------------------
 
-_fn("njct", "dot", "matmul", "xp.matmul(a, b)",
-    "for two 1-D arrays use xp.vecdot(a, b); for N-D dot (last axis of a against the "
-    "second-to-last of b) use xp.tensordot")
+_add("njct", "function", "dot", NS, "tensordot",
+     "xp.tensordot(a, b, axes=([-1], [-2])) for N-D b, xp.multiply(a, b) for a 0-D operand",
+     "dot of an N-D array sums over the last axis of a and the second-to-last of b",
+     when="beyond_matrices",
+     no_rewrite="dot is matmul only for operands of one or two dimensions; with an "
+     "operand of another rank (or not an array) it is tensordot or a product")
+_DOT_NOTE = (
+    "for 1-D and 2-D operands dot is matmul (two 1-D arrays: their inner product, "
+    "xp.vecdot without conjugation); for N-D dot use xp.tensordot"
+)
+_fn("njc", "dot", "matmul", "xp.matmul(a, b)", _DOT_NOTE, rewrite="xp.matmul({x}, {arg1})",
+    example="lib.dot(x, m)")
+_fn("t", "dot", "matmul", "xp.matmul(a, b)", _DOT_NOTE + " (torch.dot takes 1-D arrays only)")
 for _name in ("mm", "bmm", "mv"):
     _fn("t", _name, "matmul", "xp.matmul(a, b)", _renamed("matmul"))
 _fn("njct", "inner", "vecdot", "xp.vecdot(a, b)",
@@ -457,8 +482,15 @@ _fn("t", "norm", "linalg.vector_norm", _NORM,
     "the standard splits norm into linalg.vector_norm and linalg.matrix_norm")
 _fn("njct", "trace", "linalg.trace", "xp.linalg.trace(x)",
     "NumPy's trace uses the first two axes, the standard's linalg.trace the last two")
-_fn("njct", "diagonal", "linalg.diagonal", "xp.linalg.diagonal(x)",
-    "NumPy's diagonal uses the first two axes, the standard's linalg.diagonal the last two")
+_add("njct", "function", "diagonal", NS, None,
+     "xp.linalg.diagonal(xp.permute_dims(x, ...), offset={k})",
+     "NumPy's and torch's diagonal use the first two axes (or dim1/dim2), the standard's "
+     "linalg.diagonal the last two", when="not_matrix_diagonal",
+     no_rewrite="diagonal of an array that is not 2-D (or over chosen axes) needs its axes "
+     "moved last first: permute_dims, then linalg.diagonal")
+_fn("njct", "diagonal", "linalg.diagonal", "xp.linalg.diagonal(x, offset={k})",
+    "for a 2-D array the first two axes are the last two: linalg.diagonal, offset as the "
+    "keyword", rewrite="xp.linalg.diagonal({x}, offset={k})", example="lib.diagonal(m, 1)")
 _add("njct", "function", "diag", NS, None,
      "xp.linalg.diagonal(x, offset={k}) for a 2-D x, xpx.create_diagonal(x, offset={k}) for 1-D",
      "diag reads the k-th diagonal of a 2-D array and builds a matrix from a 1-D one",

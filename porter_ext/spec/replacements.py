@@ -155,14 +155,48 @@ def _no_axis(args: tuple, kwargs: dict, self_obj: object) -> bool:
     return len(ops) < 2 and not any(k in kwargs for k in _AXIS_KEYWORDS)
 
 
-def _ndim_not_2(args: tuple, kwargs: dict, self_obj: object) -> bool:
-    ndim = getattr(self_obj, "ndim", None)
+def _rank(obj: object) -> int | None:
+    """An array's number of dimensions, or None for what is not an array."""
+    ndim = getattr(obj, "ndim", None)
     if ndim is None:
-        shape = getattr(self_obj, "shape", None)
-        if shape is None:
-            return False  # nothing to look at: not an array
-        ndim = len(shape)
-    return ndim != 2
+        shape = getattr(obj, "shape", None)
+        return None if shape is None or isinstance(obj, type) else len(shape)
+    return ndim
+
+
+def _ndim_not_2(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    ndim = _rank(self_obj)
+    return ndim is not None and ndim != 2  # None: nothing to look at, not an array
+
+
+def _beyond_matrices(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    ranks = [_rank(op) for op in _operands(args, self_obj)[:2]]
+    return any(r is None or r not in (1, 2) for r in ranks)
+
+
+def _joined_ranks(args: tuple) -> set[int | None]:
+    arrays = args[0] if args and isinstance(args[0], tuple | list) else ()
+    return {_rank(a) for a in arrays}
+
+
+def _vectors(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return _joined_ranks(args) == {1}
+
+
+def _mixed_ranks(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    ranks = _joined_ranks(args)
+    return len(ranks) > 1 or bool(ranks & {0, None})
+
+
+def _not_matrix_diagonal(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    ops = _operands(args, self_obj)
+    axes = ("dim1", "dim2", "axis1", "axis2")
+    return _rank(ops[0] if ops else None) != 2 or len(ops) > 2 or any(k in kwargs for k in axes)
+
+
+def _real_floating(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    ops = _operands(args, self_obj)
+    return bool(ops) and _is_array(ops[0]) and _dtype_kind(ops[0]) == "float"
 
 
 def _device_arg(args: tuple, kwargs: dict, self_obj: object) -> bool:
@@ -281,6 +315,15 @@ CONDITIONS: Mapping[str, Condition] = MappingProxyType(
         "no_axis": _no_axis,
         # x.T on an array that is not 2-D
         "ndim_not_2": _ndim_not_2,
+        # np.dot(a, b) with an operand that is not 1-D or 2-D (N-D dot is not matmul)
+        "beyond_matrices": _beyond_matrices,
+        # np.vstack([a, b]) of 1-D arrays (rows: stack), of arrays of several ranks
+        "vectors": _vectors,
+        "mixed_ranks": _mixed_ranks,
+        # torch.diagonal(x) of an x that is not 2-D, or over axes other than the first two
+        "not_matrix_diagonal": _not_matrix_diagonal,
+        # np.exp2(x) of a real floating-point x
+        "real_floating": _real_floating,
         # .to("cuda"), .to(device=...), .to(torch.device(...)), .to(0): a device, not a dtype
         "device_arg": _device_arg,
         # an argument naming a CUDA device ("cuda", "cuda:1", torch.device("cuda"))

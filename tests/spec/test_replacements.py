@@ -524,9 +524,11 @@ def test_element_wise_methods(name: str):
 
 
 def test_exp2_points_at_the_escape_hatch():
-    entry = _choose("jax", "function", "exp2", np.ones(1))
+    """Of integers (a float result): the escape hatch; of floats, 2.0 ** x keeps the dtype."""
+    entry = _choose("jax", "function", "exp2", np.ones(1, dtype=np.int64))
     assert entry.suggestion == "xp.backend.exp2(x)"
     assert "escape hatch" in entry.note
+    assert _choose("jax", "function", "exp2", np.ones(1)).rewrite == "2.0 ** {x}"
 
 
 # --- cheap to load ------------------------------------------------------------------------
