@@ -246,8 +246,10 @@ class CellCodemod(PortableMoves):
     def leave_BinaryOperation(
         self, original: cst.BinaryOperation, updated: cst.BinaryOperation
     ) -> cst.BaseExpression:
-        """An operator a run showed to mix bool with a number (``(x > 0) * r``): the bool
-        operand converted explicitly (``xp.astype(x > 0, xp.float32) * r``)."""
+        """An operator a run showed to mix kinds of dtype: the bool operand converted
+        explicitly (``(x > 0) * r`` → ``xp.astype(x > 0, xp.float32) * r``), and the
+        integer arrays of a true division made float64 (``i / 4`` →
+        ``xp.astype(i, xp.float64) / 4``: the standard's ``/`` takes floating arrays)."""
         where = self.get_metadata(PositionProvider, original)
         line, col = where.start.line, where.start.column
         op = _OPERATOR_NAMES.get(type(updated.operator).__name__)
@@ -263,22 +265,35 @@ class CellCodemod(PortableMoves):
         if hit is None:
             return updated
         name, (left, right) = hit
-        if "bool" not in (left, right) or left == right:
+        if op == "__truediv__" and {_kind(left), _kind(right)} <= {"int", "bool"}:
+            # the message names the array first; a Python int is "int"
+            array_side = "right" if name.rpartition(".")[2].startswith("__r") else "left"
+            other_side = "left" if array_side == "right" else "right"
+            sides = {array_side: "float64"} | ({other_side: "float64"} if right != "int" else {})
+            arrays = tuple(sides)
+        elif "bool" in (left, right) and left != right:
+            sides = {"left": right} if left == "bool" else {"right": left}
+            arrays = ("right",) if left == "bool" else ("left",)
+        else:
             return updated
         text = self._code(updated)
         if self.only is not None and (line, col, name) not in self.only:
             self.results.append(RewriteSite(line, col, name, text, None, _LEFT_OUT))
             return updated
-        side, other = ("left", right) if left == "bool" else ("right", left)
-        operand = getattr(updated, side)
-        wrapped = cst.parse_expression(f"xp.astype({self._operand(operand)}, xp.{other})")
-        new = updated.with_changes(**{side: wrapped})
+        casts = {
+            side: cst.parse_expression(
+                f"xp.astype({self._operand(getattr(updated, side))}, xp.{dtype})"
+            )
+            for side, dtype in sides.items()
+        }
+        new = updated.with_changes(**casts)
         self.results.append(RewriteSite(line, col, name, text, self._code(new)))
         scope = self.scopes[-1]
         scope["uses"] = True
-        partner = getattr(updated, "right" if side == "left" else "left")
-        if isinstance(partner, cst.Name) and partner.value not in scope["arrays"]:
-            scope["arrays"].append(partner.value)
+        for side in arrays:  # where xp can be taken from
+            operand = getattr(updated, side)
+            if isinstance(operand, cst.Name) and operand.value not in scope["arrays"]:
+                scope["arrays"].append(operand.value)
         return new
 
     def leave_Expr(self, original: cst.Expr, updated: cst.Expr) -> cst.BaseSmallStatement:
@@ -290,6 +305,13 @@ class CellCodemod(PortableMoves):
 def _matching(entries: Iterable[Replacement], verdict: tuple[str, str | None]) -> list:
     """The entries a run's verdict (status, standard name) names."""
     return [e for e in entries if (e.status, e.standard_name) == verdict]
+
+
+def _kind(dtype: str) -> str:
+    """The kind of dtype a recorded operand has ("int" is also a Python int)."""
+    if dtype == "bool":
+        return "bool"
+    return "int" if dtype.startswith(("int", "uint")) else "other"
 
 
 class _AsTheStandardSays(Exception):

@@ -197,11 +197,14 @@ def _true_division(name: str, x: tuple, other: tuple) -> Verdict | None:
         suggestion = f"{cast} / ..." if name == "__truediv__" else f"x = {cast} / ..."
     else:
         suggestion = f"... / {cast}"
+    # "/ mixes A and B:" is how the fix stage reads an operator's dtypes (B: "int" for a
+    # Python int), to write the cast
+    operand = other[2] if other[0] == "array" else "int"
     return Verdict(
         "non_standard_usage",
         name,
         suggestion,
-        f"true division of {x[2]}"
+        f"/ mixes {x[2]} and {operand}: true division of {x[2]}"
         + (f" by {other[2]}" if other[0] == "array" else " by a Python int")
         + ": the standard's / takes floating-point arrays (integer inputs are "
         "implementation-defined; array-api-strict refuses them)",

@@ -1,0 +1,57 @@
+"""Integer true division (issue 19 item 3, the data-science handbook's ``i / 4``): the run
+records it as ``non_standard_usage`` naming the operand dtypes as the fix stage reads an
+operator's ("/ mixes int64 and int:"), and the codemod casts the integer arrays to
+float64, so the ported cell runs on array-api-strict and gives what NumPy gave."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from porter_ext.fix.rewrite import rewrite_source
+from tests.fix.test_chains import _has
+from tests.record.test_usage_without_names import _calls
+
+CELL = "r = i / 4\ns = i / (i + 1)\nt = 10 / (i + 1)\n"
+SETUP = "import numpy as np\ni = np.arange(6).reshape(2, 3)\n"
+
+
+def test_the_record_names_the_dtypes_of_an_integer_true_division(port_shell):
+    calls = _calls(port_shell, CELL, SETUP)
+    assert calls[(1, "ndarray.__truediv__")][0].message.startswith("/ mixes int64 and int:")
+    assert calls[(2, "ndarray.__truediv__")][0].message.startswith("/ mixes int64 and int64:")
+    (right,) = calls[(3, "ndarray.__rtruediv__")]
+    assert right.status == "non_standard_usage"
+    assert right.message.startswith("/ mixes int64 and int:")
+    assert "true division of int64" in right.message
+
+
+def test_integer_arrays_of_a_true_division_are_cast_to_float64():
+    strict = pytest.importorskip("array_api_strict")
+    operators = {
+        (1, 4, "ndarray.__truediv__"): ("int64", "int"),
+        (2, 4, "ndarray.__truediv__"): ("int64", "int64"),
+        (3, 4, "ndarray.__rtruediv__"): ("int64", "int"),
+    }
+    result = rewrite_source(
+        CELL, imports={"np": "numpy"}, arrays={"i": "numpy"}, operators=operators
+    )
+    _has(
+        result.source,
+        "xp = array_namespace(i)\n",
+        "r = xp.astype(i, xp.float64) / 4\n",
+        "s = xp.astype(i, xp.float64) / xp.astype(i + 1, xp.float64)\n",
+        "t = 10 / xp.astype(i + 1, xp.float64)\n",
+    )
+    assert [s.replacement is not None for s in result.sites] == [True, True, True]
+    before: dict = {}
+    exec(SETUP + CELL, before)
+    with pytest.raises(TypeError):  # what the original cell does on array-api-strict
+        exec(CELL, {"i": strict.asarray(before["i"])})
+    for i in (before["i"], strict.asarray(before["i"])):
+        after: dict = {"i": i}
+        exec(result.source, after)
+        for name in ("r", "s", "t"):
+            value = np.asarray(after[name])
+            assert value.dtype == before[name].dtype == np.float64, name
+            np.testing.assert_array_equal(value, before[name], err_msg=name)
