@@ -14,7 +14,7 @@ chain (``p.clamp(0, 1).log().mean()``) is rewritten on what the links before it 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -194,6 +194,7 @@ class CellCodemod(PortableMoves):
             self._record(site, text, None, _LEFT_OUT)
             return None
         self.site_libraries = site_libraries(site)
+        replacement = self._portable(entry, call, field) or replacement
         unbound = self.unbound_xp(replacement, call, original, updated) or self._numpy(replacement)
         if unbound is not None:
             self._record(site, text, None, unbound)
@@ -207,6 +208,19 @@ class CellCodemod(PortableMoves):
         if call.statement and "=" in replacement.split("(", 1)[0]:
             return _StatementMarker(replacement)
         return cst.parse_expression(replacement)
+
+    def _portable(self, entry: Replacement, call: SourceCall, field) -> str | None:
+        """The entry's rewrite through ``xp`` where the cell has an array to take ``xp``
+        from before this site (None: the library's own rewrite stays)."""
+        if entry.portable is None or field is not None or len(self.scopes) > 1:
+            return None
+        at_hand = self.binds_xp or self.scopes[-1]["arrays"]
+        if not at_hand and self._earlier_array(self.site_libraries) is None:
+            return None
+        try:
+            return render_rewrite(replace(entry, rewrite=entry.portable), call)
+        except NoRewrite:
+            return None  # a dtype the standard does not name: the library's rewrite
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         site = self._site(original)

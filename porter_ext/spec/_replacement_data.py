@@ -47,6 +47,7 @@ def _add(
     example: str | None = None,
     no_rewrite: str = "",
     parts: tuple[tuple[str, str], ...] = (),
+    portable: str | None = None,
 ) -> None:
     """One entry per library letter in ``libs`` (n numpy, t torch, j jax, c cupy, * any).
 
@@ -72,6 +73,7 @@ def _add(
                 reason,
                 example,
                 parts,
+                portable,
             )
         )
 
@@ -251,12 +253,13 @@ _add("j", "method", "devices", NS, "device", "x.device",
 #: array()/tensor() always copy: asarray in the same library, saying so (a person's
 #: torch.float64 stays as written, the library's own spelling of a standard dtype)
 _LITERAL = "{lib}.asarray({x}, dtype={given_dtype}, device={device}, copy=True)"
+_PORTABLE_LITERAL = "xp.asarray({x}, dtype={dtype}, device={device}, copy=True)"
 _fn("njc", "array", "asarray", "xp.asarray(obj, dtype={dtype})",
     "array() is NumPy's spelling; xp.asarray(obj, copy=True) when a copy is the point",
-    rewrite=_LITERAL, example="lib.array([[1.5, 2.0], [3.0, -1.0]])")
+    rewrite=_LITERAL, portable=_PORTABLE_LITERAL, example="lib.array([[1.5, 2.0], [3.0, -1.0]])")
 _fn("t", "tensor", "asarray", "xp.asarray(data, dtype={dtype})",
     "torch.tensor always copies; xp.asarray(data, copy=True) says so in the standard",
-    rewrite=_LITERAL, example="lib.tensor([[1, 2], [3, 4]])")
+    rewrite=_LITERAL, portable=_PORTABLE_LITERAL, example="lib.tensor([[1, 2], [3, 4]])")
 _fn("t", "as_tensor", "asarray", "xp.asarray(data, dtype={dtype})", _renamed("asarray"))
 _fn("t", "from_numpy", "asarray", "xp.asarray(a)",
     "or xp.from_dlpack(a) for a zero-copy view on the same device")

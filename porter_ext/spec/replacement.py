@@ -46,3 +46,8 @@ class Replacement:
     #: read from it (``.values`` or ``[0]``, ``.indices`` or ``[1]``) with its own
     #: template, in field order; the call as a whole keeps ``rewrite``/``no_rewrite``
     parts: tuple[tuple[str, str], ...] = ()
+    #: the rewrite through ``xp`` of a ``{lib}`` rewrite (``torch.tensor(data)`` →
+    #: ``xp.asarray(data, copy=True)``), written where an array at hand gives ``xp``: the
+    #: result then belongs to that array's library (a replay on JAX indexes a JAX array
+    #: with it); ``rewrite`` is written where none does
+    portable: str | None = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -29,6 +30,8 @@ RUNTIME = [e for e in ENTRIES if e.rewrite is not None and "{lib}" in e.rewrite]
 REWRITES = [e for e in ENTRIES if e.rewrite is not None and e not in RUNTIME]
 #: entries whose tuple result is rewritten field by field (``x.max(dim=1).values``)
 PARTS = [e for e in ENTRIES if e.parts]
+#: runtime rewrites with a form through xp, for cells with an array at hand
+PORTABLE = [e for e in ENTRIES if e.portable is not None]
 
 
 def _native(library: str, name: str, kind: str = "function"):
@@ -205,6 +208,19 @@ def test_rewrite_agrees_with_the_original(entry, variation):
             _agree(
                 original, result, f"{entry.example} on {library} vs {rewritten} on {backend.name}"
             )
+
+
+@pytest.mark.parametrize("variation", _VARIATIONS)
+@pytest.mark.parametrize("entry", PORTABLE, ids=_id)
+def test_portable_form_of_a_library_rewrite_agrees_on_every_backend(entry, variation):
+    """``torch.tensor(data)`` → ``xp.asarray(data, copy=True)`` where an array gives xp."""
+    _, call = call_from_source(entry.example)
+    rewritten = render_rewrite(replace(entry, rewrite=entry.portable), call)
+    originals = {lib: _host(value) for lib, _, value in _original_runs(entry, call, variation)}
+    for backend, _, value in _rewritten_runs(rewritten, call, variation):
+        for library, original in originals.items():
+            what = f"{entry.example} on {library} vs {rewritten} on {backend.name}"
+            _agree(original, _host(value), what)
 
 
 @pytest.mark.parametrize("variation", _VARIATIONS)
