@@ -283,7 +283,9 @@ class CellCodemod(PortableMoves):
             # the message names the array first; a Python int is "int"
             array_side = "right" if name.rpartition(".")[2].startswith("__r") else "left"
             other_side = "left" if array_side == "right" else "right"
-            sides = {array_side: "float64"} | ({other_side: "float64"} if right != "int" else {})
+            # the dtype of the original's result: torch's default float for a Tensor
+            cast = "float32" if name.startswith("Tensor.") else "float64"
+            sides = {array_side: cast} | ({other_side: cast} if right != "int" else {})
             arrays = tuple(sides)
         elif "bool" in (left, right) and left != right:
             sides = {"left": right} if left == "bool" else {"right": left}

@@ -55,3 +55,21 @@ def test_integer_arrays_of_a_true_division_are_cast_to_float64():
             value = np.asarray(after[name])
             assert value.dtype == before[name].dtype == np.float64, name
             np.testing.assert_array_equal(value, before[name], err_msg=name)
+
+
+def test_a_torch_integer_division_is_cast_to_torch_default_float():
+    torch = pytest.importorskip("torch")
+    cell = "r = ti / 4\n"
+    result = rewrite_source(
+        cell,
+        imports={"torch": "torch"},
+        arrays={"ti": "torch"},
+        operators={(1, 4, "Tensor.__truediv__"): ("int64", "int")},
+    )
+    _has(result.source, "r = xp.astype(ti, xp.float32) / 4\n")
+    before: dict = {"ti": torch.arange(6)}
+    after: dict = {"ti": torch.arange(6)}
+    exec(cell, before)
+    exec(result.source, after)
+    assert after["r"].dtype == before["r"].dtype
+    assert torch.equal(after["r"], before["r"])
