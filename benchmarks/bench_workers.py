@@ -68,7 +68,7 @@ def parallel(ip, rounds: int) -> float:
 def big_input(ip, rounds: int) -> float:
     """Moving = capturing the input before the run (into shared memory) plus the worker's
     preparing it (mapping the block, placing the array); both timed inside ``%%port``."""
-    import porter_ext.session.pipeline as pipeline
+    import porter_ext.compare.pipeline as pipeline
 
     ip.run_cell(
         "import numpy as np\nbig = np.random.default_rng(0).standard_normal(25_000_000, dtype=np.float32)"

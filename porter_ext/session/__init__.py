@@ -1,8 +1,9 @@
 """The porter session: configuration, the history of cell results, the per-cell pipeline.
 
-`Session` (``session.py``) keeps what lives between cells of one kernel; `pipeline`
-plans, replays and compares one cell for it; `options` holds the settings and their
-defaults; `result` is what ``_port`` is bound to.
+`Session` (``session.py``) keeps what lives between cells of one kernel and runs each
+cell through the stages (its replays through `porter_ext.compare.pipeline`, ``--fix``
+through `porter_ext.fix.verify`); `options` holds the settings and their defaults;
+`result` is what ``_port`` is bound to.
 """
 
 from porter_ext.session.options import PortOptions, SessionConfig

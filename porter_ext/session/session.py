@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from porter_ext.fix import verify
 from porter_ext.guard import guarded, internal_error
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.report import Report
@@ -34,7 +35,6 @@ from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.runners import register_cell_file
 from porter_ext.record.syntax import CellSyntax
 from porter_ext.record.transformer import transform
-from porter_ext.session import fixing
 from porter_ext.session.options import PortOptions, SessionConfig
 from porter_ext.session.places import CellPlace, CellPlaces, front_end_cell_id
 from porter_ext.session.result import PortResult, UnrecordedResult, environment
@@ -141,7 +141,7 @@ class Session:
         try:
             plan = self._plan(code, namespace, specs, options, syntax)
             fix = (
-                fixing.start(self, source, code, namespace, specs, options, cell)
+                verify.start(self, source, code, namespace, specs, options, cell)
                 if options.fix
                 else None
             )
@@ -170,7 +170,7 @@ class Session:
                 calls=run.calls,
             )
             entry = self._replay(entry, plan, code, namespace, run, record, options, warnings)
-            entry = fixing.finish(self, fix, entry, namespace, run, record, options, warnings)
+            entry = verify.finish(self, fix, entry, namespace, run, record, options, warnings)
         finally:
             if ran:  # what the cell defined is left as written, as a plain run leaves it
                 with guarded("giving the cell's functions their code as written"):
@@ -247,7 +247,7 @@ class Session:
         options: PortOptions | None = None,
         syntax: CellSyntax | None = None,
     ):
-        from porter_ext.session.pipeline import plan
+        from porter_ext.compare.pipeline import plan
 
         options = options or PortOptions()
         try:
@@ -280,8 +280,8 @@ class Session:
         """The entry with its replays and device findings (the original run's too)."""
         import dataclasses
 
+        from porter_ext.compare.pipeline import original_findings, replay_entries
         from porter_ext.replay.run import ReplaySettings
-        from porter_ext.session.pipeline import original_findings, replay_entries
 
         findings: list = []
         replays: list = []
@@ -294,7 +294,7 @@ class Session:
                 )
                 findings += more
                 if plan.in_process and replays:
-                    from porter_ext.session.pipeline import IN_PROCESS_WARNING
+                    from porter_ext.compare.pipeline import IN_PROCESS_WARNING
 
                     warnings.append(IN_PROCESS_WARNING)
         except Exception as exc:

@@ -7,12 +7,7 @@ from __future__ import annotations
 
 import json
 
-from porter_ext.fix.rewrite import rewrite_source
-from porter_ext.model.calls import CallOrigin, CallRecord
-from porter_ext.model.cells import CellEntry
-from porter_ext.model.entries import DefinitionVerdict, RewriteEntry, RewriteSiteEntry
-from porter_ext.report.validation import validate
-from porter_ext.session.deferred import (
+from porter_ext.fix.deferred import (
     NEVER_CALLED,
     WAITING,
     Deferred,
@@ -22,6 +17,11 @@ from porter_ext.session.deferred import (
     unexercised_defs,
     verdict,
 )
+from porter_ext.fix.rewrite import rewrite_source
+from porter_ext.model.calls import CallOrigin, CallRecord
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.entries import DefinitionVerdict, RewriteEntry, RewriteSiteEntry
+from porter_ext.report.validation import validate
 
 SOURCE = "def f(x):\n    return x.sum(1)\n\n\ndef g(x):\n    return x.mean(0)\n\nk = 1"
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from porter_ext.fix.verify_rounds import agrees
 from porter_ext.model.comparison import OutputComparison
 from porter_ext.model.entries import ReplayEntry
-from porter_ext.session.fix_rounds import agrees
 from tests.replay.isolation import run
 
 pytestmark = pytest.mark.slow

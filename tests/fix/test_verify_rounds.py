@@ -13,8 +13,8 @@ import json
 import pytest
 
 from porter_ext.compare import OutputComparison
-from porter_ext.report.model import ReplayEntry
-from porter_ext.session.fix_rounds import Judge
+from porter_ext.fix.verify_rounds import Judge
+from porter_ext.model.entries import ReplayEntry
 from tests.fix.test_verify_backend import _fix
 from tests.test_cli_run import notebook, porter
 

@@ -418,9 +418,9 @@ def test_a_big_replay_starts_once_the_one_before_is_compared(ip, monkeypatch):
     """One at a time means the next replay starts only once the one before it has been
     compared and its outputs let go: else a third copy of a big output is alive while
     the next worker makes its own (issue 20's memory bound)."""
+    from porter_ext.compare import pipeline
     from porter_ext.replay import dispatch
     from porter_ext.replay.worker_kernel import Worker
-    from porter_ext.session import pipeline
 
     monkeypatch.setattr(dispatch, "ONE_AT_A_TIME_BYTES", 1 << 20)
     events: list[tuple[str, str]] = []

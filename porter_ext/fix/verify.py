@@ -1,7 +1,7 @@
 """``%%port --fix``: the cell's rewrite into the standard, accepted only once replays prove it.
 
 The codemod (`porter_ext.fix.rewrite`) proposes; this module verifies, through the
-session's normal replay path (`porter_ext.session.pipeline`): the rewritten cell is
+replay path of every ported cell (`porter_ext.compare.pipeline`): the rewritten cell is
 replayed from the same pre-run inputs as the original, on the original backend and on
 every requested backend, and compared with the original run by the compare stage. A
 rewrite is accepted when no replay that ran gives a different result, it runs on the
@@ -9,8 +9,8 @@ original backend, and it has fewer findings than the original. One that is not i
 narrowed: the sites on the line a replay failed at are left out, then each site is tried
 alone and the ones that verify are kept together (or, where together they do not, one
 by one while the rest still verifies). What is left out says why. How each round is
-judged is `porter_ext.session.fix_rounds`; definitions verified at a later cell's call
-are `porter_ext.session.deferred`.
+judged is `porter_ext.fix.verify_rounds`; definitions verified at a later cell's call
+are `porter_ext.fix.deferred`.
 
 The inputs are captured before the original run (a second capture beside the replays'
 own), so the verification rounds replay from the state the original started from.
@@ -24,8 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from porter_ext.report.model import CellEntry, DefinitionVerdict, RewriteEntry
-from porter_ext.session.deferred import (
+from porter_ext.fix.deferred import (
     called_deferred,
     defer,
     idle_functions,
@@ -33,7 +32,7 @@ from porter_ext.session.deferred import (
     put_in_effect,
     settle_at_call,
 )
-from porter_ext.session.fix_rounds import (
+from porter_ext.fix.verify_rounds import (
     Judge,
     Round,
     Verification,
@@ -43,7 +42,7 @@ from porter_ext.session.fix_rounds import (
     original_dtypes,
     site_reasons,
 )
-from porter_ext.session.fix_support import (
+from porter_ext.fix.verify_support import (
     accepted_entry,
     code_reading,
     mixed_operators,
@@ -56,7 +55,9 @@ from porter_ext.session.fix_support import (
     site_key,
     unexercised_specs,
 )
-from porter_ext.session.magic_lines import mask_magics, unmask
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.entries import DefinitionVerdict, RewriteEntry
+from porter_ext.record.magic_lines import mask_magics, unmask
 
 __all__ = ["FixRun", "MAX_SINGLE_TRIES", "prepare"]
 
@@ -90,13 +91,13 @@ class FixRun:
     #: ``porter fix``: the session (its deferred definitions) and the notebook cell index
     session: Any = None
     index: int | None = None
-    #: earlier cells' deferred definitions this cell reads (`porter_ext.session.deferred`)
+    #: earlier cells' deferred definitions this cell reads (`porter_ext.fix.deferred`)
     deferred: list = field(default_factory=list)
     #: verified definitions the rounds run before the cell (their code, plain Python)
     prefix: str = ""
     #: what the rounds are judged against: the original cell's own replay on each
     #: backend, and the original run's dtypes (what the backend alone changes, a default
-    #: dtype, is not held against the rewrite: `fix_support.Judge`)
+    #: dtype, is not held against the rewrite: `verify_rounds.Judge`)
     judge: Judge = field(default_factory=Judge)
 
     # -- the candidate -----------------------------------------------------------------
@@ -255,8 +256,8 @@ class FixRun:
     ) -> Round:
         """One replay of ``candidate`` (after ``prefix``: verified definitions of earlier
         cells, `FixRun.prefix` by default), judged by `FixRun.judge` (`judged`)."""
+        from porter_ext.compare.pipeline import replay_entries
         from porter_ext.replay.analysis import analyse
-        from porter_ext.session.pipeline import replay_entries
 
         prefix = self.prefix if prefix is None else prefix
         code = prefix + self.code_of(candidate.source)
@@ -322,7 +323,7 @@ def prepare(
     (an earlier cell's ``array_namespace`` import, an array ``xp`` is taken from), and
     those of the earlier cells' deferred definitions the cell calls (``porter fix``)."""
     from porter_ext.backends import HOST_LIBRARY, BackendSpec
-    from porter_ext.session.pipeline import plan
+    from porter_ext.compare.pipeline import plan
 
     fix = FixRun(
         source, None, list(specs), shell=shell, in_effect=in_effect, session=session, index=index

@@ -1,4 +1,4 @@
-"""The verification rounds of ``--fix`` (`porter_ext.session.fixing`): one round's
+"""The verification rounds of ``--fix`` (`porter_ext.fix.verify`): one round's
 replays judged against the original (issue 19 item 2: the rewrite, not the backend's
 settings), and what a round reads.
 
@@ -16,7 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from porter_ext.report.model import DIFFERS, NON_STANDARD_STATUSES, ReplayEntry
+from porter_ext.model.cells import DIFFERS
+from porter_ext.model.entries import ReplayEntry
+from porter_ext.model.report import NON_STANDARD_STATUSES
 
 _Key = tuple[int, int, str]
 

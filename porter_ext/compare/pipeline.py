@@ -1,5 +1,6 @@
-"""Replaying a recorded cell on other backends, for the session: the glue between the
-replay and compare stages and the report model.
+"""Replaying a recorded cell on other backends and comparing the replays with the
+original run: the glue between the replay and compare stages and the cell model, for the
+session's replays and for the verification rounds of ``--fix`` (`porter_ext.fix.verify`).
 
 The original run is the person's and comes first. Before it, the cell's inputs are
 captured (serialised for the workers, arrays copied once into shared memory); after it,
@@ -35,7 +36,7 @@ IN_PROCESS_WARNING = (
 
 @dataclass
 class ReplayPlan:
-    """What the session needs before a cell runs: its analysis, where its array inputs
+    """What a cell's replays need before it runs: its analysis, where its array inputs
     live, and (when it will be replayed) the inputs as they are before the run: captured
     for the workers, or a snapshot for an in-process replay."""
 

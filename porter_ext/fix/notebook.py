@@ -2,7 +2,7 @@
 
 The notebook runs headless (as under ``porter run``) with every code cell a ``%%port
 --fix`` cell. In that run a verified rewrite's definitions are put in effect in the
-kernel (`porter_ext.session.fixing`), so each later cell is verified against the earlier
+kernel (`porter_ext.fix.verify`), so each later cell is verified against the earlier
 cells as ported. The ported notebook is the original with each code cell whose rewrite
 verified (in whole, or narrowed to the sites that verify) replaced by the rewrite; every
 other cell, output-free, as it was.
@@ -61,12 +61,12 @@ def fix_sources(nb: Any, timeout: float | None = None) -> Any:
 
 def settled_report(report: Any) -> Any:
     """``report`` with each deferred rewrite (definitions verified where a later cell
-    calls them, `porter_ext.session.deferred`) given its verdict, and its plan made
+    calls them, `porter_ext.fix.deferred`) given its verdict, and its plan made
     again from them."""
     import dataclasses
 
-    from porter_ext.fix.plan import build_plan
-    from porter_ext.session.deferred import settle
+    from porter_ext.fix.deferred import settle
+    from porter_ext.model.plan import build_plan
 
     settled = settle(report.cells)
     if settled == report.cells:

@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from porter_ext.report.model import CellEntry, DefinitionVerdict, RewriteEntry
-from porter_ext.session.fix_support import site_entries, site_key
-from porter_ext.session.magic_lines import mask_magics
+from porter_ext.fix.verify_support import site_entries, site_key
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.entries import DefinitionVerdict, RewriteEntry
+from porter_ext.record.magic_lines import mask_magics
 
 __all__ = [
     "NEVER_CALLED",
@@ -168,7 +169,7 @@ def call_site(source: str, names: frozenset[str]) -> str:
     return "this cell"
 
 
-# --- in the kernel, under ``porter fix`` (`porter_ext.session.fixing`) --------------------
+# --- in the kernel, under ``porter fix`` (`porter_ext.fix.verify`) --------------------
 
 
 def called_deferred(session: Any, code: str) -> list[Deferred]:

@@ -1,5 +1,5 @@
-"""What ``--fix`` verification reads and writes beside the rounds (`porter_ext.session.fixing`,
-the rounds themselves in `porter_ext.session.fix_rounds`): the cell with its magics
+"""What ``--fix`` verification reads and writes beside the rounds (`porter_ext.fix.verify`,
+the rounds themselves in `porter_ext.fix.verify_rounds`): the cell with its magics
 masked, the names of the person's namespace a rewrite relies on, what the run saw, and
 the report's rewrite entries.
 """
@@ -10,8 +10,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from porter_ext.report.model import RewriteEntry, RewriteSiteEntry
-from porter_ext.session.fix_rounds import Round
+from porter_ext.fix.verify_rounds import Round
+from porter_ext.model.entries import RewriteEntry, RewriteSiteEntry
 
 _Key = tuple[int, int, str]
 
