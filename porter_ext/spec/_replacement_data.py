@@ -530,7 +530,10 @@ _fn("njc", "ptp", "max", "xp.max(x, axis={axis}) - xp.min(x, axis={axis})",
 _fn("njc", "average", "mean", "xp.mean(x, axis={axis})",
     "with weights: xp.sum(x * w, axis=...) / xp.sum(w, axis=...)")
 _fn("njct", "median", None, "xp.backend.median(x)",
-    "the standard has no median (nor quantile); keep it through the escape hatch")
+    "the standard has no median (nor quantile); keep it through the escape hatch",
+    no_rewrite="the standard has no median: the nearest portable form sorts along the axis "
+    "(xp.sort) and takes the middle element, or the mean of the two middle ones for an "
+    "even length; torch's median takes the lower one instead, so no one rewrite holds")
 for _name, _libs in [("nansum", "njct"), ("nanmean", "njct"), ("nanmax", "njc"),
                      ("nanmin", "njc"), ("nan_to_num", "njct")]:
     _fn(_libs, _name, None, f"xpx.{_name}(x)", f"not in the standard; array-api-extra has {_name}")

@@ -90,3 +90,9 @@ def test_torch_diagonal_of_a_matrix_keeps_its_offset():
     result = rewrite_source(cell, imports=IMPORTS, arrays={"M": "torch"}, decided=run)
     _has(result.source, "w = xp.linalg.diagonal(M, offset=1)\n", "z = 2.0 ** M\n")
     _same(cell, result.source, ["w", "z"], setup)
+
+
+def test_median_is_refused_naming_the_nearest_portable_form():
+    result = rewrite_source("y = np.median(A)\n", imports=IMPORTS, arrays=ARRAYS)
+    (site,) = result.refused
+    assert "the standard has no median" in site.reason and "xp.sort" in site.reason
