@@ -18,7 +18,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from porter_ext.cli import build_parser, main
+from porter_ext.cli import main
+from porter_ext.cli_parser import build_parser
 from porter_ext.model.report import Environment, Report
 
 #: values no number option may take (``0`` is added where 0 is not a value either)
