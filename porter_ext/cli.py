@@ -147,7 +147,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     """Exit 0 when the ported notebook (and the report) were written, 2 when not."""
     import nbformat
 
-    from porter_ext.session.notebook_fix import fix_sources, is_ported_notebook, ported_notebook
+    from porter_ext.fix.notebook import fix_sources, is_ported_notebook, ported_notebook
     from porter_ext.headless import RunError, run_notebook
     from porter_ext.report.write import same_file, write_text_atomic
 
