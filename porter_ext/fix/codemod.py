@@ -279,14 +279,19 @@ class CellCodemod(PortableMoves):
         if hit is None:
             return updated
         name, (left, right) = hit
+        # the message names the array first; a Python int is "int"
+        array_side = "right" if name.rpartition(".")[2].startswith("__r") else "left"
+        other_side = "left" if array_side == "right" else "right"
         if op == "__truediv__" and {_kind(left), _kind(right)} <= {"int", "bool"}:
-            # the message names the array first; a Python int is "int"
-            array_side = "right" if name.rpartition(".")[2].startswith("__r") else "left"
-            other_side = "left" if array_side == "right" else "right"
             # the dtype of the original's result: torch's default float for a Tensor
             cast = "float32" if name.startswith("Tensor.") else "float64"
             sides = {array_side: cast} | ({other_side: cast} if right != "int" else {})
             arrays = tuple(sides)
+        elif {_kind(left), _kind(right)} == {"int", "float"} and right != "int":
+            # two arrays, a float and an integer one: the integer one cast to the float's
+            floating, integral = (left, right) if _kind(left) == "float" else (right, left)
+            sides = {array_side if left == integral else other_side: floating}
+            arrays = (array_side if left == floating else other_side,)
         elif "bool" in (left, right) and left != right:
             sides = {"left": right} if left == "bool" else {"right": left}
             arrays = ("right",) if left == "bool" else ("left",)
@@ -327,6 +332,8 @@ def _kind(dtype: str) -> str:
     """The kind of dtype a recorded operand has ("int" is also a Python int)."""
     if dtype == "bool":
         return "bool"
+    if dtype.startswith(("float", "bfloat")):
+        return "float"
     return "int" if dtype.startswith(("int", "uint")) else "other"
 
 

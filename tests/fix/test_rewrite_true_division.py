@@ -73,3 +73,23 @@ def test_a_torch_integer_division_is_cast_to_torch_default_float():
     exec(result.source, after)
     assert after["r"].dtype == before["r"].dtype
     assert torch.equal(after["r"], before["r"])
+
+
+def test_a_float_array_divided_by_an_integer_array_casts_the_integer_one():
+    """The handbook's ``heights.astype(float) / heights.max()``: float64 by int64."""
+    strict = pytest.importorskip("array_api_strict")
+    cell = "tall = f / i.max()\n"
+    result = rewrite_source(
+        cell,
+        imports={"np": "numpy"},
+        arrays={"f": "numpy", "i": "numpy"},
+        operators={(1, 7, "ndarray.__truediv__"): ("float64", "int64")},
+    )
+    _has(result.source, "tall = f / xp.astype(xp.max(i), xp.float64)\n")
+    i = np.arange(1, 7)
+    before: dict = {"f": i.astype(float), "i": i}
+    exec(cell, before)
+    for xs in (np, strict):
+        after: dict = {"f": xs.asarray(i.astype(float)), "i": xs.asarray(i)}
+        exec(result.source, after)
+        np.testing.assert_array_equal(np.asarray(after["tall"]), before["tall"])
