@@ -534,32 +534,23 @@ def test_exp2_points_at_the_escape_hatch():
 # --- cheap to load ------------------------------------------------------------------------
 
 
-def test_module_imports_no_array_library_and_loads_fast(tmp_path):
+def test_module_imports_no_array_library(tmp_path):
+    """The table and its index load without an array library (how fast is for
+    benchmarks: tests assert no wall times)."""
     code = textwrap.dedent(
         """
-        import sys, time
-        import porter_ext.spec  # parents first: only this module's own cost is measured
+        import sys
+        import porter_ext.spec
         heavy = ("numpy", "torch", "jax", "cupy", "array_api_strict")
         before = {m for m in sys.modules if m.split(".")[0] in heavy}
-        start = time.perf_counter()
         from porter_ext.spec import replacements as r
         entry = r.choose(r.find("torch", "method", "sum"), (1,), {}, object())  # builds the index
-        seconds = time.perf_counter() - start
         r.render_suggestion(entry, (1,), {})
         after = {m for m in sys.modules if m.split(".")[0] in heavy}
         print(sorted(after - before))
-        print(seconds)
         """
     )
-    # bytecode in a private cache, as an installed package has it; the second run reads it
-    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-        ).stdout.splitlines()
-        for _ in range(2)
-    ]
-    assert runs[1][0] == "[]"
-    # a few milliseconds on an idle machine; the bound leaves room for a busy CI runner
-    assert float(runs[1][1]) < 0.05
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ
+    )
+    assert done.stdout.splitlines()[0] == "[]"
