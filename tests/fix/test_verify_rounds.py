@@ -121,10 +121,13 @@ def test_every_refused_site_says_why_when_the_replays_were_skipped(port_shell):
         assert "'masked'" in site.reason
 
 
-def test_narrowing_keeps_each_site_that_verifies_with_the_others(port_shell):
+def test_makemores_counts_cell_verifies_whole_with_its_division_cast(port_shell):
     pytest.importorskip("torch")
-    # makemore's counts: every site verifies alone, but with all of them the cell runs on
-    # numpy to its end, where int / int gives numpy's float64 for torch's float32
+    # makemore's counts: with every site rewritten the cell runs on numpy to its end, where
+    # int / int would give numpy's float64 for torch's float32; the division's integer
+    # arrays are cast to torch's default float, so the whole cell verifies (it was partial
+    # before the cast; the one-by-one narrowing it exercised then is left without an
+    # end-to-end case, see the issue note)
     setup = "import torch\nN = torch.arange(12).reshape(3, 4)"
     body = (
         "counts = N.sum(0).long()\norder = torch.argsort(counts, descending=True)\n"
@@ -132,11 +135,7 @@ def test_narrowing_keeps_each_site_that_verifies_with_the_others(port_shell):
     )
     entry = _fix(port_shell, setup, body, "-b numpy")
     rewrite = entry.rewrite
-    assert rewrite.status == "partial", rewrite.reason
-    sites = {s.original: s for s in rewrite.sites}
-    assert sites["torch.argsort(counts, descending=True)"].applied
-    assert sites["frac.clamp(max=0.1)"].applied
-    left = sites["small.numpy()"]
-    assert not left.applied
-    assert left.reason.startswith("left out: with the others, it changes the result on numpy")
+    assert rewrite.status == "verified", rewrite.reason
+    assert all(s.applied for s in rewrite.sites if s.replacement is not None)
     assert "xp.argsort(counts, descending=True)" in rewrite.source
+    assert "xp.astype(counts, xp.float32)" in rewrite.source
