@@ -82,38 +82,34 @@ def test_torch_default_dtype_follows_the_person(ip):
     assert {o.name: o.within_tolerance for o in replay.outputs} == {"d": True}
 
 
-def test_the_working_directory_follows_the_person(ip, tmp_path):
-    run(ip, f"_porter_cwd = os.getcwd()\nos.chdir({str(tmp_path)!r})")
+def _follows(ip, change: str, undo: str, probe: str, spec: str = "numpy") -> None:
+    """`probe` replayed on `spec` agrees with the person's run after `change`, and again
+    after `undo` (what the earlier replay took is undone too)."""
+    run(ip, change)
+    name = probe.split("=")[0].strip()
     try:
-        replay = _numpy_replay(ip, "here = os.getcwd()")
-        assert {o.name: o.within_tolerance for o in replay.outputs} == {"here": True}
+        replay = _numpy_replay(ip, probe, spec)
+        assert {o.name: o.within_tolerance for o in replay.outputs} == {name: True}
     finally:
-        run(ip, "os.chdir(_porter_cwd)")
-    replay = _numpy_replay(ip, "here = os.getcwd()")  # and back
-    assert {o.name: o.within_tolerance for o in replay.outputs} == {"here": True}
+        run(ip, undo)
+    replay = _numpy_replay(ip, probe, spec)
+    assert {o.name: o.within_tolerance for o in replay.outputs} == {name: True}
+
+
+def test_the_working_directory_follows_the_person(ip, tmp_path):
+    change = f"_porter_cwd = os.getcwd()\nos.chdir({str(tmp_path)!r})"
+    _follows(ip, change, "os.chdir(_porter_cwd)", "here = os.getcwd()")
 
 
 def test_torch_deterministic_algorithms_follow_the_person(ip):
     pytest.importorskip("torch")
-    flag = "on = torch.are_deterministic_algorithms_enabled()"
-    run(ip, "import torch\ntorch.use_deterministic_algorithms(True, warn_only=True)")
-    try:
-        replay = _numpy_replay(ip, flag, "torch")
-        assert {o.name: o.within_tolerance for o in replay.outputs} == {"on": True}
-    finally:
-        run(ip, "torch.use_deterministic_algorithms(False)")
-    replay = _numpy_replay(ip, flag, "torch")  # an earlier replay's setting is undone
-    assert {o.name: o.within_tolerance for o in replay.outputs} == {"on": True}
+    change = "import torch\ntorch.use_deterministic_algorithms(True, warn_only=True)"
+    undo = "torch.use_deterministic_algorithms(False)"
+    _follows(ip, change, undo, "on = torch.are_deterministic_algorithms_enabled()", "torch")
 
 
 def test_jax_x64_follows_the_person(ip):
     pytest.importorskip("jax")
-    dtype = "d = str(jnp.ones(1).dtype)"
-    run(ip, "import jax, jax.numpy as jnp\njax.config.update('jax_enable_x64', True)")
-    try:
-        replay = _numpy_replay(ip, dtype, "jax")
-        assert {o.name: o.within_tolerance for o in replay.outputs} == {"d": True}
-    finally:
-        run(ip, "jax.config.update('jax_enable_x64', False)")
-    replay = _numpy_replay(ip, dtype, "jax")
-    assert {o.name: o.within_tolerance for o in replay.outputs} == {"d": True}
+    change = "import jax, jax.numpy as jnp\njax.config.update('jax_enable_x64', True)"
+    undo = "jax.config.update('jax_enable_x64', False)"
+    _follows(ip, change, undo, "d = str(jnp.ones(1).dtype)", "jax")
