@@ -62,7 +62,7 @@ ROWS = """() => window.jupyterapp.shell.widgets('left')
 SHOW_PANEL = "() => window.jupyterapp.commands.execute('porter:show-panel')"
 
 
-def _big_notebook(base: Path, path: Path) -> None:
+def _big_notebook(base: Path, path: Path, plan: list[int] = BIG_PLAN) -> None:
     """`porter run` over the small cells, its results tiled over 500 cells as their saved
     outputs (each cell's source is the source its result recorded)."""
     small = base / "small.ipynb"
@@ -79,7 +79,7 @@ def _big_notebook(base: Path, path: Path) -> None:
     entries = json.loads(report.read_text())["cells"]
     assert [e["source"].rstrip() for e in entries] == SMALL
     cells = []
-    for i, which in enumerate(BIG_PLAN):
+    for i, which in enumerate(plan):
         entry = {**entries[which], "index": i, "execution_count": i + 1}
         cell = nbformat.v4.new_code_cell(entry["source"].rstrip(), execution_count=i + 1)
         data = {"text/plain": f"porter: cell {i}", MIME_TYPE: entry}
