@@ -48,13 +48,21 @@ class ArrayStats:
         return self.mismatched == 0
 
 
+@dataclass(frozen=True)
+class ReferenceBound:
+    """The float64 reference of an output (its shape) and how far from it a replay's
+    value may be: floats agree when ``|actual - values| <= bound``."""
+
+    values: np.ndarray
+    bound: float
+
+
 def compare_arrays(
     expected: np.ndarray,
     actual: np.ndarray,
     tol: Tolerance,
     *,
-    reference: np.ndarray | None = None,
-    bound: float | None = None,
+    against: ReferenceBound | None = None,
     magnitude: bool = False,
     chunk_elements: int = 1 << 20,
     summaries: bool = True,
@@ -67,14 +75,14 @@ def compare_arrays(
     Integers and booleans must be equal; floats satisfy ``|a - e| <= atol + rtol * |e|``;
     complex values use the modulus of the difference. NaN matches NaN and an infinity
     matches the same infinity; any other difference in where they are is a mismatch.
-    With a ``reference`` (the float64 result, same shape) floats are judged against it
-    instead: an element mismatches when ``|a - reference| > bound``; the errors and the
-    histogram still measure ``|a - e|``, in the same pass.
+    ``against`` a float64 reference (`ReferenceBound`) floats are judged by it instead:
+    an element mismatches when ``|a - reference| > bound``; the errors and the histogram
+    still measure ``|a - e|``, in the same pass.
     """
     if expected.shape != actual.shape:
         raise ValueError(f"shapes differ: {expected.shape} vs {actual.shape}")
-    if reference is not None and (reference.shape != expected.shape or bound is None):
-        raise ValueError("a reference needs the outputs' shape and a bound")
+    if against is not None and against.values.shape != expected.shape:
+        raise ValueError(f"a reference needs the outputs' shape: {against.values.shape}")
     cats = (dtype_category(expected.dtype), dtype_category(actual.dtype))
     if None in cats:
         raise TypeError(f"cannot compare dtypes {expected.dtype} and {actual.dtype}")
@@ -82,13 +90,12 @@ def compare_arrays(
     c_order = e.flags.c_contiguous and a.flags.c_contiguous
     if e.ndim == 2 and not c_order and e.flags.f_contiguous and a.flags.f_contiguous:
         e, a, flipped = e.T, a.T, True  # walk the memory in order
-    r = reference.T if flipped and reference is not None else reference
     acc = _Accumulator(e, a, cats, tol, max(1, min(chunk_elements, e.size)))
     acc.summaries, acc.magnitude = summaries, magnitude
-    if r is not None and not acc.exact:
-        acc.use_reference(r.dtype, float(bound))  # type: ignore[arg-type]
-    else:
-        r = None
+    r = None
+    if against is not None and not acc.exact:  # integers and booleans: equal or not
+        r = against.values.T if flipped else against.values
+        acc.use_reference(r.dtype, float(against.bound))
     if e.size:
         with np.errstate(all="ignore"):
             for idx in _tiles(e.shape, chunk_elements):

@@ -25,7 +25,7 @@ import numpy as np
 
 from porter_ext.guard import internal_error
 
-from .arrays import ArrayStats, compare_arrays
+from .arrays import ArrayStats, ReferenceBound, compare_arrays
 from .kinds import Partition, partition_order, recognise
 from .leaves import PLAIN_TYPES, DtypeName, Keyed, Plain, as_array, judged_dtype
 from .reference import LeafReference
@@ -241,7 +241,7 @@ def _compare_numbers(
     def run(expected: np.ndarray, actual: np.ndarray, against: Any, **kw: Any) -> ArrayStats:
         if against is None or bound is None:
             return compare_arrays(expected, actual, tol, **kw)
-        return compare_arrays(expected, actual, tol, reference=against, bound=bound, **kw)
+        return compare_arrays(expected, actual, tol, against=ReferenceBound(against, bound), **kw)
 
     first = s = run(ea, aa, None if ref is None else ref.value, magnitude=True)
     within = s.within_tolerance

@@ -5,7 +5,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from porter_ext.compare.arrays import HISTOGRAM_DTYPE, ArrayStats, compare_arrays
+from porter_ext.compare.arrays import HISTOGRAM_DTYPE, ArrayStats, ReferenceBound, compare_arrays
 from porter_ext.compare.numeric import Judging, NumericDiff, compare_values
 from porter_ext.compare.tolerance import Tolerance, get_policy
 from porter_ext.guard import PorterInternalError
@@ -344,6 +344,24 @@ def test_error_map_is_coarse_and_finds_the_error():
     assert stats.error_map[700 // 16, 10 // 5] == 1.0 and stats.error_map.sum() == 1.0
     flipped = compare_arrays(np.asfortranarray(e), np.asfortranarray(a), TOL)
     np.testing.assert_array_equal(flipped.error_map, stats.error_map)
+
+
+def test_a_reference_and_its_bound_judge_floats_as_one_object():
+    # judged against the float64 reference (within the bound), not against the expected
+    # values; the errors still measure |actual - expected|, and integers stay exact
+    e = np.array([1.0, 2.0, 3.0], np.float32)
+    a = np.array([1.5, 2.0, 3.0], np.float32)
+    near = ReferenceBound(np.array([1.49, 2.0, 3.0]), 0.02)
+    stats = compare_arrays(e, a, TOL, against=near, chunk_elements=2)
+    assert stats.mismatched == 0 and stats.reference_err == pytest.approx(0.01, rel=1e-5)
+    assert stats.max_abs_err == 0.5
+    far = compare_arrays(e, a, TOL, against=ReferenceBound(np.array([1.0, 2.0, 3.0]), 0.02))
+    assert far.mismatched == 1
+    ints = np.arange(3)
+    exact = compare_arrays(ints, ints + 1, TOL, against=ReferenceBound(ints + 1.0, 2.0))
+    assert exact.mismatched == 3 and exact.reference_err is None
+    with pytest.raises(ValueError, match="shape"):
+        compare_arrays(e, a, TOL, against=ReferenceBound(np.zeros(2), 0.02))
 
 
 def test_histogram_counts_powers_of_two():
