@@ -350,21 +350,15 @@ def compare_outputs(
     control: ReplayResult | None = None,
     reference: ReplayResult | None = None,
     inputs: Mapping[str, Any] | None = None,
-    baseline: Baseline | None = None,
     made_by: Mapping[str, PartitionCall] | None = None,
 ) -> list[OutputComparison]:
     """Compare each output of the original run (name → value, ``_`` for the last value)
     with the replay's: numbers (against the float64 ``reference`` where there is one),
     shape, dtype, determinism (with a ``control``) and the device of the replay value.
     ``made_by`` names the outputs a partition call made (`producers.partition_outputs`).
-    Pass a `Baseline` to compare several replays of one cell without redoing its work."""
-    if baseline is None:
-        baseline = Baseline(
-            original,
-            policy,
-            control=control,
-            reference=reference,
-            inputs=inputs,
-            made_by=made_by,
-        )
+    Several replays of one cell are compared with one `Baseline` (``.compare``), which
+    does the original's work once."""
+    baseline = Baseline(
+        original, policy, control=control, reference=reference, inputs=inputs, made_by=made_by
+    )
     return baseline.compare(replay)
