@@ -231,11 +231,14 @@ for _when, _py, _example in (("int_dtype", "int", "n.item()"), ("bool_dtype", "b
          rewrite=f"{_py}({{x}})", example=_example)
 _add("*", "method", "tolist", SYNC, None, "np.from_dlpack(x, device='cpu').tolist()",
      _HOST_NOTE)
-# NumPy's from_dlpack takes any library's array (a view of CPU data, as .numpy() is);
-# the codemod imports NumPy as np where the cell does not
-_add("t", "method", "numpy", SYNC, "from_dlpack", "np.from_dlpack(x, device='cpu')",
-     _HOST_NOTE + "; DLPack hands CPU data over without a copy",
-     rewrite="np.from_dlpack({x}, device='cpu')", example="x.numpy()")
+# NumPy's from_dlpack takes any library's array (a view of CPU data, as .numpy() is); no
+# device=: .numpy() takes CPU tensors only, and a replay binds np to its library's
+# namespace, where the string 'cpu' names no device (jax, array-api-strict) while
+# from_dlpack(x) keeps x where it is. The codemod imports NumPy as np where the cell does not
+_add("t", "method", "numpy", SYNC, "from_dlpack", "np.from_dlpack(x)",
+     _HOST_NOTE + "; DLPack hands CPU data over without a copy (for an accelerator's "
+     "array, np.from_dlpack(x, device='cpu') copies it to the host)",
+     rewrite="np.from_dlpack({x})", example="x.numpy()")
 _add("c", "method", "get", SYNC, "from_dlpack", "np.from_dlpack(x, device='cpu')", _HOST_NOTE)
 _add("c", "function", "asnumpy", SYNC, "from_dlpack", "np.from_dlpack(x, device='cpu')",
      _HOST_NOTE)
@@ -331,14 +334,17 @@ _add("t", "function", "div", NS, "trunc", "xp.trunc(xp.divide(x1, x2))",
      example="lib.div(p, q, rounding_mode='trunc')")
 _fn("t", "div", "divide", "xp.divide(x1, x2)", _renamed("divide"),
     rewrite="xp.divide({x}, {arg1})", example="lib.div(p, q)")
-_add("njct", "function", "exp2", NS, "pow", "2.0 ** x",
-     "the standard has no exp2; 2.0 ** x (the array's __rpow__) keeps x's floating dtype",
+_EXP2_NOTE = "the standard has no exp2; 2.0 ** x (the array's __rpow__) keeps x's floating dtype"
+_EXP2_CAST = (
+    "exp2 of an array that is not floating-point gives floats, and 2.0 ** x would mix kinds: "
+    "cast first, 2.0 ** xp.astype(x, xp.float64)"
+)
+_add("njct", "function", "exp2", NS, "pow", "2.0 ** x", _EXP2_NOTE,
      when="real_floating", rewrite="2.0 ** {x}", example="lib.exp2(x)")
 _fn("njct", "exp2", None, "xp.backend.exp2(x)",
     "the standard has no exp2; keep it through the escape hatch xp.backend.exp2(x) to mark "
     "it as acknowledged (or write xp.pow(2.0, x), scalars accepted from 2024.12)",
-    no_rewrite="exp2 of an array that is not floating-point gives floats, and 2.0 ** x "
-    "would mix kinds: cast first, 2.0 ** xp.astype(x, xp.float64)")
+    no_rewrite=_EXP2_CAST)
 _fn("t", "rsqrt", "sqrt", "1 / xp.sqrt(x)", "the standard has no rsqrt",
     rewrite="1 / xp.sqrt({x})", example="lib.rsqrt(p)")
 _fn("t", "clamp", "clip", "xp.clip(x, min={min}, max={max})", _renamed("clip"),
@@ -790,8 +796,11 @@ _method("*", "clip", "clip", "xp.clip(x, min={min}, max={max})", _METHOD_NOTE,
         rewrite="xp.clip({x}, min={min}, max={max})", example="x.clip(0.0, 1.0)")
 _method("t", "clamp", "clip", "xp.clip(x, min={min}, max={max})", _renamed("xp.clip"),
         rewrite="xp.clip({x}, min={min}, max={max})", example="x.clamp(0.0, 1.0)")
+_add("*", "method", "exp2", NS, "pow", "2.0 ** x", _EXP2_NOTE,
+     when="real_floating", rewrite="2.0 ** {x}", example="x.exp2()")
 _method("*", "exp2", None, "xp.backend.exp2(x)",
-        "the standard has no exp2; keep it through the escape hatch xp.backend.exp2(x)")
+        "the standard has no exp2; keep it through the escape hatch xp.backend.exp2(x)",
+        no_rewrite=_EXP2_CAST)
 _method("t", "sigmoid", None, _SIGMOID, "the standard has no sigmoid")
 _method("t", "relu", "maximum", "xp.maximum(x, 0)", _RELU_NOTE)
 _method("t", "softmax", None, _SOFTMAX, "the standard has no softmax")

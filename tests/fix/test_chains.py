@@ -451,14 +451,14 @@ def test_both_results_of_a_two_result_call_unpacked_are_two_standard_calls():
 
 
 def test_numpy_of_a_tensor_is_numpys_from_dlpack_on_the_host():
-    """``t.numpy()`` gives a NumPy array on the host: ``np.from_dlpack(t, device="cpu")``
-    gives it from any library's array (NumPy imported where the cell does not)."""
+    """``t.numpy()`` gives a NumPy array of a tensor on the CPU: ``np.from_dlpack(t)``
+    gives it from any library's array on the CPU (NumPy imported where the cell does not)."""
     cell = "host = X.sum(0).numpy()\n"
     result = _on_torch(cell)
     _has(
         result.source,
         "import numpy as np\n",
-        "host = np.from_dlpack(xp.sum(X, axis=0), device='cpu')\n",
+        "host = np.from_dlpack(xp.sum(X, axis=0))\n",
     )
     _same(cell, result.source, ["host"], TORCH + "from array_api_compat import array_namespace\n")
     ported: dict = {}
