@@ -11,6 +11,12 @@ loop, <= 2 us of extra time per recorded operation (what an operator's fast path
 The same loop on torch tensors (whose every operation costs a few microseconds itself)
 is printed for information.
 
+Replays (issue 19 item 7): the same call in ``%%port -b numpy,torch --quiet``; each
+replay's own run time (the worker's clock around the cell) against the plain loop on that
+backend in this process (torch: the loop over ``array_api_compat.torch``, which is what
+a replay's ``xp`` is there). A replay records each loop until its iterations record
+nothing new, then runs it as written. Target: replay/plain <= 1.5 on NumPy.
+
     python benchmarks/bench_record_loop.py [ROUNDS]
 """
 
@@ -35,6 +41,7 @@ def compute_reciprocals{suffix}(values):
 """
 TARGET_RATIO = 3.0
 TARGET_US = 2.0
+TARGET_REPLAY = 1.5
 
 
 def loop(ip, setup: str, rounds: int) -> tuple[float, float, int]:
@@ -64,6 +71,56 @@ def report(label: str, plain: float, recorded: float, operations: int, target: b
     return max(ratio / TARGET_RATIO, extra / TARGET_US)
 
 
+def replay_loop(ip, rounds: int) -> float:
+    """Replays of the recorded loop against the plain loop on each backend; the NumPy
+    replay's ratio to its target."""
+    backends = ["numpy"]
+    plain = {"numpy": lambda: timed(ip, "r = compute_reciprocals(values)\n")}
+    try:
+        import array_api_compat.torch as xpt
+        import torch
+    except ImportError:
+        print("replays on torch: not installed, skipped")
+    else:
+        loop_globals = {"xp": xpt}
+        exec(LOOP.format(suffix=""), loop_globals)
+        tensor = torch.asarray(ip.user_ns["values"])
+        plain["torch"] = lambda: _seconds(loop_globals["compute_reciprocals"], tensor)
+        backends.append("torch")
+    cell = f"%%port -b {','.join(backends)} --quiet\nr = compute_reciprocals_p(values)\n"
+    replayed: dict[str, list[float]] = {b: [] for b in backends}
+    plain_runs: dict[str, list[float]] = {b: [] for b in backends}
+    for _ in range(rounds):
+        timed(ip, cell)
+        for replay in ip.user_ns["_port"].entry.replays:
+            if replay.role == "target" and replay.status == "ok":
+                replayed[replay.backend].append(replay.seconds)
+        for backend in backends:
+            plain_runs[backend].append(plain[backend]())
+    within = 0.0
+    for backend in backends:
+        if not replayed[backend]:
+            print(f"replay on {backend}: did not finish ok")
+            continue
+        ratio = min(replayed[backend]) / min(plain_runs[backend])
+        goal = f" (target <= {TARGET_REPLAY:g}x)" if backend == "numpy" else " (informational)"
+        print(
+            f"replay on {backend}: {min(replayed[backend]):.2f} s, plain on {backend} "
+            f"{min(plain_runs[backend]):.2f} s, ratio {ratio:.2f}x{goal}"
+        )
+        if backend == "numpy":
+            within = ratio / TARGET_REPLAY
+    return within
+
+
+def _seconds(function, *args) -> float:
+    import time
+
+    start = time.perf_counter()
+    function(*args)
+    return time.perf_counter() - start
+
+
 def main(rounds: int = 5) -> None:
     ip = shell()
     numpy = loop(
@@ -73,6 +130,7 @@ def main(rounds: int = 5) -> None:
         rounds,
     )
     within = report("numpy, 200 000 elements", *numpy, target=True)
+    replay_within = replay_loop(ip, max(2, rounds // 2))
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -86,6 +144,7 @@ def main(rounds: int = 5) -> None:
         )
         report("torch, 50 000 elements (informational)", *torch_loop, target=False)
     print(f"ratio to target (<= 1 is within): {within:.2f}")
+    print(f"replay ratio to target (<= 1 is within): {replay_within:.2f}")
 
 
 if __name__ == "__main__":

@@ -47,6 +47,9 @@ class CellRun:
     value: Any = NO_VALUE
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: the loops that ran as written after their first iterations (`RecordSettings.loop_sample`):
+    #: their sites ``(cell, line, slot)``
+    sampled_loops: list[tuple] = field(default_factory=list)
 
 
 def cell_filename(cell: int | str, source: str) -> str:
@@ -161,12 +164,16 @@ def run_coroutine(coro: Any) -> Any:
 @dataclass(frozen=True)
 class RecordSettings:
     """How one cell is recorded: its label in file names and records, strictness, the
-    standard version checked against, and the compiler flags (IPython's ``__future__``)."""
+    standard version checked against, the compiler flags (IPython's ``__future__``), and
+    ``loop_sample``: a loop runs as written once this many of its iterations in a row
+    recorded nothing new (replays, whose records serve their sites and devices, not
+    their counts); 0 records every iteration (the person's run: exact counts)."""
 
     cell: int | str = 0
     strict: bool = False
     version: str = DEFAULT_VERSION
     compile_flags: int = 0
+    loop_sample: int = 0
 
 
 def run_recorded(
@@ -190,7 +197,12 @@ def run_recorded(
     # top-level ``await`` compiles to a coroutine, run below as IPython runs such a cell
     compile_flags = settings.compile_flags | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     filename = filename or cell_filename(cell, source)
-    rec = recorder or Recorder(strict=settings.strict, version=settings.version, cell=cell)
+    rec = recorder or Recorder(
+        strict=settings.strict,
+        version=settings.version,
+        cell=cell,
+        loop_sample=settings.loop_sample,
+    )
     warnings: list[str] = []
     split_last = not ends_with_semicolon(source)
     transformers = list(ast_transformers)
@@ -249,4 +261,5 @@ def run_recorded(
     run.seconds = time.perf_counter() - start
     run.calls = rec.records()
     run.warnings = warnings + rec.warnings
+    run.sampled_loops = list(rec.sampled_loops)
     return run

@@ -41,6 +41,8 @@ TYPE_NAME = "__porter_type__"
 SLICE_NAME = "__porter_slice__"
 #: the builtin ``iter``, called through the call hook on what a ``for`` loop iterates over
 ITER_NAME = "__porter_iter__"
+#: called at each recorded iteration of a loop (see `Recorder.iteration`)
+LOOP_HOOK = "__porter_loop__"
 HOOK_NAMES = (
     PRE_HOOK,
     CALL_HOOK,
@@ -54,6 +56,7 @@ HOOK_NAMES = (
     TYPE_NAME,
     SLICE_NAME,
     ITER_NAME,
+    LOOP_HOOK,
 )
 
 #: ``SLOTS[0]`` is true while nothing records; every other slot belongs to one site of a
@@ -386,7 +389,13 @@ def _hooks() -> dict[str, types.FunctionType]:
             raise
         return rec.after(token, out)
 
+    def loop(site):
+        rec = state.active
+        if rec is not None and rec.thread == ident():
+            rec.iteration(site)
+
     return {
+        LOOP_HOOK: loop,
         PRE_HOOK: pre,
         CALL_HOOK: call,
         OP_HOOK: op,
@@ -409,7 +418,16 @@ def bind(namespace: dict) -> None:
     if namespace.get(SLOTS_NAME) is SLOTS and PRE_HOOK in namespace:
         return
     bound: dict[str, types.FunctionType] = {}
-    order = (CALL_HOOK, OP_HOOK, GETITEM_HOOK, SETITEM_HOOK, ATTR_HOOK, PRE_HOOK, IOP_HOOK)
+    order = (
+        CALL_HOOK,
+        OP_HOOK,
+        GETITEM_HOOK,
+        SETITEM_HOOK,
+        ATTR_HOOK,
+        PRE_HOOK,
+        IOP_HOOK,
+        LOOP_HOOK,
+    )
     for name in (*order, AUGITEM_HOOK):
         proto = _PROTOTYPES[name]
         defaults = proto.__defaults__

@@ -78,9 +78,18 @@ class Recorder(CallableKinds, Operations, Verdicts):
     """Records the array calls of one cell run. Use `activate` around the run."""
 
     def __init__(
-        self, *, strict: bool = False, version: str = DEFAULT_VERSION, cell: int | str | None = None
+        self,
+        *,
+        strict: bool = False,
+        version: str = DEFAULT_VERSION,
+        cell: int | str | None = None,
+        loop_sample: int = 0,
     ):
         self.strict = strict
+        #: see `RecordSettings.loop_sample`; per loop slot: [records seen, iterations since]
+        self.loop_sample = loop_sample
+        self._loops: dict[int, list[int]] = {}
+        self.sampled_loops: list[tuple] = []
         self.version = version
         self.cell = cell
         self.standard = standard(version)
@@ -137,6 +146,7 @@ class Recorder(CallableKinds, Operations, Verdicts):
         for slot in self._filled:
             SLOTS[slot] = None
         self._filled.clear()
+        self._loops.clear()
         # nothing of the person's outlives the cell
         self._callables.clear()
         self._method_kinds.clear()
@@ -166,6 +176,22 @@ class Recorder(CallableKinds, Operations, Verdicts):
         if slot is not None:
             SLOTS[slot] = value
             self._filled.append(slot)
+
+    def iteration(self, site: tuple) -> None:
+        """A loop of a rewritten cell starts an iteration (``site``: ``(cell, line,
+        slot)``). Once ``loop_sample`` iterations in a row recorded nothing new, the
+        loop's slot is filled and its next iterations run the plain copy of its body."""
+        if not self.loop_sample:
+            return
+        seen = len(self._buckets)
+        state = self._loops.get(site[2])
+        if state is None or state[0] != seen:
+            self._loops[site[2]] = [seen, 1]
+            return
+        state[1] += 1
+        if state[1] > self.loop_sample:
+            self._fill(site[2], True)
+            self.sampled_loops.append(site)
 
     def devices(self, values: Any) -> list[str]:
         """The devices of the arrays among ``values`` (the hook's fast path asks)."""

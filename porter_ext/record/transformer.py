@@ -29,7 +29,13 @@ from __future__ import annotations
 import ast
 
 from porter_ext.record import rewrite_operators as operators
-from porter_ext.record.hooks_importlib_bootstrap import CALL_HOOK, ITER_NAME, PRE_HOOK, TYPE_NAME
+from porter_ext.record.hooks_importlib_bootstrap import (
+    CALL_HOOK,
+    ITER_NAME,
+    LOOP_HOOK,
+    PRE_HOOK,
+    TYPE_NAME,
+)
 from porter_ext.record.plain_names import PlainNames, plain_names
 from porter_ext.record.positions import Columns
 from porter_ext.record.rewrite_nodes import (
@@ -50,6 +56,18 @@ from porter_ext.record.rewrite_nodes import (
 #: builtins that look at the calling frame: routing them through a hook would change them
 _FRAME_CALLS = frozenset(
     {"super", "locals", "vars", "globals", "dir", "eval", "exec", "breakpoint", "get_ipython"}
+)
+
+#: what a loop may not hold to get a plain copy of its body (see `_sampled`): a function or
+#: class the copy defined would record nothing when called later; ``global`` and
+#: ``nonlocal`` may be declared once only
+_NOT_COPIED = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.Global,
+    ast.Nonlocal,
 )
 
 #: the shape of a call's callee, which decides what its slot holds
@@ -143,20 +161,50 @@ class CallSiteTransformer(ast.NodeTransformer):
         return node
 
     def visit_For(self, node: ast.For) -> ast.AST:
+        plain = _plain_copy(node.body)
         name = self.names.loops.get(id(node)) if self.names is not None else None
         if name is None:
             node.target = self.visit(node.target)
             node.iter = self._visit_iterated(node.iter)
+            before = self.sites
             node.body = flat([self.visit(s) for s in node.body])
-            node.orelse = flat([self.visit(s) for s in node.orelse])
-            return node
-        node.iter = self.visit(node.iter)
-        saved = self.plain
-        self.plain = saved | {name}  # an int from range(...) inside the loop's body
-        node.body = flat([self.visit(s) for s in node.body])
-        self.plain = saved
+        else:
+            node.iter = self.visit(node.iter)
+            saved = self.plain
+            self.plain = saved | {name}  # an int from range(...) inside the loop's body
+            before = self.sites
+            node.body = flat([self.visit(s) for s in node.body])
+            self.plain = saved
+        self._sampled(node, plain, self.sites != before)
         node.orelse = flat([self.visit(s) for s in node.orelse])
         return node
+
+    def visit_While(self, node: ast.While) -> ast.AST:
+        plain = _plain_copy([node.test, *node.body])
+        before = self.sites
+        node.test = self.visit(node.test)
+        node.body = flat([self.visit(s) for s in node.body])
+        slot = self._sampled(node, plain and plain[1:], self.sites != before)
+        if slot is not None:
+            node.test = locate_new(ast.IfExp(guard(slot_ref(slot)), plain[0], node.test), node.test)
+        node.orelse = flat([self.visit(s) for s in node.orelse])
+        return node
+
+    def _sampled(self, node: ast.For | ast.While, plain: list | None, hooked: bool) -> int | None:
+        """A loop whose body records something gets a plain copy of it, which its
+        iterations run once its slot is filled (`Recorder.iteration`: a replay's loop
+        after its first iterations recorded nothing new) or while nothing records:
+        ``if S[k] or S[0]: <body as written> else: __porter_loop__(site); <rewrite>``.
+        The slot, or None for a loop left as it is."""
+        if plain is None or not hooked or not node.body:
+            return None
+        slot = new_slot()
+        site = (self.cell, self.columns.span(node)[0], slot)
+        self.site_values.append(site)
+        count = ast.Expr(hook_call(LOOP_HOOK, [ast.Constant(site)]))
+        switch = ast.If(guard(slot_ref(slot)), plain, [count, *node.body])
+        node.body = [locate_new(switch, node.body[0])]
+        return slot
 
     def visit_comprehension(
         self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
@@ -296,6 +344,7 @@ _VISITORS = {
     ast.AugAssign: operators.visit_augassign,
     ast.Module: CallSiteTransformer.visit_Module,
     ast.For: CallSiteTransformer.visit_For,
+    ast.While: CallSiteTransformer.visit_While,
     ast.FunctionDef: CallSiteTransformer._elsewhere,
     ast.AsyncFunctionDef: CallSiteTransformer._elsewhere,
     ast.ClassDef: CallSiteTransformer._elsewhere,
@@ -311,6 +360,16 @@ _VISITORS_BY_SCOPE = {
     ast.ClassDef: CallSiteTransformer._decorated,
     ast.Lambda: CallSiteTransformer.generic_visit,
 }
+
+
+def _plain_copy(nodes: list[ast.AST]) -> list | None:
+    """A copy of a loop's statements as written (before the rewrite changes them), or None
+    where one of them must not be copied (`_NOT_COPIED`)."""
+    for statement in nodes:
+        for node in ast.walk(statement):
+            if isinstance(node, _NOT_COPIED):
+                return None
+    return [copy_node(s) for s in nodes]
 
 
 def transform(

@@ -17,7 +17,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from porter_ext.backends import (
@@ -30,7 +30,7 @@ from porter_ext.backends import (
 )
 from porter_ext.guard import internal_error
 from porter_ext.model.calls import CallRecord, ErrorInfo
-from porter_ext.record.cell import NO_VALUE, RecordSettings, cell_filename, run_recorded
+from porter_ext.record.cell import NO_VALUE, CellRun, RecordSettings, cell_filename, run_recorded
 from porter_ext.replay.analysis import CellIO, analyse
 from porter_ext.replay.inputs import build_namespace
 
@@ -40,13 +40,40 @@ class ReplayTimeout(BaseException):
     own ``except Exception`` cannot swallow it)."""
 
 
+#: a replay's loop runs as written once this many iterations in a row recorded nothing new
+LOOP_SAMPLE = 64
+
+
 @dataclass(frozen=True)
 class ReplaySettings:
     """How every replay of one cell runs: recorded like the original (``record``), and
-    interrupted after ``timeout`` seconds (None: no limit)."""
+    interrupted after ``timeout`` seconds (None: no limit). A replay's records serve its
+    sites and devices, not its counts: its loops are recorded until ``loop_sample``
+    iterations in a row record nothing new, then run as written, at the backend's own
+    speed (0: every iteration recorded)."""
 
     record: RecordSettings = field(default_factory=RecordSettings)
     timeout: float | None = None
+    loop_sample: int = LOOP_SAMPLE
+
+    def recording(self) -> RecordSettings:
+        """How the replay's run is recorded."""
+        return replace(self.record, loop_sample=self.loop_sample)
+
+
+def sampled_note(run: CellRun, cell: int | str) -> list[str]:
+    """The replay's note on the loops that ran as written after their first iterations
+    (``run``: its `CellRun`; ``cell``: the replayed cell's label)."""
+    if not run.sampled_loops:
+        return []
+    places = ", ".join(
+        f"line {line}" if label == cell else f"line {line} of cell {label}"
+        for label, line, _ in run.sampled_loops
+    )
+    return [
+        f"loops ran as written once their iterations recorded nothing new ({places}): "
+        "this replay's counts of their calls cover the iterations recorded"
+    ]
 
 
 @dataclass
@@ -197,7 +224,7 @@ def replay_cell(
     with backend.replay_context(spec.where) as scope:
         # the timer may fire outside the cell, just as it ended: then `run` is what it gave
         with contextlib.suppress(ReplayTimeout), time_limit(timeout, result.notes):
-            run = run_recorded(source, ns, settings.record, filename=filename)
+            run = run_recorded(source, ns, settings.recording(), filename=filename)
         if run is not None and not isinstance(run.exception, ReplayTimeout):
             result.outputs = {
                 k: scope.finish(v) for k, v in collect_outputs(io, ns, run.value).items()
@@ -214,6 +241,7 @@ def replay_cell(
     result.seconds = run.seconds
     result.calls = run.calls
     result.notes += [w for w in run.warnings if w not in result.notes]
+    result.notes += sampled_note(run, settings.record.cell)
     if run.error is not None:
         result.status, result.error = "error", run.error
     return result

@@ -299,7 +299,7 @@ def _run(request: ReplayRequest, ns: dict, backend: Any, result: Any) -> tuple[A
     from porter_ext.model.calls import ErrorInfo
     from porter_ext.record.cell import cell_filename, run_recorded
     from porter_ext.replay import rng
-    from porter_ext.replay.run import collect_outputs
+    from porter_ext.replay.run import collect_outputs, sampled_note
 
     settings = request.settings
     filename = cell_filename(f"{settings.record.cell}@{request.label}", request.code)
@@ -315,7 +315,7 @@ def _run(request: ReplayRequest, ns: dict, backend: Any, result: Any) -> tuple[A
             where_text = f" at {where}" if where else ""
             return _skipped(result, f"{backend.name}{where_text} cannot run it: {error}"), {}
         with sandbox.active(ns):
-            run = run_recorded(request.code, ns, settings.record, filename=filename)
+            run = run_recorded(request.code, ns, settings.recording(), filename=filename)
         strays = confine.end_strays(before)
         outputs = {}
         if not isinstance(run.exception, KeyboardInterrupt):
@@ -325,6 +325,7 @@ def _run(request: ReplayRequest, ns: dict, backend: Any, result: Any) -> tuple[A
     result.seconds = run.seconds
     result.calls = run.calls
     result.notes += [w for w in run.warnings if w not in result.notes]
+    result.notes += sampled_note(run, settings.record.cell)
     if isinstance(run.exception, KeyboardInterrupt):
         result.status, result.reason = "timeout", "interrupted"
     elif sandbox.refused:
