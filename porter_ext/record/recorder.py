@@ -227,6 +227,17 @@ class Recorder(CallableKinds, Operations, Verdicts):
             ):
                 callee = alias(callee, spelled, f.__wrapped__ if type(f) in WRAPPERS else f)
             verdict, shared = self._verdict(site, callee, args, kwargs, self_obj, forced)
+            if shared is False:  # made for this call: equal ones merge into one bucket
+                verdict = self._interned.setdefault(
+                    (
+                        callee,
+                        verdict.status,
+                        verdict.standard_name,
+                        verdict.suggestion,
+                        verdict.message,
+                    ),
+                    verdict,
+                )
             bucket = self._bucket(site, callee, verdict, tuple(kwargs))
             token = (
                 bucket,

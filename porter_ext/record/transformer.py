@@ -214,8 +214,10 @@ class CallSiteTransformer(ast.NodeTransformer):
         (where its names are known plain), the others and the body in the
         comprehension's scope, where its targets shadow the enclosing names (and a
         generator expression's body runs later: no name is known plain there)."""
+        plain = self._comprehension_copy(node)
         first = node.generators[0]
         first.iter = self._visit_iterated(first.iter, first.is_async)
+        before = self.sites
         saved = self.plain
         if isinstance(node, ast.GeneratorExp):
             self.plain = frozenset()
@@ -233,7 +235,45 @@ class CallSiteTransformer(ast.NodeTransformer):
                 node.elt = self.visit(node.elt)
         finally:
             self.plain = saved
+        if plain is not None and self.sites != before:
+            self._sampled_comprehension(node, plain)
         return node
+
+    @staticmethod
+    def _comprehension_copy(node: ast.AST) -> list | None:
+        """The expressions of a comprehension that run per element, copied as written: its
+        tests, then its element (a dict's key and value), or None (see `_plain_copy`)."""
+        tests = [test for generator in node.generators for test in generator.ifs]
+        parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        if any(g.is_async for g in node.generators):
+            return None
+        return _plain_copy([*tests, *parts])
+
+    def _sampled_comprehension(self, node: ast.AST, plain: list) -> None:
+        """A comprehension's loop as `_sampled`'s: each per-element expression becomes
+        ``(as written) if S[k] or S[0] else (its rewrite)``, the first one counting the
+        iteration (``(__porter_loop__(site), rewrite)[1]``)."""
+        slot = new_slot()
+        site = (self.cell, self.columns.span(node)[0], slot)
+        self.site_values.append(site)
+        holders = [(g.ifs, i) for g in node.generators for i in range(len(g.ifs))]
+        keys = ("key", "value") if isinstance(node, ast.DictComp) else ("elt",)
+        counted = False
+        for (where, index), written in zip(holders, plain, strict=False):
+            where[index] = self._switch(slot, site, written, where[index], not counted)
+            counted = True
+        for key, written in zip(keys, plain[len(holders) :], strict=True):
+            setattr(node, key, self._switch(slot, site, written, getattr(node, key), not counted))
+            counted = True
+
+    @staticmethod
+    def _switch(slot: int, site: tuple, written: ast.expr, rewritten: ast.expr, count: bool):
+        if count:
+            counter = hook_call(LOOP_HOOK, [ast.Constant(site)])
+            rewritten = ast.Subscript(
+                ast.Tuple([counter, rewritten], ast.Load()), ast.Constant(1), ast.Load()
+            )
+        return locate_new(ast.IfExp(guard(slot_ref(slot)), written, rewritten), written)
 
     def _visit_iterated(self, value: ast.expr, is_async: bool = False) -> ast.expr:
         """What a loop or a comprehension iterates over, rewritten, and called through

@@ -137,3 +137,34 @@ def test_a_function_of_an_earlier_recorded_cell_samples_its_loop_when_replayed()
     assert max(c.count for c in replayed.calls) <= 16
     exact = run_recorded("r = reciprocals(values)\n", ns, RecordSettings(cell=3))
     assert max(c.count for c in exact.calls) == 300
+
+
+@pytest.mark.parametrize(
+    "source, name",
+    [
+        ("out = [float(1.0 / x[i]) for i in range(300)]\n", "__rtruediv__"),
+        ("out = {i: float(x[i] * 2) for i in range(300) if x[i] > 0}\n", "__getitem__"),
+        ("out = sum(float(v * 2) for v in x[:300])\n", "__mul__"),
+    ],
+    ids=["list", "dict-with-test", "generator"],
+)
+def test_a_comprehension_is_sampled_like_a_loop(source, name):
+    x = np.arange(1.0, 301.0)
+    exact, ns_exact = run(source, x=x)
+    sampled, ns_sampled = run(source, sample=4, x=x)
+    assert ns_sampled["out"] == ns_exact["out"]
+    exact_counts = {c.name.rpartition(".")[2]: c.count for c in exact.calls}
+    sampled_counts = {c.name.rpartition(".")[2]: c.count for c in sampled.calls}
+    assert exact_counts[name] >= 300
+    assert 0 < sampled_counts[name] < 20
+    assert len(sampled.sampled_loops) == 1
+
+
+def test_a_host_copy_in_a_loop_is_one_record_kept_once():
+    # float() of an array, called again and again, merges into one bucket (not one per
+    # call: a loop of a million would keep a million), so a sampled loop ends
+    cell_run, ns = run("out = [float(x[i]) for i in range(300)]\n", sample=4, x=np.arange(300.0))
+    assert ns["out"] == list(np.arange(300.0))
+    [host] = [c for c in cell_run.calls if c.name == "float"]
+    assert host.status == "host_sync" and host.count < 20
+    assert cell_run.sampled_loops
