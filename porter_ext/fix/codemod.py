@@ -279,7 +279,7 @@ class CellCodemod(PortableMoves):
         if hit is None:
             return updated
         name, (left, right) = hit
-        # the message names the array first; a Python int is "int"
+        # the record's operands name the array first; a Python int is "int"
         array_side = "right" if name.rpartition(".")[2].startswith("__r") else "left"
         other_side = "left" if array_side == "right" else "right"
         if op == "__truediv__" and {_kind(left), _kind(right)} <= {"int", "bool"}:

@@ -6,26 +6,47 @@ the report's rewrite entries.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from porter_ext.fix.verify_rounds import Round
 from porter_ext.model.entries import RewriteEntry, RewriteSiteEntry
+from porter_ext.spec.dtype_categories import dtype_kind
 
 _Key = tuple[int, int, str]
 
-_MIXES = re.compile(r"\S+ mixes (\w+) and (\w+):")
+#: true division, by the operator's name (the array on either side, or its target)
+_TRUE_DIVISION = frozenset({"__truediv__", "__rtruediv__", "__itruediv__"})
 
 
 def mixed_operators(calls: Any) -> dict:
-    """The operators of the original run that mixed kinds of dtype, with their dtypes."""
+    """The operators of the original run whose verdict judged dtypes of two kinds (an
+    integer true division, arrays of two kinds of dtype), with those dtypes as the codemod
+    reads them: the array's first, a Python int as ``int``. Read from the records'
+    ``operands``, never from their messages."""
     found = {}
     for call in calls:
-        match = _MIXES.match(call.message or "")
-        if call.kind == "operator" and call.origin is None and match:
-            found[(call.line, call.col, call.name)] = (match[1], match[2])
+        if (
+            call.kind == "operator"
+            and call.origin is None
+            and call.status == "non_standard_usage"
+            and len(call.operands) == 2
+        ):
+            mixed = _mixed_dtypes(call.name.rpartition(".")[2], *call.operands)
+            if mixed is not None:
+                found[(call.line, call.col, call.name)] = mixed
     return found
+
+
+def _mixed_dtypes(name: str, x: str, other: str) -> tuple[str, str] | None:
+    scalar = other.startswith("python ")
+    xkind = dtype_kind(x)
+    okind = other.removeprefix("python ") if scalar else dtype_kind(other)
+    if name in _TRUE_DIVISION and {xkind, okind} <= {"int", "bool"}:
+        return (x, "int" if scalar else other)
+    if not scalar and xkind != okind and "other" not in (xkind, okind):
+        return (x, other)
+    return None
 
 
 def run_knowledge(calls: Any) -> dict:

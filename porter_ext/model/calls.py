@@ -79,6 +79,10 @@ class CallRecord:
     message: str = ""
     #: keyword names the call passed (``device`` tells a creation call that placed its output)
     keywords: list[str] = field(default_factory=list)
+    #: what an operator's verdict on dtypes judged: the dtype of each operand, the array's
+    #: first, a Python scalar as ``python int`` (``python float``, ``python bool``, ...);
+    #: empty where the verdict is not about dtypes (the fix stage writes casts from it)
+    operands: list[str] = field(default_factory=list)
     #: where the site's expression ends (``end_col`` in characters): the range a view marks
     end_line: int | None = None
     end_col: int | None = None

@@ -16,7 +16,7 @@ from porter_ext.record.operators import REFLECTED, classify_index, classify_oper
 from porter_ext.record.resolve import Callee, attribute_callee
 from porter_ext.record.runners import op_template
 from porter_ext.record.values import backend_of, devices_in
-from porter_ext.record.verdicts import operator_callee, strict_error
+from porter_ext.record.verdicts import DtypeVerdict, operator_callee, strict_error
 from porter_ext.spec.standard import Standard
 
 _MISSING = object()
@@ -86,7 +86,9 @@ class Operations:
                 if indexing:
                     verdict = classify_index(std, name, key[2], key[3], key[4])
                 else:
-                    verdict = classify_operation(std, backend, name, key[2], key[3])
+                    verdict = judged_dtypes(
+                        classify_operation(std, backend, name, key[2], key[3]), key[2], key[3]
+                    )
                 callee = operator_callee(backend, name, "index" if indexing else "operator")
                 hit = self._op_verdicts[key] = (
                     callee,
@@ -178,3 +180,20 @@ class Operations:
             return None
         verdict, _ = self._verdict(site, callee, (), {}, obj, None)
         return (self._bucket(site, callee, verdict, ()), devices_in((obj,), None), None, site)
+
+
+def judged_dtypes(verdict: Verdict, x: tuple, other: tuple | None) -> Verdict:
+    """An operator's verdict outside the standard, with the dtypes it judged where it
+    judged dtypes (two arrays of one library, or an array and a Python scalar; see
+    `operand_kind`): the fix stage writes its casts from them, never from the message."""
+    if verdict.status != "non_standard_usage" or other is None:
+        return verdict
+    if other[0] == "array" and other[1] == x[1]:
+        operand = other[2]
+    elif other[0] == "scalar":
+        operand = f"python {other[1]}"
+    else:
+        return verdict
+    return DtypeVerdict(
+        verdict.status, verdict.standard_name, verdict.suggestion, verdict.message, (x[2], operand)
+    )

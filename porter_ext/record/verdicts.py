@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import linecache
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from porter_ext.model.calls import CallOrigin, CallRecord
@@ -39,6 +40,14 @@ _shared_verdicts: dict[tuple, Verdict] = {}
 _aliases: dict[tuple[Callee, str], Callee] = {}
 _operators: dict[tuple[str, str, str], Callee] = {}
 _host_callees: dict[tuple[str, str], Callee] = {}
+
+
+@dataclass(frozen=True, eq=False)
+class DtypeVerdict(Verdict):
+    """An operator's verdict on the dtypes of its operands, with those dtypes: what its
+    record's ``operands`` say (the array's dtype first, a Python scalar as ``python int``)."""
+
+    operands: tuple[str, ...] = ()
 
 
 def clear() -> None:
@@ -183,6 +192,7 @@ class Verdicts:
                     count=count,
                     message=verdict.message,
                     keywords=list(keywords),
+                    operands=list(getattr(verdict, "operands", ())),
                     end_line=end_line,
                     end_col=end_col,
                     origin=origin,
