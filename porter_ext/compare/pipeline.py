@@ -3,12 +3,14 @@ original run: the glue between the replay and compare stages and the cell model,
 session's replays and for the verification rounds of ``--fix`` (`porter_ext.fix.verify`).
 
 The original run is the person's and comes first. Before it, the cell's inputs are
-captured (serialised for the workers, arrays copied once into shared memory); after it,
-the replays run in worker kernels on those pre-run inputs, one per backend at the same
+captured (`porter_ext.replay.plan`); after it, the replays run in worker kernels on those pre-run inputs, one per backend at the same
 time, with the control replay on the original backend and device beside them, and each
 becomes a `ReplayEntry`. An output on which the control disagrees with the original run
 is nondeterministic: it is shown, but not counted as a mismatch anywhere. The in-process
 replay (``--in-process``) is kept for speed, on a snapshot of the inputs it may change.
+
+What is fixed for one cell's replays (its plan, code, namespace, settings and tolerance
+policy) travels as one `ReplayJob` from the session through every layer here.
 """
 
 from __future__ import annotations
@@ -18,15 +20,21 @@ import dataclasses
 import gc
 import io as _io
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import ReplayEntry
-from porter_ext.record.cell import NO_VALUE, CellRun
-from porter_ext.record.syntax import CellSyntax
+from porter_ext.record.cell import CellRun
 from porter_ext.replay import shared_blocks
+from porter_ext.replay.plan import PreRunNamespace, ReplayPlan
+from porter_ext.replay.plan import plan as plan  # the fix stage's rounds plan from here
 from porter_ext.replay.run import ReplaySettings
+
+if TYPE_CHECKING:
+    from porter_ext.compare.outputs import Baseline
+    from porter_ext.compare.tolerance import TolerancePolicy
+    from porter_ext.replay.run import ReplayResult
 
 IN_PROCESS_WARNING = (
     "porter: --in-process: replays ran inside this kernel; porter cannot keep what they do "
@@ -34,83 +42,18 @@ IN_PROCESS_WARNING = (
 )
 
 
-@dataclass
-class ReplayPlan:
-    """What a cell's replays need before it runs: its analysis, where its array inputs
-    live, and (when it will be replayed) the inputs as they are before the run: captured
-    for the workers, or a snapshot for an in-process replay."""
+@dataclass(frozen=True)
+class ReplayJob:
+    """What is fixed for one cell's replays, made once by the session: the `ReplayPlan`
+    made before the run (None: the cell is not replayed), the code the replays run, the
+    person's namespace, the replays' settings and the tolerance policy that judges them
+    (None: porter's own). The layers below take it whole, not its values one by one."""
 
-    specs: list
-    io: Any
-    snapshot: dict[str, Any] = field(default_factory=dict)
-    input_devices: list[str] = field(default_factory=list)
-    default_device: str | None = None
-    #: the workers' pre-run inputs (None: in-process, or nothing to replay)
-    capture: Any = None
-    pool: Any = None
-    control: bool = True
-    in_process: bool = False
-    #: the values of the cell's inputs before the run (for the control's backend)
-    inputs: dict[str, Any] = field(default_factory=dict)
-
-
-class PreRunNamespace(dict):
-    """The person's namespace as it was before the cell ran: a copy holding the snapshot of
-    the inputs the cell rebinds or mutates. ``person`` is the real namespace, so that the
-    replay can tell the person's own functions (whose globals are the real one)."""
-
-    def __init__(self, person: Mapping[str, Any], snapshot: Mapping[str, Any]):
-        super().__init__(person)
-        self.update(snapshot)
-        self.person = person
-
-
-def plan(
-    code: str,
-    namespace: Mapping[str, Any],
-    specs: list,
-    *,
-    pool: Any = None,
-    control: bool = True,
-    in_process: bool = False,
-    syntax: CellSyntax | None = None,
-) -> ReplayPlan:
-    """Analyse the cell (from its ``syntax`` where given: one parse) and, when it will be
-    replayed, capture its inputs as they are now (for workers from ``pool``), or
-    snapshot those it may change (``in_process``)."""
-    from porter_ext.backends import backend_for
-    from porter_ext.replay.analysis import analyse
-    from porter_ext.replay.inputs import input_devices, snapshot, user_callables
-
-    io = analyse(code, syntax)
-    result = ReplayPlan(
-        specs=specs,
-        io=io,
-        input_devices=input_devices(io, namespace),
-        pool=pool,
-        control=control,
-        in_process=in_process,
-    )
-    for name in io.inputs:
-        backend = backend_for(namespace.get(name))
-        if backend is not None:
-            result.default_device = backend.default_device()
-            break
-    if not specs:
-        return result
-    if not in_process:
-        from porter_ext.replay.capture import capture, cell_inputs
-
-        result.inputs = cell_inputs(io, namespace)
-        result.capture = capture(io, namespace)
-        pool.warm(specs)
-        return result
-    mutated = set(io.mutated_given(n for n in io.passed if n in user_callables(namespace)))
-    for name in io.inputs:
-        if name in namespace:
-            value = namespace[name]
-            result.snapshot[name] = snapshot(value) if name in mutated else value
-    return result
+    plan: ReplayPlan | None
+    code: str
+    namespace: Mapping[str, Any]
+    settings: ReplaySettings
+    policy: TolerancePolicy | None = None
 
 
 def replay_entries(
@@ -119,12 +62,21 @@ def replay_entries(
     namespace: Mapping[str, Any],
     run: CellRun,
     settings: ReplaySettings,
-    policy: Any,
+    policy: TolerancePolicy | None,
 ) -> tuple[list[ReplayEntry], list]:
-    """Replay on every spec and compare with the original run: the report's replay
-    entries and the device findings of the replays."""
+    """`compare_replays` of the job these values make (the fix stage's rounds, which
+    replay a rewrite of the cell with the original's plan, hand them one by one)."""
+    return compare_replays(ReplayJob(plan_, code, namespace, settings, policy), run)
+
+
+def compare_replays(job: ReplayJob, run: CellRun) -> tuple[list[ReplayEntry], list]:
+    """Replay the cell of ``job`` on every spec of its plan and compare each replay with
+    the original ``run``: the report's replay entries and the replays' device findings."""
     from porter_ext.replay.run import collect_outputs
 
+    plan_ = job.plan
+    if plan_ is None:
+        return [], []
     try:
         if not plan_.specs:
             return [], []
@@ -133,15 +85,13 @@ def replay_entries(
             return [
                 ReplayEntry(backend=str(s), status="skipped", reason=reason) for s in plan_.specs
             ], []
-        original = collect_outputs(
-            plan_.io, namespace, run.value if run.value is not NO_VALUE else NO_VALUE
-        )
+        original = collect_outputs(plan_.io, job.namespace, run.value)
         from porter_ext.replay.dispatch import one_at_a_time
 
         streamed = None
         if not plan_.in_process and one_at_a_time(plan_.capture):
-            streamed = _Streamed(plan_, code, namespace, original, settings, policy, run.calls)
-        results = _replays(plan_, code, namespace, run, settings, streamed)
+            streamed = _Streamed(job, original, run.calls)
+        results = _replays(job, run, streamed)
     finally:
         if plan_.capture is not None:
             plan_.capture.release()
@@ -153,13 +103,11 @@ def replay_entries(
             for result in results:  # what the numbers were not judged against, and why
                 result.notes.append(reference.reason)
     else:
-        baseline = _baseline(
-            plan_, code, namespace, original, results, settings, policy, reference, run.calls
-        )
+        baseline = _baseline(job, original, results, reference, run.calls)
         compared = [(r, _rows(baseline, r)) for r in results]
     compared = _mark_nondeterministic(compared)
     if not plan_.in_process:  # in this process the shell runs the lines again
-        compared = _mark_unrepeated(compared, code)
+        compared = _mark_unrepeated(compared, job.code)
     entries, findings = [], []
     for result, rows in compared:
         entries.append(
@@ -182,7 +130,7 @@ def replay_entries(
     return entries, findings
 
 
-def _rows(baseline: Any, result: Any) -> list:
+def _rows(baseline: Baseline, result: ReplayResult) -> list:
     """One replay's rows against ``baseline`` (none for a replay that did not finish)."""
     if result.status not in ("ok", "not_exercised"):
         return []
@@ -194,41 +142,20 @@ class _Streamed:
     outputs at once, see `one_at_a_time`): the control, first, makes the baseline; each
     replay's outputs are let go once its rows are made."""
 
-    def __init__(
-        self,
-        plan_: ReplayPlan,
-        code: str,
-        namespace: Mapping[str, Any],
-        original: Mapping,
-        settings: ReplaySettings,
-        policy: Any,
-        calls: Any,
-    ) -> None:
-        """The arguments `_baseline` needs (more than 7: it is built from the first
-        result, the control, when that comes)."""
-        self.context = (plan_, code, namespace, original)
-        self.settings, self.policy, self.calls = settings, policy, calls
-        self.baseline: Any = None
+    def __init__(self, job: ReplayJob, original: Mapping, calls: Any) -> None:
+        """What `_baseline` needs: it is built from the first result, the control, when
+        that comes."""
+        self.job, self.original, self.calls = job, original, calls
+        self.baseline: Baseline | None = None
         #: id of a result -> its rows
         self.rows: dict[int, list] = {}
 
-    def __call__(self, result: Any) -> None:
+    def __call__(self, result: ReplayResult) -> None:
         if result.role == "reference":
             return
         if self.baseline is None:
-            plan_, code, namespace, original = self.context
             control = [result] if result.role == "control" else []
-            self.baseline = _baseline(
-                plan_,
-                code,
-                namespace,
-                original,
-                control,
-                self.settings,
-                self.policy,
-                None,
-                self.calls,
-            )
+            self.baseline = _baseline(self.job, self.original, control, calls=self.calls)
         self.rows[id(result)] = _rows(self.baseline, result)
         result.outputs = {}  # the baseline read the control's when it was made
         # their block's pages go now, not when the next replay's answer is read: the
@@ -238,42 +165,32 @@ class _Streamed:
         shared_blocks.close_unused()
 
 
-def _replays(
-    plan_: ReplayPlan,
-    code: str,
-    namespace: Mapping[str, Any],
-    run: CellRun,
-    settings: ReplaySettings,
-    finished: Any = None,
-) -> list:
+def _replays(job: ReplayJob, run: CellRun, finished: _Streamed | None = None) -> list:
     """The cell's replays: in workers (with the control), or in this process;
     ``finished`` sees each worker's result as it comes, when they come one at a time."""
+    plan_ = job.plan
     if plan_.in_process:
-        return _in_process(plan_, code, namespace, settings)
+        return _in_process(job)
     from porter_ext.replay.dispatch import control_spec, reference_spec, replay_in_workers
 
     control = control_spec(plan_.inputs.values(), run.calls) if plan_.control else None
     # the reference runs beside the other replays, from the same pre-run inputs
     return replay_in_workers(
-        code,
-        plan_.io,
-        plan_.capture,
-        list(plan_.specs),
-        settings,
-        plan_.pool,
+        plan_,
+        job.code,
+        job.settings,
         control=control,
         reference=reference_spec(plan_.inputs),
         finished=finished,
     )
 
 
-def _in_process(
-    plan_: ReplayPlan, code: str, namespace: Mapping[str, Any], settings: ReplaySettings
-) -> list:
+def _in_process(job: ReplayJob) -> list:
     from porter_ext.compare.devices import device_findings
     from porter_ext.replay.run import replay_all
     from porter_ext.replay.sandbox import close_new_figures, ipython_namespace, shell_of
 
+    plan_, namespace = job.plan, job.namespace
     held = _io.StringIO()
     shell = shell_of(namespace)
     with (
@@ -282,9 +199,8 @@ def _in_process(
         close_new_figures(),
         ipython_namespace(shell, dict(namespace)),
     ):
-        results = replay_all(
-            code, PreRunNamespace(namespace, plan_.snapshot), plan_.specs, settings, io=plan_.io
-        )
+        before = PreRunNamespace(namespace, plan_.snapshot)
+        results = replay_all(job.code, before, plan_.specs, job.settings, io=plan_.io)
     for result in results:
         result.worker = "in-process"
         if result.status in ("ok", "error"):
@@ -384,16 +300,12 @@ def _mark_unrepeated(compared: list, code: str) -> list:
 
 
 def _baseline(
-    plan_: ReplayPlan,
-    code: str,
-    namespace: Mapping[str, Any],
+    job: ReplayJob,
     original: Mapping,
     results: list,
-    settings: ReplaySettings,
-    policy: Any,
-    reference: Any = None,
+    reference: ReplayResult | None = None,
     calls: Any = (),
-) -> Any:
+) -> Baseline:
     """What every replay is compared against: the original's outputs, the control replay
     (nondeterminism), the float64 reference (the cell on the original's backend with
     its floating inputs promoted; in a worker, or here for ``--in-process``) and the
@@ -403,16 +315,16 @@ def _baseline(
     from porter_ext.guard import guarded
     from porter_ext.replay.reference import reference_replay
 
+    plan_ = job.plan
     control = next((r for r in results if r.role == "control" and r.status == "ok"), None)
     inputs = plan_.inputs or plan_.snapshot
     if plan_.in_process and any(r.status in ("ok", "not_exercised") for r in results):
         with guarded("the float64 reference replay"):
-            reference = reference_replay(
-                code, PreRunNamespace(namespace, plan_.snapshot), inputs, settings, io_=plan_.io
-            )
-    made_by = partition_outputs(code, calls)
+            before = PreRunNamespace(job.namespace, plan_.snapshot)
+            reference = reference_replay(job.code, before, inputs, job.settings, io_=plan_.io)
+    made_by = partition_outputs(job.code, calls)
     return Baseline(
-        original, policy, control=control, reference=reference, inputs=inputs, made_by=made_by
+        original, job.policy, control=control, reference=reference, inputs=inputs, made_by=made_by
     )
 
 

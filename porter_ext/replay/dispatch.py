@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from porter_ext.backends import HOST_LIBRARY, LIBRARIES, BackendSpec, backend_for, get_backend
-from porter_ext.replay.analysis import CellIO
 from porter_ext.replay.capture import Capture
+from porter_ext.replay.plan import ReplayPlan
 from porter_ext.replay.run import ReplayResult, ReplaySettings
 from porter_ext.replay.worker_side import ReplayRequest
-from porter_ext.replay.workers import Job, WorkerPool, kernel_place
+from porter_ext.replay.workers import Job, kernel_place
 
 
 def control_spec(input_values: Iterable[Any], calls: Iterable[Any]) -> BackendSpec | None:
@@ -83,22 +83,21 @@ def absent_places(specs: Iterable[BackendSpec], timeout: float | None) -> dict[B
 
 
 def replay_in_workers(
+    plan: ReplayPlan,
     code: str,
-    io: CellIO,
-    capture: Capture,
-    specs: list[BackendSpec],
     settings: ReplaySettings,
-    pool: WorkerPool,
     *,
     control: BackendSpec | None = None,
     reference: tuple[BackendSpec, bool] | None = None,
     finished: Callable[[ReplayResult], None] | None = None,
 ) -> list[ReplayResult]:
-    """The replays of the cell on ``specs`` (after the control), and the float64
+    """The replays of ``code`` on the specs of its ``plan`` (after the control), from the
+    inputs the plan captured, in the plan's pool of workers, and the float64
     ``reference`` (role "reference", last; spec and whether it needs x64), run at once.
     Inputs too big for that (`one_at_a_time`) are replayed one backend at a time, the
     control first, without the reference; ``finished`` is then handed each result as it
     comes (to compare it and let its outputs go before the next one runs)."""
+    capture, pool, specs = plan.capture, plan.pool, list(plan.specs)
     if capture.parcel is None:
         reason = f"not replayed: {capture.unsendable}"
         results = [ReplayResult(str(s), "skipped", reason=reason) for s in specs]
@@ -133,7 +132,7 @@ def replay_in_workers(
         request = ReplayRequest(
             id=secrets.token_hex(8),
             code=code,
-            io=io,
+            io=plan.io,
             spec=str(spec.local) if remote else str(spec),
             label=str(spec),
             settings=settings,

@@ -14,7 +14,7 @@ import contextlib
 import dataclasses
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.fix import verify
 from porter_ext.guard import guarded, internal_error
@@ -39,6 +39,10 @@ from porter_ext.session.options import PortOptions, SessionConfig
 from porter_ext.session.places import CellPlace, CellPlaces, front_end_cell_id
 from porter_ext.session.result import PortResult, UnrecordedResult, environment
 from porter_ext.session.turns import TURNS
+
+if TYPE_CHECKING:
+    from porter_ext.compare.pipeline import ReplayJob
+    from porter_ext.replay.plan import ReplayPlan
 
 _HIDDEN_NAMES = HOOK_NAMES
 
@@ -151,6 +155,7 @@ class Session:
                 version=options.version or self.config.version,
                 compile_flags=flags,
             )
+            job = self._job(plan, code, namespace, record, options)
             with self._magics_recorded(code, cell, filename, namespace):
                 run = run_recorded(
                     code,
@@ -169,7 +174,8 @@ class Session:
                 error=run.error,
                 calls=run.calls,
             )
-            entry = self._replay(entry, plan, code, namespace, run, record, options, warnings)
+            entry, more = self._replay(entry, job, run)
+            warnings += more
             entry = verify.finish(self, fix, entry, namespace, run, record, options, warnings)
         finally:
             if ran:  # what the cell defined is left as written, as a plain run leaves it
@@ -247,7 +253,7 @@ class Session:
         options: PortOptions | None = None,
         syntax: CellSyntax | None = None,
     ):
-        from porter_ext.compare.pipeline import plan
+        from porter_ext.replay.plan import plan
 
         options = options or PortOptions()
         try:
@@ -266,40 +272,44 @@ class Session:
             internal_error("planning the replays of this cell", exc)
             return None
 
-    def _replay(
+    def _job(
         self,
-        entry: CellEntry,
-        plan: Any,
+        plan: ReplayPlan | None,
         code: str,
         namespace: dict,
-        run: CellRun,
         record: RecordSettings,
         options: PortOptions,
-        warnings: list[str],
-    ) -> CellEntry:
-        """The entry with its replays and device findings (the original run's too)."""
-        import dataclasses
-
-        from porter_ext.compare.pipeline import original_findings, replay_entries
+    ) -> ReplayJob:
+        """What is fixed for the cell's replays, from its plan and options, made once."""
+        from porter_ext.compare.pipeline import ReplayJob
         from porter_ext.replay.run import ReplaySettings
+
+        settings = ReplaySettings(record=record, timeout=options.timeout)
+        return ReplayJob(plan, code, namespace, settings, self.policy(options))
+
+    def _replay(
+        self, entry: CellEntry, job: ReplayJob, run: CellRun
+    ) -> tuple[CellEntry, list[str]]:
+        """The entry with its replays and device findings (the original run's too), and
+        porter's warnings about them."""
+        from porter_ext.compare.pipeline import (
+            IN_PROCESS_WARNING,
+            compare_replays,
+            original_findings,
+        )
 
         findings: list = []
         replays: list = []
+        warnings: list[str] = []
         try:
-            findings = original_findings(entry, plan, namespace, run)
-            if plan is not None:
-                settings = ReplaySettings(record=record, timeout=options.timeout)
-                replays, more = replay_entries(
-                    plan, code, namespace, run, settings, self.policy(options)
-                )
-                findings += more
-                if plan.in_process and replays:
-                    from porter_ext.compare.pipeline import IN_PROCESS_WARNING
-
-                    warnings.append(IN_PROCESS_WARNING)
+            findings = original_findings(entry, job.plan, job.namespace, run)
+            replays, more = compare_replays(job, run)
+            findings += more
+            if job.plan is not None and job.plan.in_process and replays:
+                warnings.append(IN_PROCESS_WARNING)
         except Exception as exc:
             internal_error("replaying the cell", exc, warnings)
-        return dataclasses.replace(entry, replays=replays, device_findings=findings)
+        return dataclasses.replace(entry, replays=replays, device_findings=findings), warnings
 
     def policy(self, options: PortOptions):
         from porter_ext.compare.tolerance import get_policy
@@ -446,7 +456,6 @@ class Session:
             error=error,
             calls=calls,
         )
-        warnings = list(rec.warnings)
         code, plan = self._on_code, self._on_plan
         value = result.result if getattr(result, "result", None) is not None else NO_VALUE
         run = CellRun(source=code, calls=calls, error=error, exception=exc, value=value)
@@ -457,8 +466,9 @@ class Session:
             version=self.config.version,
             compile_flags=self.shell.compile.flags,
         )
-        entry = self._replay(entry, plan, code, self.shell.user_ns, run, record, options, warnings)
-        port = self.add(entry, warnings)
+        job = self._job(plan, code, self.shell.user_ns, record, options)
+        entry, more = self._replay(entry, job, run)
+        port = self.add(entry, [*rec.warnings, *more])
         from IPython.display import display
 
         display(port)
