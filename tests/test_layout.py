@@ -253,6 +253,50 @@ def test_each_model_type_is_defined_once_in_the_model():
     assert not wrong, wrong
 
 
+#: what names a JSON codec function (``to_dict``, ``from_dict``, ``call_to_dict``, ...)
+_CODEC_NAME = re.compile(r"(^|_)(to|from)_(dict|json)$")
+
+
+def _codec_in_model(rel: str, tree: ast.AST) -> list[str]:
+    """Where a module of the model encodes or decodes JSON: a codec function or method,
+    an import of ``json``, or a module named for JSON."""
+    found = [f"{rel} is a JSON module"] if "json" in Path(rel).stem else []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if _CODEC_NAME.search(node.name):
+                found.append(f"{rel}:{node.lineno} defines {node.name}")
+        elif isinstance(node, ast.Import):
+            found += [f"{rel}:{node.lineno} imports json" for a in node.names if a.name == "json"]
+        elif isinstance(node, ast.ImportFrom) and node.module == "json":
+            found.append(f"{rel}:{node.lineno} imports from json")
+    return found
+
+
+def test_the_model_has_no_json_codec():
+    """The JSON form of the model is the report stage's (``report/codec*.py``, issue 17
+    item 1): the model's types are plain data and what is derived from it."""
+    wrong = [
+        finding
+        for path in sorted((PACKAGE / "model").rglob("*.py"))
+        for finding in _codec_in_model(
+            path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+        )
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_codec_check_sees_each_way_of_writing_one():
+    source = (
+        "import json\nfrom json import dumps\n"
+        "class Entry:\n    def to_dict(self): ...\n    @classmethod\n"
+        "    def from_dict(cls, data): ...\n"
+        "def call_to_dict(call): ...\ndef plan_line(item): ...\n"
+    )
+    found = _codec_in_model("model/json_form.py", ast.parse(source))
+    assert len(found) == 6, found
+    assert not _codec_in_model("model/plan.py", ast.parse("def plan_line(item): ...\n"))
+
+
 _MODULE_NAME = re.compile(r"porter_ext\.(\w+)")
 
 
@@ -444,3 +488,75 @@ def test_the_fix_stage_is_whole():
         "porter_ext.fix.notebook",
         "porter_ext.compare.pipeline",
     } <= modules
+
+
+#: the most parameters a function takes (self/cls not counted, keyword-only counted)
+MAX_PARAMETERS = 7
+#: what a longer function's docstring says, with why (`augitem`, a recording hook)
+_BY_REASON = re.compile(r"parameters\s+by\s+reason", re.IGNORECASE)
+#: functions of other stages still over the limit, each for its stage's owner to bring
+#: under it (or to give its reason)
+LONG_PARAMETER_LISTS_LEFT = frozenset(
+    {
+        "fix/codemod.py:CellCodemod.__init__",  # issue 17: left
+        "fix/rewrite.py:rewrite_source",  # issue 17: left
+        "fix/verify.py:prepare",  # issue 17: left
+        "fix/verify.py:finish",  # issue 17: left
+        "record/cell.py:run_recorded",  # issue 17: left
+        "record/compiled.py:rewrite_and_compile",  # issue 17: left
+        "spec/_replacement_data.py:_add",  # issue 17: left
+    }
+)
+
+
+def _long_parameter_lists(rel: str, tree: ast.AST) -> list[str]:
+    """The functions of the module ``rel`` (``path:Class.function``) that take more than
+    `MAX_PARAMETERS` parameters without saying why in their docstring."""
+    found = []
+
+    def visit(node: ast.AST, outer: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{outer}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    args = child.args
+                    named = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+                    if named and named[0] in ("self", "cls") and isinstance(node, ast.ClassDef):
+                        named = named[1:]
+                    count = len(named) + (args.vararg is not None) + (args.kwarg is not None)
+                    reason = _BY_REASON.search(ast.get_docstring(child) or "")
+                    if count > MAX_PARAMETERS and reason is None:
+                        found.append(f"{rel}:{name}")
+                visit(child, f"{name}.")
+            else:
+                visit(child, outer)
+
+    visit(tree, "")
+    return found
+
+
+def test_no_function_takes_more_than_seven_parameters_without_a_reason():
+    # issue 17 item 8: values that travel together travel as the object they belong to
+    offenders = []
+    for path in _modules().values():
+        rel = path.relative_to(PACKAGE).as_posix()
+        offenders += _long_parameter_lists(rel, ast.parse(path.read_text(encoding="utf-8")))
+    wrong = sorted(set(offenders) - LONG_PARAMETER_LISTS_LEFT)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_parameter_check_counts_as_the_rule_says():
+    source = (
+        "def seven(a, b, c, d, e, f, g): pass\n"
+        "def eight(a, b, c, d, e, f, g, *, h): pass\n"
+        "def starred(a, b, c, d, e, f, *args, **kwargs): pass\n"
+        "class C:\n"
+        "    def method(self, a, b, c, d, e, f, g): pass\n"
+        "    def longer(self, a, b, c, d, e, f, g, h): pass\n"
+        "    def told(self, a, b, c, d, e, f, g, h):\n"
+        "        '''Eight parameters by reason: a hook.'''\n"
+        "def outer():\n"
+        "    def inner(a, b, c, d, e, f, g, h=None): pass\n"
+    )
+    found = _long_parameter_lists("m.py", ast.parse(source))
+    assert found == ["m.py:eight", "m.py:starred", "m.py:C.longer", "m.py:outer.inner"]
