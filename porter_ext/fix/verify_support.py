@@ -214,8 +214,9 @@ def accepted_entry(
             continue
         if site.replacement is None and site.reason and site.reason.startswith("left out"):
             alone = next((r for r in rounds if r.keys == frozenset({site_key(site)})), None)
-            why = (alone or first).why or "it did not verify"
-            reasons[site_key(site)] = f"left out: with it, {why}"
+            # the round that judged it: tried alone, or (never tried alone) the whole rewrite
+            when, why = ("alone", alone.why) if alone is not None else ("with it", first.why)
+            reasons[site_key(site)] = f"left out: {when}, {why or 'it did not verify'}"
     sites = site_entries(final.sites, None, reasons)
     missing, skipped = [], []
     for spec in map(str, specs):
