@@ -29,14 +29,16 @@ def debug() -> bool:
 def internal_error(what: str, error: BaseException, warnings: list[str] | None = None) -> str:
     """Record that porter failed while doing ``what``; returns the warning text.
 
-    Appends the warning to ``warnings`` when given, else prints it to stderr. Under
-    ``PORTER_DEBUG=1`` raises `PorterInternalError` from ``error`` instead.
+    Appends the warning to ``warnings`` when given and not there yet (a failure in a
+    loop is one warning), else prints it to stderr. Under ``PORTER_DEBUG=1`` raises
+    `PorterInternalError` from ``error`` instead.
     """
     text = f"porter: {what} failed inside porter ({type(error).__name__}: {error})"
     if debug():
         raise PorterInternalError(text) from error
     if warnings is not None:
-        warnings.append(text)
+        if text not in warnings:
+            warnings.append(text)
     else:
         print(text, file=sys.stderr)
     return text

@@ -77,3 +77,28 @@ def test_a_failing_rewrite_for_recording_reaches_the_guard(port_shell, monkeypat
     monkeypatch.setenv("PORTER_DEBUG", "1")
     failed = ip.run_cell(cell)
     assert "transformer bug" in repr(failed.error_in_exec)
+
+
+def test_a_failure_repeated_in_a_loop_is_one_warning(monkeypatch):
+    """The recorder's failures go through this guard too (no second guard of its own): a
+    call in a loop that fails in porter each time warns once."""
+    import numpy as np
+
+    from porter_ext.record import recorder, run_recorded
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("porter bug")
+
+    monkeypatch.setattr(recorder.Recorder, "_verdict", broken)
+    monkeypatch.setenv("PORTER_DEBUG", "0")
+    ns = {"np": np, "a": np.ones(3)}
+    run = run_recorded("for i in range(5):\n    b = np.exp(a)\n", ns)
+    assert run.exception is None
+    assert run.warnings == [
+        "porter: recording the cell (it ran unchanged) failed inside porter "
+        "(RuntimeError: porter bug)"
+    ]
+    warnings: list[str] = []
+    for _ in range(3):
+        internal_error("x", ValueError("y"), warnings)
+    assert len(warnings) == 1

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from porter_ext.backends.registry import forget_foreign_types
-from porter_ext.guard import PorterInternalError, debug
+from porter_ext.guard import internal_error
 from porter_ext.record.classify import Verdict
 from porter_ext.record.guards import call_guard
 from porter_ext.record.hooks_importlib_bootstrap import (
@@ -162,15 +162,9 @@ class Recorder(CallableKinds, Operations, Verdicts):
         forget_foreign_types()
 
     def _internal(self, exc: BaseException) -> None:
-        """porter's own failure while recording: one warning per distinct error (a loop
-        would repeat it), re-raised under ``PORTER_DEBUG=1`` like every internal error."""
-        message = (
-            f"porter: internal recorder error ({type(exc).__name__}: {exc}); the cell ran unchanged"
-        )
-        if debug():
-            raise PorterInternalError(message) from exc
-        if message not in self.warnings:
-            self.warnings.append(message)
+        """porter's own failure while recording, through the one guard (`internal_error`):
+        a warning the person sees once, the cell running unchanged."""
+        internal_error("recording the cell (it ran unchanged)", exc, self.warnings)
 
     def _fill(self, slot: int | None, value: Any) -> None:
         if slot is not None:
