@@ -11,11 +11,14 @@ returns them on the default device even when the inputs live on ``cpu:1``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.backends import LIBRARIES, TRACED, SpecError, all_backends, device_of, get_backend
 from porter_ext.model.calls import CallRecord
 from porter_ext.model.comparison import DeviceFinding
+
+if TYPE_CHECKING:
+    from porter_ext.replay.run import ReplayResult
 
 #: the standard's functions that make a new array (the last part of a call's qualified
 #: name), and every library's own (its adapter's ``creation_calls``)
@@ -160,6 +163,22 @@ def device_findings(
     if off_default and outputs:
         found += _output_findings(outputs, backend, default_device, homes)  # type: ignore[arg-type]
     return found
+
+
+def replay_findings(result: ReplayResult, outputs: Mapping[str, Any] | None) -> list[DeviceFinding]:
+    """The device findings of one replay on its spec, from its calls, its inputs'
+    devices and its ``outputs`` (where they are: in the worker, or here in-process).
+    Empty for a replay that did not run to its end or never touched its target
+    (``not_exercised``): it says nothing about the target's placement."""
+    if result.status not in ("ok", "error"):
+        return []
+    return device_findings(
+        result.calls,
+        backend=result.spec,
+        input_devices=result.input_devices,
+        default_device=result.default_device,
+        outputs=outputs,
+    )
 
 
 def _output_findings(

@@ -186,7 +186,7 @@ def _replays(job: ReplayJob, run: CellRun, finished: _Streamed | None = None) ->
 
 
 def _in_process(job: ReplayJob) -> list:
-    from porter_ext.compare.devices import device_findings
+    from porter_ext.compare.devices import replay_findings
     from porter_ext.replay.run import replay_all
     from porter_ext.replay.sandbox import close_new_figures, ipython_namespace, shell_of
 
@@ -203,14 +203,7 @@ def _in_process(job: ReplayJob) -> list:
         results = replay_all(job.code, before, plan_.specs, job.settings, io=plan_.io)
     for result in results:
         result.worker = "in-process"
-        if result.status in ("ok", "error"):
-            result.findings = device_findings(
-                result.calls,
-                backend=result.spec,
-                input_devices=result.input_devices,
-                default_device=result.default_device,
-                outputs=result.outputs,
-            )
+        result.findings = replay_findings(result, result.outputs)
     return results
 
 

@@ -97,6 +97,31 @@ def test_findings_of_a_real_run_on_array_api_strict_devices() -> None:
     assert "device1" in found[0].message and "CPU_DEVICE" in found[1].message
 
 
+def test_a_replays_findings_from_its_own_result() -> None:
+    """`replay_findings` reads one replay's calls, input devices, default device and
+    outputs (as a worker and an in-process replay both do); a replay that did not run
+    its cell on the target says nothing about placement."""
+    import dataclasses
+
+    import numpy as np
+
+    from porter_ext.compare.devices import replay_findings
+    from porter_ext.replay.run import replay_cell
+
+    pytest.importorskip("array_api_strict")
+    src = "from array_api_compat import array_namespace\nz = array_namespace(x).zeros(3)\n"
+    result = replay_cell(src, {"x": np.ones(3)}, "strict:device1")
+    assert result.status == "ok" and result.input_devices == ["device1"], result.error
+    found = replay_findings(result, result.outputs)
+    assert [(f.kind, f.line, f.name) for f in found] == [
+        ("default_device_creation", 2, "array_api_strict.zeros"),
+        ("default_device_creation", None, "z"),
+    ]
+    assert {f.backend for f in found} == {"strict:device1"}
+    for status in ("skipped", "timeout", "not_exercised"):
+        assert replay_findings(dataclasses.replace(result, status=status), result.outputs) == []
+
+
 def test_a_finding_in_code_from_another_cell_is_at_its_calls_line():
     from porter_ext.compare.devices import device_findings
     from porter_ext.model.calls import CallRecord
