@@ -3,11 +3,12 @@ original run: the glue between the replay and compare stages and the cell model,
 session's replays and for the verification rounds of ``--fix`` (`porter_ext.fix.verify`).
 
 The original run is the person's and comes first. Before it, the cell's inputs are
-captured (`porter_ext.replay.plan`); after it, the replays run in worker kernels on those pre-run inputs, one per backend at the same
-time, with the control replay on the original backend and device beside them, and each
-becomes a `ReplayEntry`. An output on which the control disagrees with the original run
-is nondeterministic: it is shown, but not counted as a mismatch anywhere. The in-process
-replay (``--in-process``) is kept for speed, on a snapshot of the inputs it may change.
+captured (`porter_ext.replay.plan`); after it, the replays run in worker kernels on those
+pre-run inputs, one per backend at the same time, with the control replay on the
+original backend and device beside them, and each becomes a `ReplayEntry`. An output on
+which the control disagrees with the original run is nondeterministic: it is shown, but
+not counted as a mismatch anywhere. The in-process replay (``--in-process``) is kept for
+speed, on a snapshot of the inputs it may change.
 
 What is fixed for one cell's replays (its plan, code, namespace, settings and tolerance
 policy) travels as one `ReplayJob` from the session through every layer here.
