@@ -319,14 +319,6 @@ class Session:
             policy = policy.override(rtol=options.rtol, atol=options.atol)
         return policy
 
-    def run_in(
-        self, source: str, namespace: dict, options: PortOptions | None = None
-    ) -> tuple[PortResult, CellRun]:
-        """`port_cell` without IPython: run plain Python in ``namespace``."""
-        if self.shell is not None:
-            raise ValueError("run_in is for sessions without a shell; use port_cell")
-        return self.port_cell(source, options, namespace)
-
     def note(self, text: str) -> None:
         """Note `text` on the next cell entry added (the cell running now)."""
         self._notes.append(text)
