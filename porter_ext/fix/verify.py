@@ -32,6 +32,7 @@ from porter_ext.fix.deferred import (
     put_in_effect,
     settle_at_call,
 )
+from porter_ext.fix.magic_args import close_code_magics, magic_sites, open_code_magics
 from porter_ext.fix.verify_rounds import (
     Judge,
     Round,
@@ -108,10 +109,14 @@ class FixRun:
 
         return keep_line_numbers(source, self.shell.transform_cell(source))
 
-    def _propose(self, namespace: Mapping[str, Any], only: Any = None) -> Any:
+    def _propose(self, namespace: Mapping[str, Any], only: Any = None, keep: Any = ()) -> Any:
+        """The codemod's rewrite of the cell: its ``%time``/``%timeit`` statements
+        rewritten in place (`porter_ext.fix.magic_args`), but those on the lines in
+        ``keep``, and its other magics as written."""
         from porter_ext.fix.rewrite import CellRewrite, rewrite_source
 
-        masked, lines = mask_magics(self.source)
+        opened, magics = open_code_magics(self.source, keep)
+        masked, lines = mask_magics(opened)
         imports = namespace_imports(namespace)
         provided = provided_helpers(imports) if self.in_effect else ()
         result = rewrite_source(
@@ -124,9 +129,13 @@ class FixRun:
             others=namespace_others(namespace, masked),
             **self.seen,
         )
-        if not lines:
+        if not lines and not magics:
             return result
-        return CellRewrite(self.source, unmask(result.source, lines), result.sites)
+        source, lost = close_code_magics(unmask(result.source, lines), magics)
+        if lost:  # a rewrite that no longer fits the magic's line: that line as written
+            kept = self._propose(namespace, only, {*keep, *lost})
+            return CellRewrite(self.source, kept.source, [*kept.sites, *magic_sites(result, lost)])
+        return CellRewrite(self.source, source, result.sites)
 
     def _new_inputs(self, code: str, namespace: Mapping[str, Any]) -> list[str]:
         """Names of ``namespace`` that the proposed rewrite reads and ``code`` does not, and

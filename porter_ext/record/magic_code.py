@@ -90,6 +90,20 @@ def magic_call(call: ast.Call) -> MagicCall | None:
     return MagicCall(name, tuple(p for p in pieces if p.text.strip()))
 
 
+def code_magic_line(body: str) -> tuple[str, str] | None:
+    """A ``%time``/``%timeit`` line as written (without its indentation) split into the
+    magic's name with its options (``%timeit -n1 ``) and the statement it runs, where
+    `magic_call` reads them; None for any other line."""
+    if not body.startswith("%") or body.startswith("%%"):
+        return None
+    name, _, argument = body[1:].partition(" ")
+    if name not in CODE_MAGICS:
+        return None
+    options = _OPTIONS[name].match(argument)
+    start = 1 + len(name) + 1 + (options.end() if options else 0)
+    return body[:start], body[start:]
+
+
 def magic_calls(tree: ast.AST) -> dict[int, list[MagicCall]]:
     """The magic calls of a cell's tree, by the line they are on."""
     found: dict[int, list[MagicCall]] = {}

@@ -16,6 +16,28 @@ from tests.test_cli_run import notebook, porter
 BACKENDS = "numpy,jax,strict"
 
 
+def porter_fix(source, backends: str) -> tuple[list[str], dict]:
+    """``porter fix`` on the notebook ``source`` (a path) on ``backends``: the ported
+    notebook's cell sources and the fix report."""
+    ported, report = source.with_name("ported.ipynb"), source.with_name("fix.json")
+    done = porter(
+        "fix",
+        str(source),
+        "-o",
+        str(ported),
+        "-b",
+        backends,
+        "--report",
+        str(report),
+        "--timeout",
+        "120",
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    cells = [c.source for c in nbformat.read(ported, as_version=4).cells]
+    return cells, json.loads(report.read_text())
+
+
 def _fix(shell, setup: str, body: str, flags: str):
     shell.run_cell(setup)
     result = shell.run_cell(f"%%port --fix --quiet {flags}\n{body}")
@@ -112,28 +134,10 @@ def test_porter_fix_on_a_notebook_keeps_what_replays_cannot_see(tmp_path):
         "def g(a):\n    b = a.flatten()\n    b[0] = 99.0\n    return b\nt = g(x)",
         "print(float(x[0, 0]), float(t.sum()))",
     )
-    ported, report = tmp_path / "ported.ipynb", tmp_path / "fix.json"
-    done = porter(
-        "fix",
-        str(source),
-        "-o",
-        str(ported),
-        "-b",
-        "numpy,strict",
-        "--report",
-        str(report),
-        "--timeout",
-        "120",
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    cells = [c.source for c in nbformat.read(ported, as_version=4).cells]
+    cells, report = porter_fix(source, "numpy,strict")
     assert "f = xp.reshape(xp.asarray(x, copy=True), (-1,))" in cells[1], cells[1]
     assert "b = xp.reshape(xp.asarray(a, copy=True), (-1,))" in cells[2], cells[2]
-    statuses = {
-        c["index"]: (c["rewrite"] or {}).get("status")
-        for c in json.loads(report.read_text())["cells"]
-    }
+    statuses = {c["index"]: (c["rewrite"] or {}).get("status") for c in report["cells"]}
     assert statuses[1] == "verified" and statuses[2] == "verified", statuses
     namespace: dict = {}
     for cell in cells[:3]:

@@ -79,12 +79,16 @@ def test_a_rewrite_is_narrowed_to_the_sites_that_verify(shell):
 def test_nothing_to_rewrite_and_ipython_syntax(shell):
     port = _fix(shell, "y = x + 1\n", "--in-process")
     assert port.entry.rewrite is None and port.rewrite is None
-    # a line magic stays as written, the lines around it are rewritten and verified
+    # a %time line stays the magic, its statement rewritten (tests/fix/test_fix_magic_lines.py)
     port = _fix(shell, "%time y = x.sum(1)\nz = x.sum(0)\n", "--in-process")
     assert port.entry.rewrite.status == "verified", port.entry.rewrite.reason
     assert port.rewrite.endswith(
-        "%time y = x.sum(1)\nxp = array_namespace(x)\nz = xp.sum(x, axis=0)\n"
+        "xp = array_namespace(x)\n%time y = xp.sum(x, axis=1)\nz = xp.sum(x, axis=0)\n"
     )
+    # any other line magic stays as written, the lines around it rewritten and verified
+    port = _fix(shell, "%pwd\nz = x.sum(0)\n", "--in-process")
+    assert port.entry.rewrite.status == "verified", port.entry.rewrite.reason
+    assert port.rewrite.endswith("%pwd\nxp = array_namespace(x)\nz = xp.sum(x, axis=0)\n")
     port = _fix(shell, "%%time\ny = x.sum(1)\n", "--in-process")
     assert port.entry.rewrite.status == "refused"
     assert "IPython syntax" in port.entry.rewrite.reason
