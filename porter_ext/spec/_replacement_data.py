@@ -25,6 +25,11 @@ NO_RANDOM_REWRITE = (
     "random draws: a different generator gives different numbers, so no rewrite can be "
     "verified against the original"
 )
+NO_SEED_REWRITE = (
+    "the standard has no random numbers, so nothing to seed: the nearest portable form is "
+    "a host generator, rng = np.random.default_rng(seed), whose draws move with "
+    "xp.asarray(..., device=device); no rewrite, since every draw after it would change"
+)
 NO_TUPLE_REWRITE = (
     "torch returns a (values, indices) named tuple here: the standard needs two calls, and "
     "code reading .values/.indices must change with them"
@@ -180,7 +185,11 @@ _add("c", "function", "cuda.get_current_stream", DEVICE, None,
 for _name in ("devices", "local_devices"):
     _add("j", "function", _name, NS, "__array_namespace_info__",
          "xp.__array_namespace_info__().devices()",
-         "the inspection API lists the devices of any library")
+         "the inspection API lists the devices of any library",
+         no_rewrite=f"no rewrite: jax.{_name}() needs no array, and the standard's "
+         "xp.__array_namespace_info__().devices() needs the namespace of one "
+         "(xp = array_namespace(x)); devices are no values a replay compares, so write it "
+         "by hand where an array is at hand")
 
 # --- placement and host transfers --------------------------------------------------------
 
@@ -622,7 +631,8 @@ for _libs, _name, _suggestion in [
     ("t", "randn_like",
      "xp.asarray(rng.standard_normal(x.shape), dtype=x.dtype, device=x.device)"),
 ]:
-    _fn(_libs, _name, None, _suggestion, _RANDOM_NOTE, no_rewrite=NO_RANDOM_REWRITE)
+    _fn(_libs, _name, None, _suggestion, _RANDOM_NOTE,
+        no_rewrite=NO_SEED_REWRITE if _suggestion == _SEED else NO_RANDOM_REWRITE)
 # the generator the notes above advise: outside the standard's namespace, and the way to draw
 _add("n", "function", "random.default_rng", "outside_namespace", None, _UNIFORM,
      "NumPy's host generator, as porter advises for random numbers: the standard has none, "

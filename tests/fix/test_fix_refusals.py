@@ -1,0 +1,52 @@
+"""What ``%%port --fix`` says where it cannot rewrite a call the standard has nothing
+for (issue 19): seeding a library's generator, listing a library's devices. The refusal
+says what the standard lacks and names the nearest portable form."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fix.test_fix_idioms import _fix
+
+
+def _site(rewrite, name: str):
+    assert rewrite.status == "refused", rewrite
+    return next(s for s in rewrite.sites if s.name == name)
+
+
+@pytest.mark.parametrize(
+    ("setup", "body", "name"),
+    [
+        (
+            "import torch\nt = torch.arange(3.0)\n",
+            "torch.manual_seed(0)\nu = t * 2\n",
+            "torch.manual_seed",
+        ),
+        (
+            "import numpy as np\nx = np.arange(3.0)\n",
+            "np.random.seed(0)\nw = x * 2\n",
+            "numpy.random.seed",
+        ),
+    ],
+)
+def test_a_seed_is_refused_as_nothing_the_standard_seeds(port_shell, setup, body, name):
+    """It said "random draws: a different generator gives different numbers" of a call
+    that draws nothing."""
+    pytest.importorskip(name.partition(".")[0])
+    site = _site(_fix(port_shell, setup, body, "--in-process -b numpy"), name)
+    assert not site.applied
+    assert site.reason.startswith("the standard has no random numbers, so nothing to seed")
+    assert "rng = np.random.default_rng(seed)" in site.reason
+    assert "xp.asarray(..., device=device)" in site.reason
+
+
+def test_jax_devices_is_refused_naming_the_inspection_api_and_why(port_shell):
+    """It said only "no verified rewrite: the suggestion is advice to apply by hand"."""
+    pytest.importorskip("jax")
+    setup = "import jax, jax.numpy as jnp\nj = jnp.arange(3.0)\n"
+    site = _site(
+        _fix(port_shell, setup, "d = jax.devices()\nv = j * 2\n", "--in-process -b numpy"),
+        "jax.devices",
+    )
+    assert "xp.__array_namespace_info__().devices()" in site.reason, site.reason
+    assert "needs no array" in site.reason and "xp = array_namespace(x)" in site.reason
