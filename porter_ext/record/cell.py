@@ -26,7 +26,13 @@ from typing import Any
 
 from porter_ext.guard import internal_error
 from porter_ext.model.calls import CallRecord, ErrorInfo
-from porter_ext.record.compiled import cached, compile_plain, rewrite_and_compile
+from porter_ext.record.compiled import (
+    cached,
+    compile_plain,
+    exported,
+    imported,
+    rewrite_and_compile,
+)
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.runners import register_cell_file
 from porter_ext.record.syntax import CellSyntax, parse
@@ -176,6 +182,14 @@ class RecordSettings:
     loop_sample: int = 0
 
 
+def exported_rewrite(source: str, settings: RecordSettings) -> bytes | None:
+    """The rewrite `run_recorded` compiled for ``source`` under ``settings`` in this
+    process, marshalled for a replay's worker (which then neither parses nor rewrites the
+    cell: its `CellSyntax.compiled`), or None where none is kept."""
+    flags = settings.compile_flags | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    return exported(source, flags, settings.cell)
+
+
 def run_recorded(
     source: str,
     namespace: dict,
@@ -213,6 +227,8 @@ def run_recorded(
     compiled = cached(key, cell, filename) if key is not None and recording else None
     if syntax is None or syntax.source != source:
         syntax = CellSyntax(source, filename, settings.compile_flags)
+    if compiled is None and recording and key is not None and syntax.compiled is not None:
+        compiled = imported(syntax.compiled, key, filename)  # a replay: the kernel's rewrite
     if not recording:
         compiled = compile_plain(syntax.take(), filename, compile_flags, split_last)
     elif compiled is None:

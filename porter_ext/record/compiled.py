@@ -11,6 +11,7 @@ Code objects hold no object of the person's, so keeping a few of them costs noth
 from __future__ import annotations
 
 import ast
+import marshal
 import types
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ def _compile(tree: ast.Module, last: ast.Expr | None, filename: str, flags: int)
     return code, last_code
 
 
-def _relabel(code: types.CodeType, sites: frozenset, cell: int | str, filename: str):
+def _relabel(code: types.CodeType, sites: frozenset, cell: int | str | None, filename: str):
     consts = tuple(
         _relabel(c, sites, cell, filename)
         if isinstance(c, types.CodeType)
@@ -102,6 +103,29 @@ def compile_plain(tree: ast.Module, filename: str, flags: int, split_last: bool)
     if split_last and tree.body and isinstance(tree.body[-1], ast.Expr):
         tree.body, last = tree.body[:-1], tree.body[-1]
     return _compile(tree, last, filename, flags)
+
+
+def exported(source: str, flags: int, cell: int | str) -> bytes | None:
+    """The rewrite of ``source`` this process compiled last under ``flags``, labelled
+    ``cell``, for a replay's worker (`imported`): marshalled code objects and the key they
+    were compiled under; None when none is kept."""
+    for key in reversed(_cache):
+        if key[0] == source and key[1] == flags:
+            hit = _cache[key]
+            code, last = cached(key, cell, hit.filename)
+            return marshal.dumps((key, code, last))
+    return None
+
+
+def imported(data: bytes, key: tuple, filename: str) -> tuple | None:
+    """(code, last code) of an `exported` rewrite, under ``filename``, if it was compiled
+    under ``key`` (the source, flags, and what decides the rewrite where it runs now),
+    else None."""
+    sent, code, last = marshal.loads(data)
+    if tuple(sent) != key:
+        return None
+    code = _relabel(code, frozenset(), None, filename)
+    return code, _relabel(last, frozenset(), None, filename) if last is not None else None
 
 
 def clear() -> None:

@@ -8,6 +8,9 @@ again (whose analysis and compiled rewrite are kept) is not parsed at all.
 
 The recorder's rewrite changes the tree it is given (`take`): it comes last, after the
 readers are done with it; whatever asks for the tree after that gets a fresh parse.
+
+A replay's worker gets the rewrite the person's kernel compiled (`compiled`): it neither
+parses nor rewrites the cell.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ class CellSyntax:
     the cell compiles it: under ``filename``, with the compiler ``flags`` it runs with
     (IPython's ``__future__`` imports)."""
 
-    __slots__ = ("_tree", "filename", "flags", "source")
+    __slots__ = ("_tree", "compiled", "filename", "flags", "source")
 
     def __init__(self, source: str, filename: str = "<cell>", flags: int = 0):
         self.source, self.filename, self.flags = source, filename, flags
         self._tree: ast.Module | None = None
+        #: the cell's rewrite as compiled where it first ran (`compiled.exported`), or None
+        self.compiled: bytes | None = None
 
     @property
     def tree(self) -> ast.Module:

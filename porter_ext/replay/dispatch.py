@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from porter_ext.backends import HOST_LIBRARY, LIBRARIES, BackendSpec, backend_for, get_backend
+from porter_ext.record.cell import exported_rewrite
+from porter_ext.replay import transport
 from porter_ext.replay.capture import Capture
 from porter_ext.replay.plan import ReplayPlan
 from porter_ext.replay.run import ReplayResult, ReplaySettings
@@ -126,6 +128,10 @@ def replay_in_workers(
     if reference is not None:
         wanted.append((reference[0], "reference"))
     local = sum(1 for s, _ in wanted if kernel_place(s) is None)
+    # local workers run the rewrite this kernel compiled (same Python: marshal), whose
+    # sites' slots are numbered here; a kernel elsewhere parses and rewrites the cell
+    compiled = exported_rewrite(code, settings.record)
+    slots = max(capture.slots, transport.slots_in_use())
     jobs = []
     for spec, role in wanted:
         remote = kernel_place(spec) is not None
@@ -145,9 +151,10 @@ def replay_in_workers(
             remote_kernel=remote,
             role=role,
             cwd=None if remote else os.getcwd(),
-            slots=capture.slots,
+            slots=slots,
             promote=role == "reference",
             process=capture.process,
+            compiled=None if remote else compiled,
         )
         x64 = role == "reference" and reference is not None and reference[1]
         apart = role == "reference" and not remote

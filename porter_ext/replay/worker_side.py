@@ -58,6 +58,9 @@ class ReplayRequest:
     promote: bool = False
     #: the person's process state the replay starts from (see `process_state`)
     process: Any = None
+    #: the cell's rewrite as the kernel compiled it (`record.cell.exported_rewrite`): the
+    #: worker neither parses nor rewrites the cell; None: it does
+    compiled: bytes | None = None
 
 
 @dataclass
@@ -298,6 +301,7 @@ def _run(request: ReplayRequest, ns: dict, backend: Any, result: Any) -> tuple[A
     from porter_ext.backends import parse_spec
     from porter_ext.model.calls import ErrorInfo
     from porter_ext.record.cell import cell_filename, run_recorded
+    from porter_ext.record.syntax import CellSyntax
     from porter_ext.replay import rng
     from porter_ext.replay.run import collect_outputs, sampled_note
 
@@ -315,7 +319,11 @@ def _run(request: ReplayRequest, ns: dict, backend: Any, result: Any) -> tuple[A
             where_text = f" at {where}" if where else ""
             return _skipped(result, f"{backend.name}{where_text} cannot run it: {error}"), {}
         with sandbox.active(ns):
-            run = run_recorded(request.code, ns, settings.recording(), filename=filename)
+            syntax = CellSyntax(request.code, filename, settings.record.compile_flags)
+            syntax.compiled = request.compiled
+            run = run_recorded(
+                request.code, ns, settings.recording(), filename=filename, syntax=syntax
+            )
         strays = confine.end_strays(before)
         outputs = {}
         if not isinstance(run.exception, KeyboardInterrupt):
