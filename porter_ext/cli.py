@@ -16,6 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +133,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         out = _write(exc.report, path, fmt, args, source)
         raise CliError(f"{exc}; the report so far is in {out}") from None
     out = _write(report, path, fmt, args, source)
-    summary = report.to_dict()["summary"]
+    summary = asdict(report.summary)
     print_plan(report.plan)
     print(f"porter: {source.name}: {summary_line(summary)}")
     print(f"porter: report written to {out}")

@@ -27,6 +27,12 @@ from typing import Any
 from porter_ext.model.calls import ErrorInfo
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.report import Environment, Report
+from porter_ext.report.codec import (
+    cell_from_dict,
+    cell_to_dict,
+    environment_from_dict,
+    environment_to_dict,
+)
 
 KERNEL_NAME = "porter"
 #: seconds an interrupted cell gets to stop before its kernel is killed
@@ -87,10 +93,10 @@ def kernel_sync(
 
         session.config.backends = parse_specs(setup["backends"])
     data: dict[str, Any] = {
-        "entries": [c.to_dict() for c in session.cells if done is not None and c.index == done]
+        "entries": [cell_to_dict(c) for c in session.cells if done is not None and c.index == done]
     }
     if setup.get("final"):
-        data["environment"] = environment().to_dict()
+        data["environment"] = environment_to_dict(environment())
         data["array_api_version"] = session.config.version
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(data, handle)
@@ -253,7 +259,7 @@ class NotebookRun:
             data = json.load(handle)
         if done is not None:
             outcome = next(c for c in self.cells if c.index == done)
-            outcome.entries = [CellEntry.from_dict(e) for e in data["entries"]]
+            outcome.entries = [cell_from_dict(e) for e in data["entries"]]
         return data
 
     # -- the cells ----------------------------------------------------------------------
@@ -298,7 +304,7 @@ class NotebookRun:
                 self.bar.cell(outcome.index, time.perf_counter() - start, outcome.status)
             try:  # the kernel's view of the backends (a notebook may configure them)
                 final = await self.sync(None, None, final=True)
-                self.environment = Environment.from_dict(final["environment"])
+                self.environment = environment_from_dict(final["environment"])
                 self.version = final["array_api_version"]
             except (RunError, TimeoutError):
                 pass  # the cells are all collected: porter's own view will do

@@ -21,6 +21,7 @@ import pytest
 from porter_ext.cli import main
 from porter_ext.cli_parser import build_parser
 from porter_ext.model.report import Environment, Report
+from porter_ext.report.codec import report_to_json
 
 #: values no number option may take (``0`` is added where 0 is not a value either)
 NUMBERS = [
@@ -81,7 +82,7 @@ def files(tmp_path_factory) -> dict[str, str]:
     nb.cells = [nbformat.v4.new_code_cell("x = 1")]
     nbformat.write(nb, d / "nb.ipynb")
     report = Report.build([], Environment(python="3.11"), array_api_version="2025.12")
-    (d / "report.json").write_text(report.to_json())
+    (d / "report.json").write_text(report_to_json(report))
     (d / "dir").mkdir()
     (d / "foreign.json").write_text("my own notes\n")
     (d / "deep.json").write_text(

@@ -253,6 +253,50 @@ def test_each_model_type_is_defined_once_in_the_model():
     assert not wrong, wrong
 
 
+#: what names a JSON codec function (``to_dict``, ``from_dict``, ``call_to_dict``, ...)
+_CODEC_NAME = re.compile(r"(^|_)(to|from)_(dict|json)$")
+
+
+def _codec_in_model(rel: str, tree: ast.AST) -> list[str]:
+    """Where a module of the model encodes or decodes JSON: a codec function or method,
+    an import of ``json``, or a module named for JSON."""
+    found = [f"{rel} is a JSON module"] if "json" in Path(rel).stem else []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if _CODEC_NAME.search(node.name):
+                found.append(f"{rel}:{node.lineno} defines {node.name}")
+        elif isinstance(node, ast.Import):
+            found += [f"{rel}:{node.lineno} imports json" for a in node.names if a.name == "json"]
+        elif isinstance(node, ast.ImportFrom) and node.module == "json":
+            found.append(f"{rel}:{node.lineno} imports from json")
+    return found
+
+
+def test_the_model_has_no_json_codec():
+    """The JSON form of the model is the report stage's (``report/codec*.py``, issue 17
+    item 1): the model's types are plain data and what is derived from it."""
+    wrong = [
+        finding
+        for path in sorted((PACKAGE / "model").rglob("*.py"))
+        for finding in _codec_in_model(
+            path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+        )
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_codec_check_sees_each_way_of_writing_one():
+    source = (
+        "import json\nfrom json import dumps\n"
+        "class Entry:\n    def to_dict(self): ...\n    @classmethod\n"
+        "    def from_dict(cls, data): ...\n"
+        "def call_to_dict(call): ...\ndef plan_line(item): ...\n"
+    )
+    found = _codec_in_model("model/json_form.py", ast.parse(source))
+    assert len(found) == 6, found
+    assert not _codec_in_model("model/plan.py", ast.parse("def plan_line(item): ...\n"))
+
+
 _MODULE_NAME = re.compile(r"porter_ext\.(\w+)")
 
 

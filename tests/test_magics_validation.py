@@ -17,6 +17,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from porter_ext.magics import PortMagics
+from porter_ext.report.codec import report_to_dict
 from porter_ext.session import get_session
 
 NUMBERS = ["", " ", "nan", "NaN", "inf", "-inf", "-1", "1e308", "1e999", "abc", "'3", '3"', "3 s"]
@@ -168,7 +169,7 @@ def test_headless_keeps_every_cell_and_notes_what_it_ignored(ip):
     assert ["%unload_ext" in n for n in entries[3].notes] == [True]
     report = session.report()
     assert report.summary.non_standard >= 1
-    assert "notes" in report.to_dict()["cells"][-1]
+    assert "notes" in report_to_dict(report)["cells"][-1]
 
 
 def test_clear_still_clears_in_a_live_session(ip):

@@ -14,6 +14,7 @@ import pytest
 
 from porter_ext.record.cell import run_recorded
 from porter_ext.record.positions import Columns, char_col, in_characters
+from porter_ext.report.codec import report_to_json
 
 LINE = 'label = "température 🔥 東京"; y = np.power(x, 2); z = x.sum(1)'
 #: what ast says (UTF-8 bytes) and what an editor says (characters) of np.power there
@@ -70,7 +71,7 @@ def test_report_json_and_views_put_the_call_under_its_characters(numpy_shell, tm
         ("numpy.power", 1, CHARS),
         ("ndarray.sum", 1, LINE.index("x.sum")),
     ]
-    report = json.loads(get_session(numpy_shell).report().to_json())
+    report = json.loads(report_to_json(get_session(numpy_shell).report()))
     assert [c["col"] for c in report["cells"][-1]["calls"]] == [CHARS, LINE.index("x.sum")]
     call = port.entry.calls[0]
     assert call_label(call).startswith(f"1:{CHARS}  numpy.power")

@@ -2,8 +2,8 @@
 produced (`CellEntry` and its parts, the `Report` of many), each type once, with what is
 derived from them when an entry is made (its headline, its plan; a report's summary).
 
-The stages fill it; the report stage validates, reads back and renders it. It imports no
-stage, and no array library.
+The stages fill it; the report stage encodes it as JSON (`porter_ext.report.codec`),
+validates, reads back and renders it. It imports no stage, and no array library.
 """
 
 from porter_ext._lazy import lazy_names

@@ -2,28 +2,17 @@
 once, when the entry is made: its headline (the counts and the one line) and its plan.
 
 Every view (text, HTML, Markdown, the widget, the JupyterLab renderer) reads these
-objects or their JSON form, so `to_dict` / `from_dict` round-trip exactly.
+objects or their JSON form (`porter_ext.report.codec`, which round-trips them exactly).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from porter_ext.model.calls import CallRecord, ErrorInfo, cell_label
 from porter_ext.model.comparison import DeviceFinding
 from porter_ext.model.entries import DefinitionVerdict, ReplayEntry, RewriteEntry
 from porter_ext.model.headline import Headline, HeadlineCounts
-from porter_ext.model.json_form import (
-    call_from_dict,
-    call_to_dict,
-    error_in,
-    error_out,
-    finding_from_dict,
-    finding_to_dict,
-    known,
-)
 from porter_ext.model.plan import PlanItem, build_plan
 
 
@@ -57,51 +46,6 @@ class CellEntry:
     def __post_init__(self) -> None:
         object.__setattr__(self, "headline", headline_of(self))
         object.__setattr__(self, "plan", build_plan([self]))
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {
-            "index": self.index,
-            "execution_count": self.execution_count,
-            "source": self.source,
-            "error": error_out(self.error),
-            "calls": [call_to_dict(c) for c in self.calls],
-            "device_findings": [finding_to_dict(f) for f in self.device_findings],
-            "replays": [r.to_dict() for r in self.replays],
-            "headline": self.headline.to_dict(),
-            "plan": [item.to_dict() for item in self.plan],
-            "rewrite": None if self.rewrite is None else self.rewrite.to_dict(),
-        }
-        if self.notes:
-            data["notes"] = list(self.notes)
-        if self.definition_verdicts:
-            data["definition_verdicts"] = [v.to_dict() for v in self.definition_verdicts]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CellEntry:
-        """The entry as written; its headline and plan read back where the report carries
-        them (a report older than those has them derived here, once)."""
-        entry = cls(
-            index=data.get("index"),
-            execution_count=data.get("execution_count"),
-            source=data["source"],
-            error=error_in(data.get("error")),
-            calls=[call_from_dict(c) for c in data.get("calls", [])],
-            device_findings=[finding_from_dict(f) for f in data.get("device_findings", [])],
-            replays=[ReplayEntry.from_dict(r) for r in data.get("replays", [])],
-            notes=[str(n) for n in data.get("notes", [])],
-            rewrite=None if not data.get("rewrite") else RewriteEntry.from_dict(data["rewrite"]),
-            definition_verdicts=[
-                DefinitionVerdict(**known(DefinitionVerdict, v))
-                for v in data.get("definition_verdicts", [])
-            ],
-        )
-        if data.get("headline"):
-            object.__setattr__(entry, "headline", Headline.from_dict(data["headline"]))
-        if "plan" in data:
-            plan = [PlanItem.from_dict(item) for item in data["plan"]]
-            object.__setattr__(entry, "plan", plan)
-        return entry
 
     @property
     def label(self) -> str:

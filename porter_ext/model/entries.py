@@ -4,24 +4,11 @@ earlier cells' definitions that a cell's replay gave."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from porter_ext.model.calls import CallRecord, ErrorInfo
 from porter_ext.model.comparison import OutputComparison
-from porter_ext.model.json_form import (
-    call_from_dict,
-    call_to_dict,
-    error_in,
-    error_out,
-    float_in,
-    float_out,
-    known,
-    output_from_dict,
-    output_to_dict,
-    record_dict,
-)
 
 ReplayStatus = Literal["ok", "error", "skipped", "timeout", "not_exercised"]
 REPLAY_STATUSES: tuple[str, ...] = get_args(ReplayStatus)
@@ -52,38 +39,6 @@ class ReplayEntry:
     role: str = "target"
     #: what kept the replay off the person's files: "namespace", "audit-hook", "in-process"
     isolation: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "backend": self.backend,
-            "status": self.status,
-            "seconds": float_out(self.seconds),
-            "error": error_out(self.error),
-            "reason": self.reason,
-            "outputs": [output_to_dict(o) for o in self.outputs],
-            "worker": self.worker,
-            "role": self.role,
-            "isolation": self.isolation,
-        }
-        if self.calls is not None:
-            data["calls"] = [call_to_dict(c) for c in self.calls]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ReplayEntry:
-        calls = data.get("calls")
-        return cls(
-            backend=data["backend"],
-            status=data["status"],
-            seconds=float_in(data.get("seconds")),
-            error=error_in(data.get("error")),
-            reason=data.get("reason"),
-            outputs=[output_from_dict(o) for o in data.get("outputs", [])],
-            calls=None if calls is None else [call_from_dict(c) for c in calls],
-            worker=data.get("worker"),
-            role=data.get("role", "target"),
-            isolation=data.get("isolation"),
-        )
 
 
 #: what became of a cell's proposed rewrite (``--fix``, ``porter fix``)
@@ -116,21 +71,6 @@ class RewriteEntry:
     reason: str | None = None
     diff: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        data = record_dict(self)
-        data["verified_on"] = list(self.verified_on)
-        data["sites"] = [record_dict(s) for s in self.sites]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RewriteEntry:
-        values = known(cls, data)
-        values["verified_on"] = [str(s) for s in data.get("verified_on", [])]
-        values["sites"] = [
-            RewriteSiteEntry(**known(RewriteSiteEntry, s)) for s in data.get("sites", [])
-        ]
-        return cls(**values)
-
 
 @dataclass(frozen=True)
 class DefinitionVerdict:
@@ -155,6 +95,3 @@ class DefinitionVerdict:
             if self.accepted
             else f"{text}: {self.reason}"
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**record_dict(self), "verified_on": list(self.verified_on)}

@@ -4,14 +4,13 @@ Counted once, when a `CellEntry` is made (`porter_ext.model.cells.headline_of`, 
 the rules it counts by), and carried in the report JSON (CONTRACT.md, ``headline``), so
 that the text view, the HTML, the widget, the report summary and the JupyterLab
 extension show the same words: none of them counts on its own. This module holds the
-words and the JSON form; it knows nothing of cells, so the model can import it.
+words (the JSON form is `porter_ext.report.codec`'s); it knows nothing of cells, so the
+model can import it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 __all__ = ["Headline", "HeadlineCounts"]
 
@@ -68,35 +67,6 @@ class Headline:
     counts: HeadlineCounts
     text: str
 
-    def to_dict(self) -> dict[str, Any]:
-        counts = {
-            "calls": self.counts.calls,
-            "findings": self.counts.findings,
-            "device_findings": self.counts.device_findings,
-            "replays": self.counts.replays,
-            "replays_ok": self.counts.replays_ok,
-            "failed_on": list(self.counts.failed_on),
-            "differs_on": list(self.counts.differs_on),
-            "error": self.counts.error,
-        }
-        return {"text": self.text, "counts": counts}
-
     @classmethod
     def of(cls, counts: HeadlineCounts) -> Headline:
         return cls(counts, counts.text())
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Headline:
-        """The headline a report was written with: read back, never recounted."""
-        raw = data.get("counts") or {}
-        counts = HeadlineCounts(
-            calls=int(raw.get("calls", 0)),
-            findings=int(raw.get("findings", 0)),
-            device_findings=int(raw.get("device_findings", 0)),
-            replays=int(raw.get("replays", 0)),
-            replays_ok=int(raw.get("replays_ok", 0)),
-            failed_on=tuple(str(b) for b in raw.get("failed_on", ())),
-            differs_on=tuple(str(b) for b in raw.get("differs_on", ())),
-            error=raw.get("error"),
-        )
-        return cls(counts, str(data["text"]))

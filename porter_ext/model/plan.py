@@ -36,9 +36,6 @@ class PlanSite:
     cell: str
     line: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"cell": self.cell, "line": self.line}
-
 
 @dataclass
 class PlanItem:
@@ -52,27 +49,6 @@ class PlanItem:
     automatic: bool = False
     #: why, in a sentence (the error of a failed replay, the replacement of a call)
     detail: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "title": self.title,
-            "cells": list(self.cells),
-            "sites": [s.to_dict() for s in self.sites],
-            "automatic": self.automatic,
-            "detail": self.detail,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> PlanItem:
-        return cls(
-            kind=data["kind"],
-            title=data["title"],
-            cells=[str(c) for c in data.get("cells", [])],
-            sites=[PlanSite(str(s["cell"]), s.get("line")) for s in data.get("sites", [])],
-            automatic=bool(data.get("automatic", False)),
-            detail=data.get("detail"),
-        )
 
     @property
     def verdict(self) -> str:

@@ -2,18 +2,16 @@
 the environment the run could see, the cells, and what is derived from them once, when
 the report is built: the summary (from the cells' headlines) and the port plan.
 
-Reading a report back with validation is the report stage's (`porter_ext.report`).
+Its JSON form (`porter_ext.report.codec`) and reading a report back with validation are
+the report stage's (`porter_ext.report`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 from porter_ext.model.cells import CellEntry
-from porter_ext.model.json_form import known, record_dict
 from porter_ext.model.plan import PlanItem, build_plan
 
 SCHEMA = "porter.report/1"
@@ -40,19 +38,6 @@ class BackendEntry:
 class Environment:
     python: str
     backends: list[BackendEntry] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "python": self.python,
-            "backends": [{**record_dict(b), "devices": list(b.devices)} for b in self.backends],
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Environment:
-        return cls(
-            python=data["python"],
-            backends=[BackendEntry(**known(BackendEntry, b)) for b in data.get("backends", [])],
-        )
 
 
 @dataclass(frozen=True)
@@ -143,35 +128,4 @@ class Report:
             cells=cells,
             summary=Summary.of(cells),
             plan=build_plan(cells),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": self.schema,
-            "porter_version": self.porter_version,
-            "array_api_version": self.array_api_version,
-            "source": record_dict(self.source),
-            "environment": self.environment.to_dict(),
-            "plan": [item.to_dict() for item in self.plan],
-            "cells": [c.to_dict() for c in self.cells],
-            "summary": record_dict(self.summary),
-        }
-
-    def to_json(self, *, indent: int | None = 1) -> str:
-        # allow_nan=False: non-finite floats are encoded as strings by to_dict, and any
-        # that slipped through must fail here rather than produce JSON a browser rejects.
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Report:
-        """Build from a dict that already passed validation (`porter_ext.report.load_report`)."""
-        return cls(
-            schema=data["schema"],
-            porter_version=data["porter_version"],
-            array_api_version=data["array_api_version"],
-            source=Source(**known(Source, data.get("source") or {})),
-            environment=Environment.from_dict(data["environment"]),
-            cells=[CellEntry.from_dict(c) for c in data["cells"]],
-            summary=Summary(**known(Summary, data["summary"])),
-            plan=[PlanItem.from_dict(item) for item in data.get("plan", [])],
         )

@@ -1,5 +1,6 @@
-"""The report stage: the report's schema (`porter.report/1`), reading a report back, and
-its views. The model it shows is `porter_ext.model`'s; its names are re-exported here.
+"""The report stage: the report's JSON codec and schema (`porter.report/1`), reading a
+report back, and its views. The model it shows is `porter_ext.model`'s; its names are
+re-exported here.
 
 Importing this package is cheap: jinja2, jsonschema and matplotlib are imported only
 when a report is rendered, validated or plotted, and its names import their modules when
@@ -17,6 +18,11 @@ _NAMES = {
     "SCHEMA": "porter_ext.model.report",
     "BackendEntry": "porter_ext.model.report",
     "CellEntry": "porter_ext.model.cells",
+    "cell_from_dict": "codec",
+    "cell_to_dict": "codec",
+    "report_from_dict": "codec",
+    "report_to_dict": "codec",
+    "report_to_json": "codec",
     "Environment": "porter_ext.model.report",
     "ErrorHistogram": "porter_ext.model.comparison",
     "OutputEntry": "porter_ext.model.entries",
@@ -49,14 +55,19 @@ __all__ = [
     "ReportError",
     "Source",
     "Summary",
+    "cell_from_dict",
+    "cell_to_dict",
     "format_of",
     "group_findings",
     "load_report",
     "render",
     "render_html",
     "render_markdown",
+    "report_from_dict",
     "report_from_json",
     "report_schema",
+    "report_to_dict",
+    "report_to_json",
     "validate",
     "write_report",
 ]

@@ -6,12 +6,13 @@ from os import PathLike
 from pathlib import Path
 
 from porter_ext.model.report import Report
+from porter_ext.report.codec import report_from_dict
 from porter_ext.report.validation import ReportError, parse_report_json
 
 
 def report_from_json(text: str) -> Report:
     """Parse and validate JSON text; `ReportError` names what is wrong."""
-    return Report.from_dict(parse_report_json(text))
+    return report_from_dict(parse_report_json(text))
 
 
 def load_report(path: str | PathLike[str]) -> Report:
@@ -21,4 +22,4 @@ def load_report(path: str | PathLike[str]) -> Report:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"{path}: cannot read the report: {exc}") from None
-    return Report.from_dict(parse_report_json(text, origin=str(path)))
+    return report_from_dict(parse_report_json(text, origin=str(path)))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from porter_ext.model.report import Report
+from porter_ext.report.codec import dump_json, report_to_dict
 from porter_ext.report.validation import ReportError, validate
 
 Format = Literal["html", "md", "json"]
@@ -36,9 +37,10 @@ def render(report: Report, format: Format) -> str:
     """The report as text in `format`, validated first."""
     if format not in FORMATS:
         raise ReportError(f"unknown report format {format!r}; use one of {', '.join(FORMATS)}")
-    validate(report.to_dict())
+    data = report_to_dict(report)
+    validate(data)
     if format == "json":
-        return report.to_json() + "\n"
+        return dump_json(data) + "\n"
     if format == "md":
         from porter_ext.report.markdown import render_markdown
 

@@ -54,7 +54,10 @@ class PortResult:
         return True
 
     def to_dict(self) -> dict[str, Any]:
-        return self.entry.to_dict()
+        """The cell entry of the report (CONTRACT.md), as JSON data."""
+        from porter_ext.report.codec import cell_to_dict
+
+        return cell_to_dict(self.entry)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)

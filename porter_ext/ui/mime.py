@@ -81,7 +81,9 @@ def cell_html(entry: CellEntry) -> str:
 
 def cell_bundle(entry: CellEntry) -> dict[str, Any]:
     """The MIME bundle for one cell's result."""
-    data = entry.to_dict()
+    from porter_ext.report.codec import cell_to_dict
+
+    data = cell_to_dict(entry)
     return {
         "text/plain": cell_text(entry),
         "text/html": cell_html(entry),

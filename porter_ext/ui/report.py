@@ -63,7 +63,9 @@ def report_bundle(report: Report, fmt: str | None = None) -> dict[str, Any]:
         bundle[REPORT_MIME_TYPE] = bundle["application/json"]
     elif fmt == "md":
         bundle["text/markdown"] = text
-        bundle[REPORT_MIME_TYPE] = json.loads(report.to_json(indent=None))
+        from porter_ext.report.codec import report_to_json
+
+        bundle[REPORT_MIME_TYPE] = json.loads(report_to_json(report, indent=None))
     else:
         bundle["text/html"] = report_iframe(text)
     return bundle

@@ -20,7 +20,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from porter_ext.model.cells import CellEntry
+from porter_ext.report.codec import cell_from_dict, headline_to_dict
 from porter_ext.ui.mime import MIME_TYPE, REPORT_MIME_TYPE
 from tests.browser.support import (
     CURSOR,
@@ -72,8 +72,8 @@ def _result_cell(source: str, data: dict[str, Any], mime: str = MIME_TYPE) -> An
 def with_headline(entry: dict[str, Any]) -> dict[str, Any]:
     """A hand-written entry with the `headline` Python derives for it, as porter writes
     every entry (the rewrite is left out of the derivation: it says nothing there)."""
-    derived = CellEntry.from_dict({**entry, "rewrite": None}).headline
-    return {**entry, "headline": derived.to_dict()}
+    derived = cell_from_dict({**entry, "rewrite": None}).headline
+    return {**entry, "headline": headline_to_dict(derived)}
 
 
 def apply_cells() -> list[Any]:

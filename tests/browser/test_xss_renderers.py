@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from porter_ext.model.report import Report
+from porter_ext.report.codec import report_from_dict, report_to_dict
 from porter_ext.report.html import render_html
 from porter_ext.report.markdown import render_markdown
 from porter_ext.report.validation import report_schema, validate
@@ -79,9 +80,9 @@ def hostile_report() -> Report:
             return {k: hostile(v, k) for k, v in node.items()}
         return node
 
-    data = hostile(base.to_dict())
+    data = hostile(report_to_dict(base))
     validate(data)
-    return Report.from_dict(data)
+    return report_from_dict(data)
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +195,7 @@ def test_every_string_field_was_made_hostile(report):
             for k, v in node.items():
                 walk(v, k, f"{where}.{k}")
 
-    walk(report.to_dict(), None, "report")
+    walk(report_to_dict(report), None, "report")
     assert not plain
 
 

@@ -21,6 +21,7 @@ from porter_ext.fix.rewrite import rewrite_source
 from porter_ext.model.calls import CallOrigin, CallRecord
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import DefinitionVerdict, RewriteEntry, RewriteSiteEntry
+from porter_ext.report.codec import cell_from_dict, cell_to_dict, report_to_json
 from porter_ext.report.validation import validate
 
 SOURCE = "def f(x):\n    return x.sum(1)\n\n\ndef g(x):\n    return x.mean(0)\n\nk = 1"
@@ -74,7 +75,7 @@ def _later(*verdicts: DefinitionVerdict) -> CellEntry:
         notes=[v.note() for v in verdicts],
         definition_verdicts=list(verdicts),
     )
-    return CellEntry.from_dict(json.loads(json.dumps(entry.to_dict())))
+    return cell_from_dict(json.loads(json.dumps(cell_to_dict(entry))))
 
 
 def test_settle_applies_what_a_later_call_verified_and_says_why_not_for_the_rest():
@@ -111,7 +112,7 @@ def test_the_verdict_travels_as_fields_not_as_note_text():
     where = "line 1: `y = f(x) if on else (g(x): 1)`"
     given = verdict(Deferred(1, "f", ""), True, where, ["torch:cuda:0", "jax"])
     later = CellEntry(index=2, execution_count=2, source="y = f(x)", definition_verdicts=[given])
-    data = later.to_dict()
+    data = cell_to_dict(later)
     assert data["definition_verdicts"] == [
         {
             "cell": 1,
@@ -122,7 +123,7 @@ def test_the_verdict_travels_as_fields_not_as_note_text():
             "reason": None,
         }
     ]
-    settled = settle([cell, CellEntry.from_dict(data)])[0].rewrite
+    settled = settle([cell, cell_from_dict(data)])[0].rewrite
     assert settled.verified_on == ["torch:cuda:0", "jax"]
     assert settled.reason.startswith(f"verified f at its call in cell 2 ({where})")
     assert "notes" not in data  # nothing is read back from words
@@ -134,7 +135,7 @@ def test_a_cell_with_definition_verdicts_is_valid_json() -> None:
     cell, _ = _deferred_cell()
     later = _later(_verdict("f", False, "it changes the result"))
     report = Report.build([cell, later], Environment("3.11"), array_api_version="2024.12")
-    validate(json.loads(report.to_json()))
+    validate(json.loads(report_to_json(report)))
 
 
 def test_a_deferred_definition_ran_where_the_cell_names_it_or_recorded_a_call_inside_it():

@@ -18,6 +18,7 @@ from typing import Any
 from porter_ext.model.calls import ErrorInfo
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import ReplayEntry
+from porter_ext.report.codec import cell_to_dict
 from porter_ext.ui.mime import cell_text
 from tests.ui.entries import call, output
 
@@ -98,7 +99,7 @@ def fixture_data() -> dict[str, Any]:
     cells = headline_cells()
     return {
         "about": "written by tests/report/headline_cells.py: python -m tests.report.headline_cells",
-        "cells": [json.loads(json.dumps(c.to_dict(), allow_nan=False)) for c in cells],
+        "cells": [json.loads(json.dumps(cell_to_dict(c), allow_nan=False)) for c in cells],
         "text_view": [cell_text(c).splitlines()[0] for c in cells],
     }
 

@@ -15,6 +15,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.report import Environment, Report
+from porter_ext.report.codec import report_from_dict, report_to_dict
 from porter_ext.report.html import render_html
 from porter_ext.report.markdown import render_markdown
 from porter_ext.report.text import BIDI_FINDING, FORMAT_FINDING, cell_notes, visible
@@ -97,4 +98,4 @@ def test_the_reproducer_cell_through_the_magics(tmp_path):
 
 def test_the_json_report_keeps_the_source_exactly():
     report = _report(TROJAN)
-    assert Report.from_dict(report.to_dict()).cells[0].source == TROJAN
+    assert report_from_dict(report_to_dict(report)).cells[0].source == TROJAN

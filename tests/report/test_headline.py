@@ -14,6 +14,13 @@ from porter_ext.model.calls import ErrorInfo
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.headline import Headline, HeadlineCounts
 from porter_ext.model.report import Report
+from porter_ext.report.codec import (
+    cell_from_dict,
+    cell_to_dict,
+    headline_to_dict,
+    report_from_dict,
+    report_to_json,
+)
 from porter_ext.report.validation import validate
 from porter_ext.ui.mime import MIME_TYPE, cell_bundle, cell_html, cell_text
 from tests.report.headline_cells import (
@@ -47,7 +54,7 @@ def test_text_html_widget_and_json_say_the_same_words(cell: CellEntry) -> None:
     assert cell_text(cell).splitlines()[0] == words
     assert bundle["text/plain"].splitlines()[0] == words
     assert f"<b>{escape(words, quote=True)}</b>" in cell_html(cell)
-    assert bundle[MIME_TYPE]["headline"] == cell.headline.to_dict()
+    assert bundle[MIME_TYPE]["headline"] == headline_to_dict(cell.headline)
     assert bundle[MIME_TYPE]["headline"]["text"] == words
     pytest.importorskip("ipywidgets")
     from porter_ext.ui.widget import CellWidget
@@ -63,7 +70,7 @@ def test_text_html_widget_and_json_say_the_same_words(cell: CellEntry) -> None:
 def test_the_report_carries_each_headline_and_sums_them() -> None:
     cells = headline_cells()
     report = Report.build(cells, environment(), array_api_version="2024.12")
-    data = json.loads(report.to_json())
+    data = json.loads(report_to_json(report))
     validate(data)
     assert [c["headline"]["text"] for c in data["cells"]] == [c.headline.text for c in cells]
     counts = [c.headline.counts for c in cells]
@@ -79,21 +86,23 @@ def test_the_report_carries_each_headline_and_sums_them() -> None:
 
 
 def test_a_headline_is_read_back_as_written_not_recounted() -> None:
-    data = issue_cell().to_dict()
-    data["headline"] = Headline(HeadlineCounts(calls=7), "porter: as the writer said").to_dict()
-    assert CellEntry.from_dict(data).headline.text == "porter: as the writer said"
-    assert CellEntry.from_dict(data).headline.counts.calls == 7
+    data = cell_to_dict(issue_cell())
+    data["headline"] = headline_to_dict(
+        Headline(HeadlineCounts(calls=7), "porter: as the writer said")
+    )
+    assert cell_from_dict(data).headline.text == "porter: as the writer said"
+    assert cell_from_dict(data).headline.counts.calls == 7
 
 
 def test_an_old_report_without_headlines_gets_one_derived_at_load() -> None:
-    data = issue_cell().to_dict()
+    data = cell_to_dict(issue_cell())
     del data["headline"]
     report = Report.build([issue_cell()], environment(), array_api_version="2024.12")
-    old = json.loads(report.to_json())
+    old = json.loads(report_to_json(report))
     del old["cells"][0]["headline"]
     validate(old)  # the field is optional: reports older than it still load
-    assert CellEntry.from_dict(data).headline.text == ISSUE_HEADLINE
-    assert Report.from_dict(old).cells[0].headline.text == ISSUE_HEADLINE
+    assert cell_from_dict(data).headline.text == ISSUE_HEADLINE
+    assert report_from_dict(old).cells[0].headline.text == ISSUE_HEADLINE
 
 
 def test_a_changed_entry_gets_its_own_headline() -> None:

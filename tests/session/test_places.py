@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from porter_ext.report.codec import report_to_json
 from porter_ext.report.load import report_from_json
 from porter_ext.session import get_session
 from tests.replay.isolation import run
@@ -55,7 +56,7 @@ def test_a_call_in_a_function_of_an_earlier_cell_carries_where_it_is_written(por
     assert calls["numpy.ones"]["origin"] is None
     assert (calls["numpy.ones"]["col"], calls["numpy.ones"]["end_col"]) == (6, 21)
     # the JSON is the report's: it validates and loads back the same
-    again = report_from_json(get_session(ip).report().to_json())
+    again = report_from_json(report_to_json(get_session(ip).report()))
     [loaded] = [c for c in again.cells[-1].calls if c.name == "numpy.sum"]
     assert loaded.origin is not None and loaded.origin.line == 4 and loaded.origin.col == 36
 

@@ -1,5 +1,5 @@
-"""The JSON form of the records the stages make (CONTRACT.md's keys, one to one): calls,
-errors, device findings and output comparisons, as the cell entries write and read them.
+"""The JSON form of the records the stages make (CONTRACT.md's keys, one to one): errors,
+calls, device findings and output comparisons, as the cell entries carry them.
 
 Non-finite floats travel as the strings ``"inf"``, ``"-inf"``, ``"nan"`` (JSON has no
 such numbers); keys a reader does not know (a newer writer) are ignored.
@@ -15,18 +15,35 @@ from typing import Any
 from porter_ext.model.calls import CallOrigin, CallRecord, ErrorInfo
 from porter_ext.model.comparison import DeviceFinding, ErrorHistogram, OutputComparison
 
-#: Float fields that may legitimately be infinite or NaN (an output with an inf where the
-#: original had a finite number). JSON has no such numbers, so they travel as strings.
+__all__ = [
+    "call_from_dict",
+    "call_to_dict",
+    "error_from_dict",
+    "error_to_dict",
+    "finding_from_dict",
+    "finding_to_dict",
+    "float_in",
+    "float_out",
+    "known",
+    "output_from_dict",
+    "output_to_dict",
+    "record_dict",
+]
+
+#: how the non-finite floats a record may hold (an output with an inf where the original
+#: had a finite number) are spelled in JSON
 _NONFINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
 def float_out(value: float | None) -> float | str | None:
+    """A float as JSON can hold it: non-finite ones as their strings."""
     if value is None or math.isfinite(value):
         return value
     return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
 
 
 def float_in(value: float | int | str | None) -> float | None:
+    """A float read back from `float_out`'s form."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -45,12 +62,12 @@ def known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k in names}
 
 
-def error_in(data: Mapping[str, Any] | None) -> ErrorInfo | None:
-    return None if data is None else ErrorInfo(**known(ErrorInfo, data))
-
-
-def error_out(error: ErrorInfo | None) -> dict[str, Any] | None:
+def error_to_dict(error: ErrorInfo | None) -> dict[str, Any] | None:
     return None if error is None else record_dict(error)
+
+
+def error_from_dict(data: Mapping[str, Any] | None) -> ErrorInfo | None:
+    return None if data is None else ErrorInfo(**known(ErrorInfo, data))
 
 
 def call_to_dict(call: CallRecord) -> dict[str, Any]:
@@ -90,7 +107,7 @@ _FLOAT_OUTPUT_FIELDS = (
 
 def output_to_dict(output: OutputComparison) -> dict[str, Any]:
     """The contract's keys, with the error summaries (null where the output matched)."""
-    data = {f.name: getattr(output, f.name) for f in fields(OutputComparison)}
+    data = record_dict(output)
     for key in _FLOAT_OUTPUT_FIELDS:
         data[key] = float_out(data[key])
     if data["shape"] is not None:
