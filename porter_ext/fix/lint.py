@@ -33,6 +33,8 @@ from pathlib import Path
 from porter_ext.fix.checks import CODES, Analyzer, Site
 from porter_ext.fix.static import collect_imports
 from porter_ext.record.positions import in_characters
+from porter_ext.record.spelled import source_call, span_text
+from porter_ext.spec.rewrites import suggestion_from_source
 from porter_ext.spec.standard import DEFAULT_VERSION, standard
 
 __all__ = ["CODES", "LintError", "LintFinding", "LintResult", "lint_paths", "lint_source"]
@@ -229,13 +231,34 @@ def _findings(
             s.kind,
             s.name,
             s.message,
-            s.suggestion,
+            _spelled(s, lines),
             s.needs_run,
             cell,
         )
         for s in in_characters(sites, lines)  # columns as editors count them
         if _keep(s, lines)
     ]
+
+
+def _spelled(site: Site, lines: list[str]) -> str | None:
+    """The site's suggestion written with the call's own expressions, as ``%%port``
+    records it (`porter_ext.record.spelled`); as rendered from what the source shows of
+    the values where the table entry is undecided or the source does not fill it."""
+    entries = [site.entry] if site.entry is not None else list(site.options)
+    if not entries or site.suggestion is None:
+        return site.suggestion
+    rendered = site.suggestion.split(" or ") if site.entry is None else [site.suggestion]
+    if len(rendered) != len(entries):
+        return site.suggestion
+    text = span_text(lines, site.line, site.col, site.end_line, site.end_col)
+    call = source_call(text, entries[0].kind) if text else None
+    if call is None:
+        return site.suggestion
+    spelled = [
+        suggestion_from_source(entry.suggestion, call, entry) or value
+        for entry, value in zip(entries, rendered, strict=True)
+    ]
+    return " or ".join(spelled)
 
 
 def _cell_python(source: str) -> str | None:

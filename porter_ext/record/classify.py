@@ -22,6 +22,7 @@ from porter_ext.spec.dtype_categories import (
     dtype_kind,
     scalar_issue,
 )
+from porter_ext.spec.replacement import Replacement
 from porter_ext.spec.replacements import choose, find, render_suggestion
 from porter_ext.spec.standard import FunctionSpec, Standard
 
@@ -34,8 +35,14 @@ _TABLE_LIBRARIES = frozenset(LIBRARIES)
 class Verdict:
     status: str
     standard_name: str | None = None
+    #: rendered from the call's values (the records write it from its source where they
+    #: can: ``template``)
     suggestion: str | None = None
     message: str = ""
+    #: the suggestion's template over the call's source (`spec.rewrites.suggestion_from_source`)
+    #: and the table entry it comes from, or None
+    template: str | None = None
+    entry: Replacement | None = None
 
 
 STANDARD_HELPER = Verdict("standard", None, None, "array-api-compat helper")
@@ -84,10 +91,39 @@ def _dtype_issue(value: Any, std: Standard) -> tuple[str, str] | None:
     return None
 
 
+def _as_array_template(function: str, name: str, value: Any, nargs: int, kwargs: dict) -> str:
+    """``xp.exp(xp.asarray({arg0}, dtype=xp.float64))``: the call with the Python sequence
+    passed as ``name`` made an array, of a dtype the function takes where its elements
+    are of a kind it does not (a list of ints into ``exp``), over the call's source."""
+    category = CATEGORY.get(function)
+    kinds = {_SCALAR_KINDS.get(type(v)) for v in value}
+    dtype = ""
+    if category is not None and None not in kinds and not kinds <= KINDS[category]:
+        target = "float64" if "float" in KINDS[category] else None
+        dtype = f", dtype=xp.{target}" if target is not None else ""
+    parts = [f"{{arg{i}}}" for i in range(nargs)] + [f"{k}={{{k}}}" for k in kwargs]
+    if name in kwargs:
+        parts[nargs + list(kwargs).index(name)] = f"{name}=xp.asarray({{{name}}}{dtype})"
+    else:
+        index = _ARRAY_ORDER.index(name) if name in _ARRAY_ORDER else 0
+        parts[min(index, nargs - 1)] = f"xp.asarray({{arg{min(index, nargs - 1)}}}{dtype})"
+    return f"xp.{function}({', '.join(parts)})"
+
+
+#: where an array parameter sits among a standard function's positional parameters
+_ARRAY_ORDER = ("x", "x2")
+
+
+def _from_entry(entry: Replacement, status: str, suggestion: str | None) -> tuple:
+    """A verdict's fields from a table entry (its suggestion rendered from the values)."""
+    return status, entry.standard_name, suggestion, entry.note, entry.suggestion, entry
+
+
 def argument_issue(
     spec: FunctionSpec, args: tuple, kwargs: dict, std: Standard
-) -> tuple[str, str | None] | None:
-    """(reason, suggestion) when an argument's kind is outside the standard signature:
+) -> tuple[str, str | None] | tuple[str, str | None, str] | None:
+    """(reason, suggestion[, its template over the call's source]) when an argument's
+    kind is outside the standard signature:
     a list or tuple where an array goes, a dtype the standard lacks, a boolean array
     where a numeric one is needed."""
     positional = [p.name for p in spec.params if p.kind in _POSITIONAL]
@@ -98,6 +134,7 @@ def argument_issue(
                 f"a Python {type(value).__name__} as {name}: the standard's {spec.name}() "
                 "takes an array",
                 f"xp.{spec.name}(xp.asarray(...), ...)",
+                _as_array_template(spec.name, name, value, len(args), kwargs),
             )
         if name == "dtype":
             issue = _dtype_issue(value, std)
@@ -278,7 +315,7 @@ def classify(
     entry = choose(entries, args, kwargs, self_obj) if entries else None
     suggestion = render_suggestion(entry, args, kwargs, self_obj) if entry is not None else None
     if entry is not None and entry.status in ("device_specific", "host_sync"):
-        return Verdict(entry.status, entry.standard_name, suggestion, entry.note)
+        return Verdict(*_from_entry(entry, entry.status, suggestion))
 
     name = callee.name
     if callee.kind == "function":
@@ -289,7 +326,7 @@ def classify(
         spec = None
         if name in std.array_attributes:
             if entry is not None and entry.status == "non_standard_usage":
-                return Verdict("non_standard_usage", entry.standard_name, suggestion, entry.note)
+                return Verdict(*_from_entry(entry, "non_standard_usage", suggestion))
             return Verdict("standard", name)
 
     if spec is not None:
@@ -298,13 +335,21 @@ def classify(
         if reason is None and (entry is None or entry.status != "non_standard_usage"):
             issue = argument_issue(spec, args, kwargs, std)
             if issue is not None:
-                return Verdict("non_standard_usage", name, issue[1], issue[0])
+                template = issue[2] if len(issue) > 2 else None
+                return Verdict("non_standard_usage", name, issue[1], issue[0], template)
             return Verdict("standard", name)
         if entry is not None:
             message = reason or entry.note
             if entry.note and reason:
                 message = f"{reason}. {entry.note}"
-            return Verdict("non_standard_usage", entry.standard_name or name, suggestion, message)
+            return Verdict(
+                "non_standard_usage",
+                entry.standard_name or name,
+                suggestion,
+                message,
+                entry.suggestion,
+                entry,
+            )
         return Verdict(
             "non_standard_usage",
             name,
@@ -315,7 +360,7 @@ def classify(
     # the name itself is outside the standard
     if entry is not None:
         status = "non_standard" if entry.status == "non_standard_usage" else entry.status
-        return Verdict(status, entry.standard_name, suggestion, entry.note)
+        return Verdict(*_from_entry(entry, status, suggestion))
     if callee.kind == "method" and name in std.functions:
         return Verdict(
             "non_standard",

@@ -195,5 +195,11 @@ def judged_dtypes(verdict: Verdict, x: tuple, other: tuple | None) -> Verdict:
     else:
         return verdict
     return DtypeVerdict(
-        verdict.status, verdict.standard_name, verdict.suggestion, verdict.message, (x[2], operand)
+        verdict.status,
+        verdict.standard_name,
+        verdict.suggestion,
+        verdict.message,
+        verdict.template,
+        verdict.entry,
+        operands=(x[2], operand),
     )

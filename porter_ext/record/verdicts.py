@@ -27,12 +27,14 @@ from porter_ext.record.operators import classify_protocol
 from porter_ext.record.positions import char_col
 from porter_ext.record.resolve import Callee
 from porter_ext.record.runners import FILENAMES
+from porter_ext.record.spelled import spelled_suggestion
 from porter_ext.record.strict import NonStandardError
 from porter_ext.record.values import value_key
 from porter_ext.spec.standard import Standard
 
 _CACHE_LIMIT = 20_000
 _SUGGESTIONS_PER_SITE = 8
+_UNSPELLED = object()
 
 #: (standard version, callee, nargs, keyword names) → Verdict, for verdicts that depend
 #: only on the callee and the shape of the call (callees are library facts)
@@ -141,13 +143,17 @@ class Verdicts:
         in a loop) keeps one record per suggestion, up to `_SUGGESTIONS_PER_SITE`."""
         merged: dict[tuple, list] = {}
         suggestions: dict[tuple, set] = {}
+        spelled: dict[tuple, str | None] = {}  # (site, verdict) → its suggestion as written
         for (site, callee, verdict, keywords), bucket in self._buckets.items():
+            said = spelled.get((site, verdict), _UNSPELLED)
+            if said is _UNSPELLED:
+                said = spelled[site, verdict] = spelled_suggestion(site, callee, verdict)
             for (din, dout), count in bucket.items():
                 key = (site, callee.qualname, verdict.status, din, dout, keywords)
                 seen = suggestions.setdefault(key, set())
-                if verdict.suggestion in seen or len(seen) < _SUGGESTIONS_PER_SITE:
-                    seen.add(verdict.suggestion)
-                    key = (*key, verdict.suggestion)
+                if said in seen or len(seen) < _SUGGESTIONS_PER_SITE:
+                    seen.add(said)
+                    key = (*key, said)
                 else:  # counted with the site's last kept suggestion
                     key = (*key, max(seen, key=str))
                 entry = merged.get(key)
@@ -156,7 +162,7 @@ class Verdicts:
                 else:
                     entry[0] += count
         out = []
-        for (site, qualname, status, din, dout, keywords, _), (
+        for (site, qualname, status, din, dout, keywords, said), (
             count,
             callee,
             verdict,
@@ -186,7 +192,7 @@ class Verdicts:
                     kind=callee.kind,
                     status=status,
                     standard_name=verdict.standard_name,
-                    suggestion=verdict.suggestion,
+                    suggestion=said,
                     devices_in=list(din),
                     device_out=dout,
                     count=count,

@@ -33,6 +33,7 @@ __all__ = [
     "dtype_source",
     "part_template",
     "render_rewrite",
+    "suggestion_from_source",
 ]
 
 #: the inputs examples are written over: name → (standard dtype, data)
@@ -249,6 +250,28 @@ def render_rewrite(entry: Replacement, call: SourceCall, part: str | int | None 
             target_node = None
         if not isinstance(target_node, ast.Name | ast.Attribute | ast.Subscript):
             raise NoRewrite("the array updated in place is not a name that can be rebound")
+    return _render(template, call, entry)
+
+
+def suggestion_from_source(
+    template: str, call: SourceCall, entry: Replacement | None = None
+) -> str | None:
+    """A suggestion (advice, not a rewrite: ``entry``'s, or one the recorder made) written
+    with the call's own expressions: its ``x`` the array as written, its placeholders the
+    arguments' source (``torch.ones(n, n)`` → ``xp.ones((n, n))``, not the run's
+    ``(6, 6)``); None where the source does not fill it or an argument would be left
+    out (the suggestion then keeps the run's values)."""
+    try:
+        return _render(_BARE_X.sub("{x}", template), call, entry)
+    except NoRewrite:
+        return None
+
+
+#: the array of a suggestion's template, a bare ``x`` (not ``x.dtype``'s, nor ``xp``)
+_BARE_X = re.compile(r"(?<![\w.{])x(?![\w}])")
+
+
+def _render(template: str, call: SourceCall, entry: Replacement | None) -> str:
     filler = _Filler(call, entry)
 
     def keep_or_drop(match: re.Match[str]) -> str:

@@ -64,8 +64,8 @@ def test_fix_reshape_tuple_unpacked(port_shell):
         "xp.reshape(np.arange(6), (2, 3))",
     ]
     assert [c.suggestion for c in entry.calls if c.status != "standard"] == [
-        "xp.reshape(x, (3, 1))",
-        "xp.reshape(x, (2, 3))",
+        "xp.reshape(np.arange(3), (3, 1))",
+        "xp.reshape(np.arange(6), (2, 3))",
     ]
     ported = _plain(setup, rewrite.source)
     for name in ("a", "b"):

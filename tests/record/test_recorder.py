@@ -49,7 +49,8 @@ def test_the_torch_example_names_each_non_standard_call():
     assert run.exception is None
     calls = by_name(run)
     assert calls["Tensor.sum"].status == "non_standard"
-    assert calls["Tensor.sum"].suggestion == "xp.sum(x, axis=1)"
+    # written with the person's expressions (`(x * x).sum(1)`), never the run's values
+    assert calls["Tensor.sum"].suggestion == "xp.sum(x * x, axis=1)"
     assert calls["Tensor.tanh"].status == "non_standard"
     assert "xp.tanh" in calls["Tensor.tanh"].suggestion
     assert calls["torch.max"].status == "non_standard_usage"
@@ -98,7 +99,7 @@ def test_exp2_is_non_standard_and_the_escape_hatch_is_acknowledged():
         ("np.sum(a, axis=0)", "numpy.sum", "standard", None),
         ("a3.T", "ndarray.T", "non_standard_usage", "permute_dims"),
         ("a.T", "ndarray.T", "standard", None),
-        ("a.sum(0)", "ndarray.sum", "non_standard", "xp.sum(x, axis=0)"),
+        ("a.sum(0)", "ndarray.sum", "non_standard", "xp.sum(a, axis=0)"),
         ("a.item() if a.size == 1 else a[0, 0].item()", "ndarray.item", "host_sync", None),
         ("float(a[0, 0])", "float", "host_sync", None),
     ],
@@ -300,9 +301,18 @@ def test_a_sites_fast_path_reads_each_calls_devices_and_checks_its_arguments():
         ("Array.__mul__", "device1", "device1"): 3,
         ("Array.__mul__", "device2", "device2"): 2,
     }
-    # a value the suggestion is made from changes mid-loop: each value keeps its own
+    # a value the suggestion is made from changes mid-loop: the suggestion is written
+    # with the person's expression (one record); from values, each value keeps its own
     run = record("for k in [0, 0, 1, 0]:\n    y = x.sum(axis=k)\n", x=np.ones((2, 2)))
     suggestions = sorted((c.suggestion, c.count) for c in run.calls if c.name == "ndarray.sum")
+    assert suggestions == [("xp.sum(x, axis=k)", 4)]
+    ns = {"x": np.ones((2, 2))}  # a file whose text porter cannot read: from values
+    by_values = run_recorded(
+        "for k in [0, 0, 1, 0]:\n    y = x.sum(axis=k)\n", ns, filename="<no text>"
+    )
+    suggestions = sorted(
+        (c.suggestion, c.count) for c in by_values.calls if c.name == "ndarray.sum"
+    )
     assert suggestions == [("xp.sum(x, axis=0)", 3), ("xp.sum(x, axis=1)", 1)]
 
 
@@ -335,7 +345,7 @@ def test_a_cell_run_again_is_recorded_the_same_and_its_memo_keeps_nothing_of_the
     first = summary(run_recorded(source, namespace, RecordSettings(cell=1)))
     again = summary(run_recorded(source, namespace, RecordSettings(cell=2)))
     assert again == first
-    assert ("xp.sum(x, axis=1)", 1) in [(c[3], c[4]) for c in first]
+    assert ("xp.sum(y, axis=k)", 3) in [(c[3], c[4]) for c in first]
     held = weakref.ref(Scale)
     del Scale, namespace["s"], namespace["z"]
     gc.collect()

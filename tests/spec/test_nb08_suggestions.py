@@ -46,9 +46,9 @@ def test_diag_keeps_its_offset(suggestions):
 
 
 def test_max_with_dim_gives_values_and_indices(suggestions):
-    assert suggestions[(7, "Tensor.max")] == "(xp.max(x, axis=1), xp.argmax(x, axis=1))"
+    assert suggestions[(7, "Tensor.max")] == "(xp.max(t, axis=1), xp.argmax(t, axis=1))"
 
 
 def test_item_follows_the_dtype(suggestions):
-    assert suggestions[(8, "Tensor.item")] == "int(x)"
-    assert suggestions[(9, "Tensor.item")] == "float(x)"
+    assert suggestions[(8, "Tensor.item")] == "int(torch.tensor([4]))"
+    assert suggestions[(9, "Tensor.item")] == "float(torch.tensor([4.5]))"
