@@ -224,3 +224,24 @@ def test_a_function_only_cell_is_refused_when_its_call_disagrees(tmp_path):
     nb = nbformat.read(out, as_version=4)
     assert nb.cells[1].source == "def g(x):\n    return x.sum(1)"
     assert "porter: cell 1: not rewritten: refused g at its call in cell 2" in done.stdout
+
+
+def test_a_definition_whose_parameter_no_run_has_typed_waits_for_its_first_call(tmp_path):
+    """attacks/72: ``def g(a): return a.sum(0)`` (a parameter named as no array of the
+    notebook) is rewritten, verified where a later cell first calls it, and a definition
+    nothing calls says so; both were left with no rewrite and no word."""
+    done, out, cells = _fix_notebook(
+        tmp_path,
+        "params",
+        "import numpy as np\nx = np.ones((2, 3))",
+        "def g(a):\n    return a.sum(0)",
+        "def h(a):\n    return a.max(0)",
+        "s = g(x)",
+    )
+    g, h = cells[1]["rewrite"], cells[2]["rewrite"]
+    assert g is not None and g["status"] == "verified", g
+    assert "verified g at its call in cell 3" in g["reason"]
+    assert h is not None and h["status"] == "refused" and "never called" in h["reason"], h
+    ported = nbformat.read(out, as_version=4).cells
+    assert "xp.sum(a, axis=0)" in ported[1].source
+    assert ported[2].source == "def h(a):\n    return a.max(0)"

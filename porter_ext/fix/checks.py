@@ -18,7 +18,7 @@ from porter_ext.backends import LIBRARIES, get_backend
 from porter_ext.compare.devices import CREATION, FROM_ARRAY
 from porter_ext.fix.flow import FlowModel
 from porter_ext.fix.scopes import Function
-from porter_ext.fix.source import _ARRAY_USES as ARRAY_USES
+from porter_ext.fix.source import ARRAY_USES
 from porter_ext.fix.static import (
     PYTHON_TYPES,
     UNKNOWN,

@@ -29,6 +29,7 @@ from porter_ext.record.magic_lines import mask_magics
 __all__ = [
     "NEVER_CALLED",
     "Deferred",
+    "array_parameters",
     "called_deferred",
     "defer",
     "idle_functions",
@@ -145,6 +146,33 @@ def unexercised_defs(source: str, calls: Any) -> dict[str, tuple[int, int]]:
         for name, span in defs.items()
         if name not in read and not any(span[0] < line <= span[1] for line in ran)
     }
+
+
+def array_parameters(source: str, idle: Mapping[str, Any], library: str) -> dict[str, str]:
+    """The parameters of the cell's ``idle`` functions (nothing in the cell calls them)
+    that their bodies use as arrays of ``library``: an attribute only arrays have
+    (``a.shape``, ``a.T``) or a method of its arrays the table names (``a.sum(0)``). The
+    source alone cannot type a parameter: this is a guess, which the replay at the
+    function's first call verifies or refuses (name → library)."""
+    from porter_ext.fix.source import ARRAY_USES
+    from porter_ext.spec.replacements import find
+
+    found: dict[str, str] = {}
+    for node in ast.parse(mask_magics(source)[0]).body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name not in idle:
+            continue
+        arguments = node.args
+        params = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+        for sub in ast.walk(node):
+            if not (
+                isinstance(sub, ast.Attribute)
+                and isinstance(sub.value, ast.Name)
+                and sub.value.id in params
+            ):
+                continue
+            if sub.attr in ARRAY_USES or find(library, "method", sub.attr):
+                found[sub.value.id] = library
+    return found
 
 
 def idle_functions(source: str, calls: Any, applied: Any) -> tuple[dict, set]:

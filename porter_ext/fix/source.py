@@ -51,7 +51,7 @@ _NOT_ONE_ARRAY = frozenset(
 #: attributes of an array that are arrays of the same library
 _ARRAY_ATTRIBUTES = frozenset({"T", "mT"})
 #: attributes of a parameter that show it is used as an array
-_ARRAY_USES = frozenset({"shape", "dtype", "device", "ndim", "T", "mT", "size"})
+ARRAY_USES = frozenset({"shape", "dtype", "device", "ndim", "T", "mT", "size"})
 #: standard parameters that take one array
 _ARRAY_PARAMS = frozenset({"x", "x1", "x2"})
 
@@ -140,7 +140,7 @@ class SourceModel:
         used: set[str] = set()
         for node in _scope_nodes(body):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                if node.value.id in params and node.attr in _ARRAY_USES:
+                if node.value.id in params and node.attr in ARRAY_USES:
                     used.add(node.value.id)
             elif isinstance(node, ast.Call):
                 taking = self._array_positions(node.func)

@@ -25,12 +25,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.fix.deferred import (
+    array_parameters,
     called_deferred,
     defer,
     idle_functions,
     not_run_reason,
     put_in_effect,
     settle_at_call,
+    unexercised_defs,
 )
 from porter_ext.fix.magic_args import close_code_magics, magic_sites, open_code_magics
 from porter_ext.fix.verify_rounds import (
@@ -86,6 +88,9 @@ class FixRun:
     operators: dict = field(default_factory=dict)
     #: what the run saw that the source cannot tell (`run_knowledge`, `rewrite_source`)
     seen: dict = field(default_factory=dict)
+    #: parameters of functions nothing in the cell calls, used there as arrays of the
+    #: notebook's one array library (`deferred.array_parameters`: verified at a call)
+    parameters: dict = field(default_factory=dict)
     rounds: list[Round] = field(default_factory=list)
     #: sites that verify alone and were left out of the narrowed rewrite, with why
     dropped: dict = field(default_factory=dict)
@@ -122,7 +127,7 @@ class FixRun:
         result = rewrite_source(
             masked,
             imports=imports,
-            arrays=namespace_arrays(namespace),
+            arrays={**self.parameters, **namespace_arrays(namespace)},
             only=only,
             operators=self.operators,
             provided=provided,
@@ -204,6 +209,7 @@ class FixRun:
             )
         self.operators = mixed_operators(entry.calls)
         self.seen = run_knowledge(entry.calls)
+        self.parameters = self._parameters(entry, namespace)
         full = self._propose(namespace)
         if not full.sites:
             return None  # nothing porter could rewrite, nothing to say
@@ -248,6 +254,24 @@ class FixRun:
         return accepted_entry(
             final, best, ctx.specs, self.rounds, unexercised_specs(entry.replays), left
         )
+
+    def _parameters(self, entry: CellEntry, namespace: Mapping[str, Any]) -> dict[str, str]:
+        """`array_parameters` of the cell's functions that nothing in it runs, under
+        ``porter fix`` (where a later call verifies them) and where the notebook imported
+        one array library."""
+        from porter_ext.backends import backend_of_module
+
+        if not (self.in_effect and self.session is not None and self.index is not None):
+            return {}
+        libraries = {
+            backend.name
+            for module in namespace_imports(namespace).values()
+            if (backend := backend_of_module(module)) is not None
+        }
+        if len(libraries) != 1:
+            return {}
+        idle = unexercised_defs(mask_magics(self.source)[0], entry.calls)
+        return array_parameters(self.source, idle, libraries.pop()) if idle else {}
 
     def _specs(self, run: Any) -> list:
         from porter_ext.replay.dispatch import control_spec
