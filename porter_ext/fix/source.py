@@ -63,40 +63,6 @@ class _Namespace:
 NAMESPACE = _Namespace()
 
 
-def _scope_nodes(body: list[ast.stmt]):
-    """The nodes of a scope, not descending into nested functions, lambdas or classes."""
-    stack: list[ast.AST] = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
-
-
-def _targets(node: ast.AST) -> list[tuple[str, ast.expr | None]]:
-    """(name, value it is bound to, None when the value is not the whole expression)."""
-    if isinstance(node, ast.Assign):
-        out = []
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                out.append((target.id, node.value))
-            else:
-                out += [(n.id, None) for n in ast.walk(target) if isinstance(n, ast.Name)]
-        return out
-    if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
-        return [(node.target.id, node.value)]
-    if isinstance(node, ast.NamedExpr):
-        return [(node.target.id, node.value)]
-    if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
-        return [(n.id, None) for n in ast.walk(node.target) if isinstance(n, ast.Name)]
-    if isinstance(node, ast.withitem) and node.optional_vars is not None:
-        return [(n.id, None) for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name)]
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return [(node.name, None)]
-    return []
-
-
 class SourceModel:
     """The names of one module, scope by scope, as the source binds them."""
 
@@ -117,37 +83,12 @@ class SourceModel:
         self.std = std
         self.hints = {name: ArrayValue(lib) for name, lib in (arrays or {}).items()}
         self.scopes: list[dict[str, object]] = [dict(self.hints), {}]
-        self.array_params: list[set[str]] = [set()]
-
-    def _bind(self, body: list[ast.stmt], scope: dict[str, object]) -> None:
-        bindings = [b for node in _scope_nodes(body) for b in _targets(node)]
-        for _ in range(2):  # twice: y = x + 1 before x = np.ones(3) in source order
-            for name, value in bindings:
-                known = self.array_of(value) if value is not None else None
-                if known is not None:
-                    scope[name] = known
-                else:
-                    scope.setdefault(name, UNKNOWN)
 
     def lookup(self, name: str) -> object:
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope[name]
         return None
-
-    def _array_params(self, body: list[ast.stmt], params: set[str]) -> set[str]:
-        """The parameters the body uses as arrays (``p.shape``, ``np.sum(p)``, ``array_namespace(p)``)."""
-        used: set[str] = set()
-        for node in _scope_nodes(body):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                if node.value.id in params and node.attr in ARRAY_USES:
-                    used.add(node.value.id)
-            elif isinstance(node, ast.Call):
-                taking = self._array_positions(node.func)
-                for position, arg in enumerate(node.args):
-                    if position in taking and isinstance(arg, ast.Name) and arg.id in params:
-                        used.add(arg.id)
-        return used
 
     def _array_positions(self, func: ast.expr) -> frozenset[int] | range:
         """The positions where a call takes arrays: every one for the helpers
