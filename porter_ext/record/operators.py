@@ -197,8 +197,6 @@ def _true_division(name: str, x: tuple, other: tuple) -> Verdict | None:
         suggestion = f"{cast} / ..." if name == "__truediv__" else f"x = {cast} / ..."
     else:
         suggestion = f"... / {cast}"
-    # "/ mixes A and B:" is how the fix stage reads an operator's dtypes (B: "int" for a
-    # Python int), to write the cast
     operand = other[2] if other[0] == "array" else "int"
     return Verdict(
         "non_standard_usage",
