@@ -133,8 +133,7 @@ class PortMagics(Magics):
             self.shell.showtraceback((KeyboardInterrupt, interrupt, None))
             self._failed(interrupt)
             return None
-        except SyntaxError as exc:
-            self._record_syntax_error(cell, exc)
+        except SyntaxError as exc:  # the session kept the cell with its error
             self.shell.showsyntaxerror()
             self._failed(exc)
             return None
@@ -154,19 +153,6 @@ class PortMagics(Magics):
         running = getattr(self.shell.displayhook, "exec_result", None)
         if running is not None:
             running.error_in_exec = exc
-
-    def _record_syntax_error(self, cell: str, exc: SyntaxError) -> None:
-        """A cell that does not parse is still a cell of the report, with its error (and
-        ``_port`` keeps the last cell that ran)."""
-        from porter_ext.model.calls import ErrorInfo
-        from porter_ext.model.cells import CellEntry
-
-        session = self.session
-        count = session._execution_count()
-        error = ErrorInfo(type=type(exc).__name__, message=str(exc.msg), line=exc.lineno)
-        session.cells.append(
-            CellEntry(index=session.cell_index, execution_count=count, source=cell, error=error)
-        )
 
     @line_magic("port")
     def port_line(self, line: str) -> Any:

@@ -203,7 +203,7 @@ def test_load_ext_works_with_only_numpy(tmp_path):
 def test_a_failing_rewrite_leaves_the_cell_running_and_the_transformer_registered(
     ip, monkeypatch, capsys
 ):
-    from porter_ext.session import session as session_module
+    from porter_ext.session import port_on as session_module
 
     def broken(tree, cell, **_):
         raise RuntimeError("porter bug")

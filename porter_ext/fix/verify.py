@@ -22,7 +22,7 @@ import ast
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.fix.deferred import (
     array_parameters,
@@ -62,7 +62,14 @@ from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import DefinitionVerdict, RewriteEntry
 from porter_ext.record.magic_lines import mask_magics, unmask
 
-__all__ = ["FixRun", "MAX_SINGLE_TRIES", "prepare"]
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from porter_ext.compare.pipeline import ReplayJob
+    from porter_ext.record.cell import CellRun
+    from porter_ext.replay.workers import WorkerPool
+
+__all__ = ["FixPlace", "FixRun", "MAX_SINGLE_TRIES", "finish", "prepare", "start"]
 
 #: sites tried one by one when a rewrite must be narrowed (each try is one replay round)
 MAX_SINGLE_TRIES = 6
@@ -95,7 +102,7 @@ class FixRun:
     #: sites that verify alone and were left out of the narrowed rewrite, with why
     dropped: dict = field(default_factory=dict)
     #: ``porter fix``: the session (its deferred definitions) and the notebook cell index
-    session: Any = None
+    session: object | None = None
     index: int | None = None
     #: earlier cells' deferred definitions this cell reads (`porter_ext.fix.deferred`)
     deferred: list = field(default_factory=list)
@@ -338,18 +345,25 @@ class FixRun:
         return self.replay(candidate, frozenset(site_key(s) for s in candidate.applied), ctx)
 
 
+@dataclass(frozen=True)
+class FixPlace:
+    """Where a cell's rewrite is verified: the worker ``pool`` its rounds replay in (None:
+    in the person's process, ``in_process``), the ``shell`` whose transformations the
+    rewrite gets, and under ``porter fix`` (``in_effect``: later cells are verified with
+    the earlier cells' rewrites in effect) the ``owner`` of the deferred definitions (the
+    session) and the notebook ``index`` of the cell; ``cell`` is its recorder label."""
+
+    pool: WorkerPool | None = None
+    shell: InteractiveShell | None = None
+    in_process: bool = False
+    in_effect: bool = False
+    owner: object | None = None
+    index: int | None = None
+    cell: int | str = "fix"
+
+
 def prepare(
-    source: str,
-    code: str,
-    namespace: Mapping[str, Any],
-    specs: list,
-    *,
-    pool: Any,
-    shell: Any = None,
-    in_process: bool = False,
-    in_effect: bool = False,
-    session: Any = None,
-    index: int | None = None,
+    source: str, code: str, namespace: Mapping[str, Any], specs: list, place: FixPlace
 ) -> FixRun:
     """Before the original run: capture the cell's inputs for the verification rounds,
     with the names of the person's namespace that the rewrite reads and the cell does not
@@ -359,9 +373,17 @@ def prepare(
     from porter_ext.compare.pipeline import plan
 
     fix = FixRun(
-        source, None, list(specs), shell=shell, in_effect=in_effect, session=session, index=index
+        source,
+        None,
+        list(specs),
+        shell=place.shell,
+        in_effect=place.in_effect,
+        cell=place.cell,
+        session=place.owner,
+        index=place.index,
     )
-    fix.deferred = called_deferred(session, code) if in_effect and session is not None else []
+    owner = place.owner
+    fix.deferred = called_deferred(owner, code) if place.in_effect and owner is not None else []
     prefix = "".join(d.code for d in fix.deferred)
     # the deferred functions as the namespace holds them too: a round whose prefix
     # leaves out a refused one calls the original definition
@@ -372,9 +394,9 @@ def prepare(
         code_reading(prefix + code, fix._new_inputs(code, namespace), first=defined),
         namespace,
         warm,
-        pool=pool,
+        pool=place.pool,
         control=False,
-        in_process=in_process,
+        in_process=place.in_process,
     )
     return fix
 
@@ -383,58 +405,30 @@ def prepare(
 
 
 def start(
-    session: Any,
-    source: str,
-    code: str,
-    namespace: Mapping[str, Any],
-    specs: list,
-    options: Any,
-    cell: int | str,
+    source: str, code: str, namespace: Mapping[str, Any], specs: list, place: FixPlace
 ) -> FixRun | None:
     """``--fix``, before the original run; None (with porter's warning) when it fails."""
     from porter_ext.guard import internal_error
 
     try:
-        fix = prepare(
-            source,
-            code,
-            namespace,
-            specs,
-            pool=None if options.in_process else session.pool,
-            shell=session.shell,
-            in_process=options.in_process,
-            in_effect=session.headless,
-            session=session,
-            index=session.cell_index,
-        )
+        return prepare(source, code, namespace, specs, place)
     except SyntaxError:  # the run reports it
         return None
     except Exception as exc:
         internal_error("preparing the rewrite of this cell (--fix)", exc)
         return None
-    fix.cell = cell
-    return fix
 
 
 def finish(
-    session: Any,
-    fix: FixRun | None,
-    entry: CellEntry,
-    namespace: Mapping[str, Any],
-    run: Any,
-    record: Any,
-    options: Any,
-    warnings: list[str],
-) -> CellEntry:
-    """``--fix``, after the replays: the entry with its verified (or refused) rewrite."""
-    if fix is None:
-        return entry
+    fix: FixRun, entry: CellEntry, namespace: Mapping[str, Any], run: CellRun, job: ReplayJob
+) -> tuple[CellEntry, list[str]]:
+    """``--fix``, after the replays (``job``: their settings and policy, the rounds'
+    too): the entry with its verified (or refused) rewrite, and porter's warnings."""
     from porter_ext.guard import internal_error
-    from porter_ext.replay.run import ReplaySettings
 
+    warnings: list[str] = []
     try:
-        settings = ReplaySettings(record=record, timeout=options.timeout)
-        return fix.verify(entry, namespace, run, settings, session.policy(options))
+        return fix.verify(entry, namespace, run, job.settings, job.policy), warnings
     except Exception as exc:
         internal_error("verifying the rewrite of this cell (--fix)", exc, warnings)
-        return entry
+        return entry, warnings

@@ -8,7 +8,6 @@ compiler flags, its displayhook (so ``Out``/``_`` behave as usual) and its event
 
 from __future__ import annotations
 
-import ast
 import builtins
 import contextlib
 import dataclasses
@@ -16,33 +15,32 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from porter_ext.fix import verify
-from porter_ext.guard import guarded, internal_error
+from porter_ext.fix.verify import FixPlace
+from porter_ext.guard import internal_error
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.report import Report
-from porter_ext.record import as_written
 from porter_ext.record.cell import (
     NO_VALUE,
     CellRun,
     RecordSettings,
-    cell_filename,
     keep_line_numbers,
     run_recorded,
 )
 from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
 from porter_ext.record.magic_code import MagicRewriter
-from porter_ext.record.recorder import Recorder, install_hooks
-from porter_ext.record.runners import register_cell_file
+from porter_ext.record.recorder import install_hooks
 from porter_ext.record.syntax import CellSyntax
-from porter_ext.record.transformer import transform
+from porter_ext.session import cell
 from porter_ext.session.options import PortOptions, SessionConfig
 from porter_ext.session.places import CellPlace, CellPlaces, front_end_cell_id
+from porter_ext.session.port_on import OnTransformer, PortOn
 from porter_ext.session.result import PortResult, UnrecordedResult, environment
 from porter_ext.session.turns import TURNS
 
 if TYPE_CHECKING:
     from porter_ext.compare.pipeline import ReplayJob
     from porter_ext.replay.plan import ReplayPlan
+    from porter_ext.session.cell import CellJob
 
 _HIDDEN_NAMES = HOOK_NAMES
 
@@ -56,12 +54,7 @@ class Session:
         self.cells: list[CellEntry] = []
         self.last: PortResult | None = None
         self.recording = False
-        # the cell being recorded by ``%port on``: its recorder, code and plan
-        self._on_recorder: Recorder | None = None
-        self._on_code = ""
-        self._on_raw = ""
-        self._on_plan = None
-        self._on_armed: list = []  # the functions of earlier recorded cells, armed for it
+        self._port_on = PortOn(self)
         self.cell_index: int | None = None  # set by `porter run` for notebook cells
         self._pool: Any = None
         #: set by `porter run`: the report must judge the whole notebook, so what would
@@ -85,14 +78,24 @@ class Session:
         """Run a cell once in the person's namespace while recording it, and keep the result.
 
         The cell's exception (if any) is in ``run.exception``: the caller re-raises it.
-        A SyntaxError propagates before anything runs or is recorded. A cell of another
-        thread waits for its turn (`porter_ext.session.turns`), or runs unrecorded.
+        A SyntaxError propagates before anything runs, the cell kept with its error.
+        A cell of another thread waits for its turn (`porter_ext.session.turns`), or runs
+        unrecorded.
         """
         refused = TURNS.take()
         if refused is not None:
             return self._unrecorded(source, refused, namespace)
         try:
-            return self._port_cell(source, options, namespace)
+            if self.shell is not None:
+                code, namespace = self._transform(source), self.shell.user_ns
+            else:
+                code = source
+                namespace = namespace if namespace is not None else {}
+            job = cell.begin(self, source, code, namespace, options or PortOptions())
+            return cell.run_cell(self, job)
+        except SyntaxError as exc:
+            cell.unparsed(self, source, exc)
+            raise
         finally:
             TURNS.release()
 
@@ -112,90 +115,37 @@ class Session:
         entry = CellEntry(None, count, source, run.error, calls=[], notes=[reason])
         return UnrecordedResult(entry, reason), run
 
-    def _port_cell(
-        self, source: str, options: PortOptions | None, namespace: dict | None
-    ) -> tuple[PortResult, CellRun]:
-        options = options or PortOptions()
-        count = self._execution_count()
-        cell = count if count is not None else len(self.cells)
-        self._note_place(cell, count)
-        if self.shell is not None:
-            code = self._transform(source)
-            namespace = self.shell.user_ns
-            flags = self.shell.compile.flags
-            filename = self.shell.compile.cache(code, cell)
-            others = [
-                t.visit for t in self.shell.ast_transformers if not isinstance(t, OnTransformer)
-            ]
-        else:
-            code, flags, others = source, 0, []
-            namespace = namespace if namespace is not None else {}
-            filename = cell_filename(cell, code)
-        specs = (
-            []
-            if options.no_replay
-            else list(options.backends if options.backends is not None else self.config.backends)
+    def _transformers(self) -> list:
+        """The shell's AST transformers but ``%port on``'s (the cell's code is compiled
+        with them, as IPython compiles it)."""
+        if self.shell is None:
+            return []
+        return [t.visit for t in self.shell.ast_transformers if not isinstance(t, OnTransformer)]
+
+    def fixing(self, options: PortOptions, label: int | str) -> FixPlace:
+        """Where ``--fix`` verifies the rewrite of the cell recorded under ``label``."""
+        return FixPlace(
+            pool=None if options.in_process else self.pool,
+            shell=self.shell,
+            in_process=options.in_process,
+            in_effect=self.headless,
+            owner=self,
+            index=self.cell_index,
+            cell=label,
         )
-        # the person's functions of earlier recorded cells record their calls again (their
-        # rewrite, in this run and in the inputs its replays get) until the cell is done
-        armed = as_written.arm()
-        ran = False
-        # parsed once, by the first that needs it: the analysis, then the rewrite
-        syntax = CellSyntax(code, filename, flags)
-        try:
-            plan = self._plan(code, namespace, specs, options, syntax)
-            fix = (
-                verify.start(self, source, code, namespace, specs, options, cell)
-                if options.fix
-                else None
-            )
-            record = RecordSettings(
-                cell=cell,
-                strict=options.strict,
-                version=options.version or self.config.version,
-                compile_flags=flags,
-            )
-            job = self._job(plan, code, namespace, record, options)
-            with self._magics_recorded(code, cell, filename, namespace):
-                run = run_recorded(
-                    code,
-                    namespace,
-                    record,
-                    filename=filename,
-                    syntax=syntax,
-                    ast_transformers=others,
-                )
-            ran = True
-            warnings = list(run.warnings)
-            entry = CellEntry(
-                index=self.cell_index,
-                execution_count=count,
-                source=source,
-                error=run.error,
-                calls=run.calls,
-            )
-            entry, more = self._replay(entry, job, run)
-            warnings += more
-            entry = verify.finish(self, fix, entry, namespace, run, record, options, warnings)
-        finally:
-            if ran:  # what the cell defined is left as written, as a plain run leaves it
-                with guarded("giving the cell's functions their code as written"):
-                    as_written.restore(namespace, code, filename, flags, others)
-            as_written.disarm(armed)
-        result = self.add(entry, warnings)
-        return result, run
 
     @contextlib.contextmanager
-    def _magics_recorded(
-        self, code: str, cell: int | str, filename: str, namespace: dict
-    ) -> Iterator[None]:
+    def _magics_recorded(self, job: CellJob) -> Iterator[None]:
         """While the cell runs, the code of its ``%time``/``%timeit`` lines is recorded
         (IPython hands it to the shell's AST transformers, see `MagicRewriter`)."""
         if self.shell is None:
             yield
             return
+        namespace = job.namespace
         range_is_builtin = namespace.get("range", builtins.range) is builtins.range
-        rewriter = MagicRewriter(code, cell, filename, range_is_builtin=range_is_builtin)
+        rewriter = MagicRewriter(
+            job.code, job.record.cell, job.filename, range_is_builtin=range_is_builtin
+        )
         self.shell.ast_transformers.append(rewriter)
         try:
             yield
@@ -348,122 +298,14 @@ class Session:
             self.recording = True
             return
         self.recording = True
-        install_hooks(self.shell.user_ns)
-        self.shell.ast_transformers.append(OnTransformer(self))
-        self.shell.events.register("pre_run_cell", self._pre_run_cell)
-        self.shell.events.register("post_run_cell", self._post_run_cell)
+        self._port_on.start()
 
     def stop_recording(self) -> None:
         if not self.recording:
             return
         self.recording = False
-        if self.shell is None:
-            return
-        self.shell.ast_transformers[:] = [
-            t for t in self.shell.ast_transformers if not isinstance(t, OnTransformer)
-        ]
-        for event, fn in (
-            ("pre_run_cell", self._pre_run_cell),
-            ("post_run_cell", self._post_run_cell),
-        ):
-            with contextlib.suppress(ValueError):
-                self.shell.events.unregister(event, fn)
-
-    @staticmethod
-    def _is_port_cell(source: str) -> bool:
-        return source.lstrip().startswith(("%%port", "%port"))
-
-    def _pre_run_cell(self, info: Any) -> None:
-        if self._is_port_cell(info.raw_cell or ""):
-            self._on_recorder = None
-            return
-        count = self._execution_count()
-        rec = Recorder(strict=self.config.strict, version=self.config.version, cell=count)
-        self._note_place(count, count)
-        rec.namespace = self.shell.user_ns  # (the globals of its runners)
-        self._on_recorder = rec
-        self._on_raw = info.raw_cell or ""
-        self._on_code = self.shell.transform_cell(self._on_raw)
-        self._on_armed = as_written.arm()  # as in `port_cell`, until `_post_run_cell`
-        self._on_plan = self._plan(self._on_code, self.shell.user_ns, self.config.backends)
-        rec.start()
-
-    def _on_filename(self) -> str | None:
-        """The file name IPython compiles the cell ``%port on`` records under (it cached
-        the cell under its execution count, which it counts up before running it unless
-        the run keeps no history)."""
-        compiler = getattr(self.shell, "compile", None)
-        count = getattr(self.shell, "execution_count", None)
-        if self._on_recorder is None or compiler is None or not isinstance(count, int):
-            return None
-        known = getattr(compiler, "_filename_map", None)
-        for number in (count - 1, count):
-            name = compiler.get_code_name(self._on_raw, self._on_code, number)
-            if not isinstance(known, dict) or name in known:
-                return name
-        return None
-
-    def _post_run_cell(self, result: Any) -> None:
-        rec = self._on_recorder
-        if rec is None:
-            return
-        armed, self._on_armed = self._on_armed, []
-        try:
-            self._record_on_cell(rec, result)
-        finally:
-            if getattr(result, "error_before_exec", None) is None:
-                with guarded("giving the cell's functions their code as written"):
-                    self._restore_on_cell(result)
-            as_written.disarm(armed)
-
-    def _restore_on_cell(self, result: Any) -> None:
-        """What a cell ``%port on`` recorded defined is left as written."""
-        raw = result.info.raw_cell if getattr(result, "info", None) else ""
-        compiler = self.shell.compile
-        filename = compiler.get_code_name(raw, self._on_code, result.execution_count)
-        others = [t.visit for t in self.shell.ast_transformers if not isinstance(t, OnTransformer)]
-        as_written.restore(self.shell.user_ns, self._on_code, filename, compiler.flags, others)
-
-    def _record_on_cell(self, rec: Recorder, result: Any) -> None:
-        from porter_ext.record.cell import error_info
-
-        rec.stop()
-        self._on_recorder = None
-        error = None
-        exc = getattr(result, "error_in_exec", None)
-        raw = result.info.raw_cell if getattr(result, "info", None) else ""
-        if exc is not None:
-            name = self.shell.compile.get_code_name(raw, self._on_code, result.execution_count)
-            error = error_info(exc, name)
-        calls = rec.records()
-        if not calls and error is None:
-            capture = getattr(self._on_plan, "capture", None)
-            if capture is not None:  # not replayed: its captured inputs are freed
-                capture.release()
-            return
-        entry = CellEntry(
-            index=self.cell_index,
-            execution_count=result.execution_count,
-            source=raw,
-            error=error,
-            calls=calls,
-        )
-        code, plan = self._on_code, self._on_plan
-        value = result.result if getattr(result, "result", None) is not None else NO_VALUE
-        run = CellRun(source=code, calls=calls, error=error, exception=exc, value=value)
-        options = PortOptions(strict=self.config.strict)
-        record = RecordSettings(
-            cell=result.execution_count,
-            strict=options.strict,
-            version=self.config.version,
-            compile_flags=self.shell.compile.flags,
-        )
-        job = self._job(plan, code, self.shell.user_ns, record, options)
-        entry, more = self._replay(entry, job, run)
-        port = self.add(entry, [*rec.warnings, *more])
-        from IPython.display import display
-
-        display(port)
+        if self.shell is not None:
+            self._port_on.stop()
 
     # -- history and reports -----------------------------------------------------------
     def clear(self) -> None:
@@ -495,43 +337,6 @@ class Session:
 
 #: what the session's workers run for each replay (`worker_kernel.use_program`)
 WORKER_PROGRAM = "porter_ext.session.worker_program"
-
-
-class OnTransformer(ast.NodeTransformer):
-    """The AST transformer of ``%port on``. It never raises: IPython silently drops a
-    transformer that does, so a failure leaves the cell unrecorded with a warning."""
-
-    def __init__(self, session: Session):
-        self.session = session
-        #: the %time/%timeit lines of the cell being recorded
-        self.magics: MagicRewriter | None = None
-
-    def visit(self, node: ast.AST) -> ast.AST:
-        if not isinstance(node, ast.Module):
-            return node
-        try:
-            count = self.session._execution_count()
-            label = count if count is not None else "on"
-            filename = self.session._on_filename()
-            if filename is not None:  # runners on its lines: warnings point at the cell
-                register_cell_file(label, filename)
-            recorded = self.session._on_recorder is not None
-            magics = self.magics
-            if magics is not None and magics.running_line() is not None:
-                # the cell runs: this is the code of one of its %time/%timeit lines
-                return magics.visit(node)
-            if not recorded:  # a %%port cell: it records itself (its %timeit lines too)
-                return node
-            if filename is not None:
-                self.magics = MagicRewriter(self.session._on_code, label, filename)
-            # the text IPython parsed (its columns: characters)
-            return transform(node, label, source=self.session._on_code)
-        except Exception as exc:
-            print(
-                f"porter: could not rewrite the cell for recording ({exc}); it runs unrecorded",
-                file=sys.stderr,
-            )
-            return node
 
 
 _sessions: dict[int, Session] = {}
