@@ -18,11 +18,18 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from porter_ext.cli_parser import CliError, build_parser
 from porter_ext.session import validation as check
 from porter_ext.session.validation import OptionError
+
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    from nbformat import NotebookNode
+
+    from porter_ext.model.report import Report
 
 #: which summary counter each --fail-on kind looks at
 _FAIL_COUNTERS = {
@@ -35,7 +42,7 @@ _FAIL_COUNTERS = {
 _SUFFIX = {"json": ".json", "html": ".html", "md": ".md"}
 
 
-def _read_notebook(path: Path) -> Any:
+def _read_notebook(path: Path) -> NotebookNode:
     import warnings
 
     import nbformat
@@ -62,7 +69,7 @@ def summary_line(summary: dict[str, int]) -> str:
 MAX_PLAN_LINES = 10
 
 
-def print_plan(plan: list, file: Any = None) -> None:
+def print_plan(plan: list, file: TextIO | None = None) -> None:
     """The port plan, first, on stderr: what to change first, and what porter fixes."""
     from porter_ext.model.plan import plan_line
 
@@ -104,7 +111,7 @@ def _destination(
     return path, choice.format
 
 
-def _write(report: Any, path: Path, fmt: str, args: argparse.Namespace, source: Path) -> Path:
+def _write(report: Report, path: Path, fmt: str, args: argparse.Namespace, source: Path) -> Path:
     from porter_ext.report import ReportError
     from porter_ext.report.write import write_report
 

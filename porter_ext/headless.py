@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from queue import Empty
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.model.calls import ErrorInfo
 from porter_ext.model.cells import CellEntry
@@ -33,6 +33,12 @@ from porter_ext.report.codec import (
     environment_from_dict,
     environment_to_dict,
 )
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+    from jupyter_client.asynchronous import AsyncKernelClient
+    from jupyter_client.manager import AsyncKernelManager
+    from nbformat import NotebookNode
 
 KERNEL_NAME = "porter"
 #: seconds an interrupted cell gets to stop before its kernel is killed
@@ -58,7 +64,7 @@ def port_source(source: str, timeout: float | None = None) -> str:
     return f"%%port --quiet{limit}\n{source}"
 
 
-def kernel_manager() -> Any:
+def kernel_manager() -> AsyncKernelManager:
     """An async manager for the kernel of a headless run: IPython with porter loaded under
     its own name (``--ext=porter_ext``, not the ``porter`` kernelspec's
     ``porter_ext.magics``), so that a notebook's ``%unload_ext porter_ext`` reaches porter,
@@ -78,7 +84,7 @@ def kernel_manager() -> Any:
 
 
 def kernel_sync(
-    shell: Any, path: str, done: int | None, upcoming: int | None, **setup: Any
+    shell: InteractiveShell, path: str, done: int | None, upcoming: int | None, **setup: Any
 ) -> None:
     """Run in the kernel between cells: write cell `done`'s entries to `path`, mark the
     session headless and label the next entries with cell index `upcoming`. With
@@ -151,7 +157,9 @@ class _Progress:
 class NotebookRun:
     """One ``porter run``: the kernel, the cells and what was collected from them."""
 
-    def __init__(self, path: Path, nb: Any, *, timeout: float, backends: list[str], progress: bool):
+    def __init__(
+        self, path: Path, nb: NotebookNode, *, timeout: float, backends: list[str], progress: bool
+    ):
         self.path, self.nb, self.timeout, self.backends = path, nb, timeout, backends
         self.cells = [
             CellOutcome(i, c.source)
@@ -161,7 +169,7 @@ class NotebookRun:
         self.bar = _Progress(len(self.cells), progress)
         self.tmp = tempfile.TemporaryDirectory(prefix="porter-run-")
         self.log = open(os.path.join(self.tmp.name, "kernel.log"), "wb")  # noqa: SIM115
-        self.client: Any = None
+        self.client: AsyncKernelClient | None = None
         self.environment: Environment | None = None
         self.version: str | None = None
         self.interrupted = False
@@ -191,7 +199,7 @@ class NotebookRun:
             reason = f"the kernel could not start: {_one_line(exc)}{self._kernel_said()}"
             raise RunError(reason) from None
 
-    def _cell_error(self, cell: Any, cell_index: int, execute_reply: dict) -> None:
+    def _cell_error(self, cell: NotebookNode, cell_index: int, execute_reply: dict) -> None:
         """nbclient's hook: what the kernel's reply says a cell raised (a UsageError of the
         magics is printed, not an error output)."""
         content = execute_reply.get("content", {})
@@ -210,7 +218,7 @@ class NotebookRun:
             await client.km.shutdown_kernel(now=now)
         _cancel_pollers()
 
-    def _cell_limit(self, cell: Any) -> float:
+    def _cell_limit(self, cell: NotebookNode) -> float:
         """The whole cell's limit: its original run and each replay (the control replay
         on the original backend included) get `timeout`, plus a little for porter."""
         specs = len(self.backends)
@@ -404,7 +412,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def run_notebook(
-    path: Path, nb: Any, *, timeout: float, backends: list[str], progress: bool
+    path: Path, nb: NotebookNode, *, timeout: float, backends: list[str], progress: bool
 ) -> Report:
     """Run the notebook headless and return its report; `RunError` when it cannot."""
     run = NotebookRun(path, nb, timeout=timeout, backends=backends, progress=progress)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -15,6 +15,9 @@ from porter_ext.session import PortOptions, drop_session, get_session
 from porter_ext.session import validation as check
 from porter_ext.session.validation import OptionError
 from porter_ext.spec.standard import VERSIONS
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 LINE_USAGE = """\
 %port on | off | status | clear
@@ -230,7 +233,7 @@ class PortMagics(Magics):
         return None
 
 
-def load(ipython: Any) -> None:
+def load(ipython: InteractiveShell) -> None:
     get_session(ipython)
     ipython.register_magics(PortMagics)
 
@@ -241,7 +244,7 @@ def load(ipython: Any) -> None:
 load_ipython_extension = load
 
 
-def unload(ipython: Any) -> None:
+def unload(ipython: InteractiveShell) -> None:
     session = get_session(ipython)
     if session.headless:  # the report of a headless run keeps every cell
         session.note("%unload_ext porter_ext was ignored: a headless run records every cell")

@@ -627,3 +627,24 @@ def test_the_entry_check_sees_an_entry_made_or_appended():
     )
     found = _entry_makers("m.py", ast.parse(source))
     assert found == ["m.py:made", "m.py:Magics.appended"]
+
+
+def test_every_import_for_the_type_checker_names_what_exists():
+    # the annotations of `TYPE_CHECKING` imports are never evaluated at run time: a type
+    # renamed or moved would leave them naming nothing, unseen
+    import importlib
+
+    missing = []
+    for path in _modules().values():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if not (isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"):
+                continue
+            for imp in node.body:
+                if not isinstance(imp, ast.ImportFrom) or imp.module is None:
+                    continue
+                module = importlib.import_module(imp.module)
+                for alias in imp.names:
+                    if not hasattr(module, alias.name):
+                        missing.append(f"{path.name}: {imp.module}.{alias.name}")
+    assert not missing, missing

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +66,11 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
     from porter_ext.compare.pipeline import ReplayJob
+    from porter_ext.compare.tolerance import TolerancePolicy
+    from porter_ext.fix.rewrite import CellRewrite
     from porter_ext.record.cell import CellRun
+    from porter_ext.replay.plan import ReplayPlan
+    from porter_ext.replay.run import ReplaySettings
     from porter_ext.replay.workers import WorkerPool
 
 __all__ = ["FixPlace", "FixRun", "MAX_SINGLE_TRIES", "finish", "prepare", "start"]
@@ -83,9 +87,10 @@ class FixRun:
     verification (after the run and the ordinary replays)."""
 
     source: str
-    plan: Any  # pipeline.ReplayPlan of the original code (its capture kept for the rounds)
+    #: the replay plan of the original code (its capture kept for the rounds)
+    plan: ReplayPlan | None
     requested: list
-    shell: Any = None
+    shell: InteractiveShell | None = None
     #: apply the verified definitions in the namespace (``porter fix``: later cells are
     #: verified with the earlier cells' rewrites in effect)
     in_effect: bool = False
@@ -121,7 +126,12 @@ class FixRun:
 
         return keep_line_numbers(source, self.shell.transform_cell(source))
 
-    def _propose(self, namespace: Mapping[str, Any], only: Any = None, keep: Any = ()) -> Any:
+    def _propose(
+        self,
+        namespace: Mapping[str, Any],
+        only: Collection[_Key] | None = None,
+        keep: Collection[int] = (),
+    ) -> CellRewrite:
         """The codemod's rewrite of the cell: its ``%time``/``%timeit`` statements
         rewritten in place (`porter_ext.fix.magic_args`), but those on the lines in
         ``keep``, and its other magics as written."""
@@ -167,7 +177,12 @@ class FixRun:
         return reads + [n for n in provided if n not in reads and n not in before]
 
     def verify(
-        self, entry: CellEntry, namespace: Mapping[str, Any], run: Any, settings: Any, policy: Any
+        self,
+        entry: CellEntry,
+        namespace: Mapping[str, Any],
+        run: CellRun,
+        settings: ReplaySettings,
+        policy: TolerancePolicy,
     ) -> CellEntry:
         """The entry with its ``rewrite`` (and the verdicts on earlier cells' deferred
         definitions it calls, with a note for each); releases the capture."""
@@ -193,7 +208,7 @@ class FixRun:
             definition_verdicts=[*entry.definition_verdicts, *verdicts],
         )
 
-    def _judge(self, entry: CellEntry, namespace: Mapping[str, Any], run: Any) -> Judge:
+    def _judge(self, entry: CellEntry, namespace: Mapping[str, Any], run: CellRun) -> Judge:
         """What every round of this cell (its deferred definitions' too) is judged against."""
         from porter_ext.replay.run import collect_outputs
 
@@ -280,7 +295,7 @@ class FixRun:
         idle = unexercised_defs(mask_magics(self.source)[0], entry.calls)
         return array_parameters(self.source, idle, libraries.pop()) if idle else {}
 
-    def _specs(self, run: Any) -> list:
+    def _specs(self, run: CellRun) -> list:
         from porter_ext.replay.dispatch import control_spec
 
         original = control_spec(self.plan.inputs.values(), run.calls) if self.plan else None
@@ -292,7 +307,7 @@ class FixRun:
 
     # -- the rounds --------------------------------------------------------------------
     def replay(
-        self, candidate: Any, keys: frozenset, ctx: Verification, prefix: str | None = None
+        self, candidate: CellRewrite, keys: frozenset, ctx: Verification, prefix: str | None = None
     ) -> Round:
         """One replay of ``candidate`` (after ``prefix``: verified definitions of earlier
         cells, `FixRun.prefix` by default), judged by `FixRun.judge` (`judged`)."""

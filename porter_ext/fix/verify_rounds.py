@@ -14,11 +14,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.model.cells import DIFFERS
 from porter_ext.model.entries import ReplayEntry
 from porter_ext.model.report import NON_STANDARD_STATUSES
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from porter_ext.compare.tolerance import TolerancePolicy
+    from porter_ext.model.calls import CallRecord
+    from porter_ext.model.comparison import OutputComparison
+    from porter_ext.record.cell import CellRun
+    from porter_ext.replay.capture import Capture
+    from porter_ext.replay.run import ReplaySettings
 
 _Key = tuple[int, int, str]
 
@@ -51,9 +61,9 @@ class Verification:
 
     specs: list
     namespace: Mapping[str, Any]
-    run: Any
-    settings: Any
-    policy: Any
+    run: CellRun
+    settings: ReplaySettings
+    policy: TolerancePolicy
     baseline: int
 
 
@@ -147,7 +157,7 @@ def _differing(
     ]
 
 
-def _the_backends(out: Any, original: ReplayEntry | None) -> bool:
+def _the_backends(out: OutputComparison, original: ReplayEntry | None) -> bool:
     """Whether a difference of the rewrite's output ``out`` is the backend's, not the
     rewrite's: the original cell replayed on the same backend shows the same kind of
     difference for it, with the same dtype and shape (jax's default float32 for a
@@ -163,7 +173,9 @@ def _the_backends(out: Any, original: ReplayEntry | None) -> bool:
     )
 
 
-def _the_defaults(out: Any, original: ReplayEntry | None, defaults: Mapping[str, str]) -> bool:
+def _the_defaults(
+    out: OutputComparison, original: ReplayEntry | None, defaults: Mapping[str, str]
+) -> bool:
     """Whether ``out`` differs only by its dtype, and that dtype is the one the backend's
     defaults make of the original run's (``defaults``), where the original cell did not
     run on the backend (so nothing there shows what the backend alone changes). Its
@@ -244,12 +256,12 @@ def skip_reason(replay: ReplayEntry) -> str:
     return reason.removeprefix("not replayed: ")
 
 
-def finding_count(calls: Any) -> int:
+def finding_count(calls: Iterable[CallRecord]) -> int:
     """Distinct non-standard sites (a loop's repeats are one finding)."""
     return sum(1 for c in calls if c.status in NON_STANDARD_STATUSES)
 
 
-def kept_capture(capture: Any) -> Any:
+def kept_capture(capture: Capture | None) -> Capture | None:
     """The capture for one round: the pipeline releases what it replays from, and the
     next round needs the same pre-run inputs (released once, in `FixRun.verify`)."""
     if capture is None:

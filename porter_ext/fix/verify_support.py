@@ -6,12 +6,18 @@ the report's rewrite entries.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.fix.verify_rounds import Round
 from porter_ext.model.entries import RewriteEntry, RewriteSiteEntry
 from porter_ext.spec.dtype_categories import dtype_kind
+
+if TYPE_CHECKING:
+    from porter_ext.fix.codemod import RewriteSite
+    from porter_ext.fix.rewrite import CellRewrite
+    from porter_ext.model.calls import CallRecord
+    from porter_ext.model.entries import ReplayEntry
 
 _Key = tuple[int, int, str]
 
@@ -19,7 +25,7 @@ _Key = tuple[int, int, str]
 _TRUE_DIVISION = frozenset({"__truediv__", "__rtruediv__", "__itruediv__"})
 
 
-def mixed_operators(calls: Any) -> dict:
+def mixed_operators(calls: Iterable[CallRecord]) -> dict:
     """The operators of the original run whose verdict judged dtypes of two kinds (an
     integer true division, arrays of two kinds of dtype), with those dtypes as the codemod
     reads them: the array's first, a Python int as ``int``. Read from the records'
@@ -49,7 +55,7 @@ def _mixed_dtypes(name: str, x: str, other: str) -> tuple[str, str] | None:
     return None
 
 
-def run_knowledge(calls: Any) -> dict:
+def run_knowledge(calls: Sequence[CallRecord]) -> dict:
     """What the original run saw that the source cannot tell, as `rewrite_source`'s
     keywords: ``results``, ``receivers`` and ``decided``."""
     return {
@@ -59,7 +65,7 @@ def run_knowledge(calls: Any) -> dict:
     }
 
 
-def array_results(calls: Any) -> dict:
+def array_results(calls: Iterable[CallRecord]) -> dict:
     """The calls of the original run (written in this cell) that returned an array or a
     tuple of arrays, by ``(line, col, name)`` → library: what the codemod cannot tell from
     the source (`rewrite_source`'s ``results``)."""
@@ -70,7 +76,7 @@ def array_results(calls: Any) -> dict:
     }
 
 
-def array_methods(calls: Any) -> dict:
+def array_methods(calls: Iterable[CallRecord]) -> dict:
     """The method calls of the original run (written in this cell) on arrays, by ``(line,
     col, name)`` → library: their receivers are arrays (`rewrite_source`'s ``receivers``)."""
     return {
@@ -80,7 +86,7 @@ def array_methods(calls: Any) -> dict:
     }
 
 
-def run_verdicts(calls: Any) -> dict:
+def run_verdicts(calls: Iterable[CallRecord]) -> dict:
     """The one verdict the original run gave at each site of this cell, by ``(line, col,
     name)`` → ``(status, standard_name)``: where the source leaves the table's entry to
     values, the run tells it (`rewrite_source`'s ``decided``). A site the run judged two
@@ -93,7 +99,7 @@ def run_verdicts(calls: Any) -> dict:
     return {key: next(iter(v)) for key, v in seen.items() if len(v) == 1}
 
 
-def site_key(site: Any) -> _Key:
+def site_key(site: RewriteSite) -> _Key:
     return (site.line, site.col, site.name)
 
 
@@ -159,7 +165,9 @@ def namespace_others(namespace: Mapping[str, Any], source: str) -> list[str]:
     )
 
 
-def site_entries(sites: Any, kept: frozenset | None, reasons: Mapping[_Key, str]) -> list:
+def site_entries(
+    sites: Iterable[RewriteSite], kept: frozenset | None, reasons: Mapping[_Key, str]
+) -> list:
     out = []
     for site in sites:
         applied = site.replacement is not None and (kept is None or site_key(site) in kept)
@@ -175,7 +183,10 @@ def site_entries(sites: Any, kept: frozenset | None, reasons: Mapping[_Key, str]
 
 
 def refused(
-    source: str, sites: Any, reason: str, reasons: Mapping[_Key, str] | None = None
+    source: str,
+    sites: Iterable[RewriteSite],
+    reason: str,
+    reasons: Mapping[_Key, str] | None = None,
 ) -> RewriteEntry:
     """A refused rewrite: each site that had a rewrite says why it is not applied (its own
     reason from ``reasons`` where it has one, the cell's ``reason`` otherwise)."""
@@ -190,7 +201,7 @@ def refused(
     )
 
 
-def unexercised_specs(replays: Any) -> set[str]:
+def unexercised_specs(replays: Iterable[ReplayEntry]) -> set[str]:
     """Specs whose replay of the original cell never touched their library (the cell makes
     its arrays with its own library's creation calls): no rewrite can be verified there,
     nor does the original run there, so they do not count against the rewrite."""
@@ -198,7 +209,7 @@ def unexercised_specs(replays: Any) -> set[str]:
 
 
 def accepted_entry(
-    final: Any,
+    final: CellRewrite,
     best: Round,
     specs: list,
     rounds: list[Round],

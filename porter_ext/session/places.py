@@ -11,9 +11,12 @@ from __future__ import annotations
 import dataclasses
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from porter_ext.model.calls import CallRecord
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 #: labels remembered (a function keeps the label of the cell that defined it)
 KEPT_PLACES = 4096
@@ -28,7 +31,7 @@ class CellPlace:
     cell_id: str | None = None
 
 
-def front_end_cell_id(shell: Any) -> str | None:
+def front_end_cell_id(shell: InteractiveShell) -> str | None:
     """The id the front end gave the running cell (JupyterLab and Notebook 7 put
     ``cellId`` in the execute request's metadata), or None."""
     header = getattr(shell, "parent_header", None)

@@ -13,7 +13,7 @@ import contextlib
 import dataclasses
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from porter_ext.fix.verify import FixPlace
 from porter_ext.guard import internal_error
@@ -38,8 +38,11 @@ from porter_ext.session.result import PortResult, UnrecordedResult, environment
 from porter_ext.session.turns import TURNS
 
 if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
     from porter_ext.compare.pipeline import ReplayJob
     from porter_ext.replay.plan import ReplayPlan
+    from porter_ext.replay.workers import WorkerPool
     from porter_ext.session.cell import CellJob
 
 _HIDDEN_NAMES = HOOK_NAMES
@@ -48,7 +51,7 @@ _HIDDEN_NAMES = HOOK_NAMES
 class Session:
     """Everything porter keeps between cells of one kernel."""
 
-    def __init__(self, shell: Any = None, config: SessionConfig | None = None):
+    def __init__(self, shell: InteractiveShell | None = None, config: SessionConfig | None = None):
         self.shell = shell
         self.config = config or SessionConfig()
         self.cells: list[CellEntry] = []
@@ -56,7 +59,7 @@ class Session:
         self.recording = False
         self._port_on = PortOn(self)
         self.cell_index: int | None = None  # set by `porter run` for notebook cells
-        self._pool: Any = None
+        self._pool: WorkerPool | None = None
         #: set by `porter run`: the report must judge the whole notebook, so what would
         #: drop results (``%port clear``) is ignored and noted on the cell that asked
         self.headless = False
@@ -184,7 +187,7 @@ class Session:
         return code
 
     @property
-    def pool(self) -> Any:
+    def pool(self) -> WorkerPool:
         """The worker kernels replays run in: the kernel's, started on first use, kept
         for later cells and stopped when the kernel exits."""
         if self._pool is None:
@@ -342,7 +345,7 @@ WORKER_PROGRAM = "porter_ext.session.worker_program"
 _sessions: dict[int, Session] = {}
 
 
-def get_session(shell: Any = None) -> Session:
+def get_session(shell: InteractiveShell | None = None) -> Session:
     """The session of a shell (created on first use); ``None`` gives a shell-less one."""
     key = id(shell)
     session = _sessions.get(key)
@@ -355,7 +358,7 @@ def get_session(shell: Any = None) -> Session:
     return session
 
 
-def drop_session(shell: Any) -> None:
+def drop_session(shell: InteractiveShell) -> None:
     session = _sessions.pop(id(shell), None)
     if session is not None:
         session.stop_recording()

@@ -7,11 +7,15 @@ all.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.backends import LIBRARIES, backend_for
 from porter_ext.compare.devices import device_findings
 from porter_ext.replay import worker_side
+
+if TYPE_CHECKING:
+    from porter_ext.backends.base import Backend
+    from porter_ext.replay.run import ReplayResult
 
 
 def run(request_id: str) -> None:
@@ -19,7 +23,7 @@ def run(request_id: str) -> None:
     worker_side.run(request_id, finish=finish)
 
 
-def finish(result: Any, outputs: dict[str, Any], backend: Any) -> None:
+def finish(result: ReplayResult, outputs: dict[str, Any], backend: Backend | None) -> None:
     """What the later stages add to a replay's result while its arrays are here."""
     if backend is not None and result.status == "ok":
         judge_exercised(result, backend.name, outputs)
@@ -34,7 +38,7 @@ def finish(result: Any, outputs: dict[str, Any], backend: Any) -> None:
         )
 
 
-def judge_exercised(result: Any, target: str, outputs: dict[str, Any]) -> None:
+def judge_exercised(result: ReplayResult, target: str, outputs: dict[str, Any]) -> None:
     """`not_exercised` when the replay's calls and outputs never touched the ``target``
     library but did touch another one (the cell called that library directly)."""
     libraries = {c.library for c in result.calls if c.library in LIBRARIES}
