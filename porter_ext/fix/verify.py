@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from porter_ext.fix.deferred import (
     array_parameters,
-    called_deferred,
     defer,
     idle_functions,
     not_run_reason,
@@ -47,7 +46,6 @@ from porter_ext.fix.verify_rounds import (
 )
 from porter_ext.fix.verify_support import (
     accepted_entry,
-    code_reading,
     mixed_operators,
     namespace_arrays,
     namespace_imports,
@@ -65,15 +63,13 @@ from porter_ext.record.magic_lines import mask_magics, unmask
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from porter_ext.compare.pipeline import ReplayJob
     from porter_ext.compare.tolerance import TolerancePolicy
     from porter_ext.fix.rewrite import CellRewrite
     from porter_ext.record.cell import CellRun
     from porter_ext.replay.plan import ReplayPlan
     from porter_ext.replay.run import ReplaySettings
-    from porter_ext.replay.workers import WorkerPool
 
-__all__ = ["FixPlace", "FixRun", "MAX_SINGLE_TRIES", "finish", "prepare", "start"]
+__all__ = ["FixRun", "MAX_SINGLE_TRIES"]
 
 #: sites tried one by one when a rewrite must be narrowed (each try is one replay round)
 MAX_SINGLE_TRIES = 6
@@ -358,92 +354,3 @@ class FixRun:
     def _try(self, keys: set, ctx: Verification) -> Round:
         candidate = self._propose(ctx.namespace, keys)
         return self.replay(candidate, frozenset(site_key(s) for s in candidate.applied), ctx)
-
-
-@dataclass(frozen=True)
-class FixPlace:
-    """Where a cell's rewrite is verified: the worker ``pool`` its rounds replay in (None:
-    in the person's process, ``in_process``), the ``shell`` whose transformations the
-    rewrite gets, and under ``porter fix`` (``in_effect``: later cells are verified with
-    the earlier cells' rewrites in effect) the ``owner`` of the deferred definitions (the
-    session) and the notebook ``index`` of the cell; ``cell`` is its recorder label."""
-
-    pool: WorkerPool | None = None
-    shell: InteractiveShell | None = None
-    in_process: bool = False
-    in_effect: bool = False
-    owner: object | None = None
-    index: int | None = None
-    cell: int | str = "fix"
-
-
-def prepare(
-    source: str, code: str, namespace: Mapping[str, Any], specs: list, place: FixPlace
-) -> FixRun:
-    """Before the original run: capture the cell's inputs for the verification rounds,
-    with the names of the person's namespace that the rewrite reads and the cell does not
-    (an earlier cell's ``array_namespace`` import, an array ``xp`` is taken from), and
-    those of the earlier cells' deferred definitions the cell calls (``porter fix``)."""
-    from porter_ext.backends import HOST_LIBRARY, BackendSpec
-    from porter_ext.compare.pipeline import plan
-
-    fix = FixRun(
-        source,
-        None,
-        list(specs),
-        shell=place.shell,
-        in_effect=place.in_effect,
-        cell=place.cell,
-        session=place.owner,
-        index=place.index,
-    )
-    owner = place.owner
-    fix.deferred = called_deferred(owner, code) if place.in_effect and owner is not None else []
-    prefix = "".join(d.code for d in fix.deferred)
-    # the deferred functions as the namespace holds them too: a round whose prefix
-    # leaves out a refused one calls the original definition
-    defined = sorted({name for d in fix.deferred for name in d.names})
-    # a spec so that the pipeline captures (the real ones are known after the run)
-    warm = list(specs) or [BackendSpec(HOST_LIBRARY)]
-    fix.plan = plan(
-        code_reading(prefix + code, fix._new_inputs(code, namespace), first=defined),
-        namespace,
-        warm,
-        pool=place.pool,
-        control=False,
-        in_process=place.in_process,
-    )
-    return fix
-
-
-# --- the session's two calls ------------------------------------------------------------
-
-
-def start(
-    source: str, code: str, namespace: Mapping[str, Any], specs: list, place: FixPlace
-) -> FixRun | None:
-    """``--fix``, before the original run; None (with porter's warning) when it fails."""
-    from porter_ext.guard import internal_error
-
-    try:
-        return prepare(source, code, namespace, specs, place)
-    except SyntaxError:  # the run reports it
-        return None
-    except Exception as exc:
-        internal_error("preparing the rewrite of this cell (--fix)", exc)
-        return None
-
-
-def finish(
-    fix: FixRun, entry: CellEntry, namespace: Mapping[str, Any], run: CellRun, job: ReplayJob
-) -> tuple[CellEntry, list[str]]:
-    """``--fix``, after the replays (``job``: their settings and policy, the rounds'
-    too): the entry with its verified (or refused) rewrite, and porter's warnings."""
-    from porter_ext.guard import internal_error
-
-    warnings: list[str] = []
-    try:
-        return fix.verify(entry, namespace, run, job.settings, job.policy), warnings
-    except Exception as exc:
-        internal_error("verifying the rewrite of this cell (--fix)", exc, warnings)
-        return entry, warnings

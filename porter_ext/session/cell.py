@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from porter_ext.fix import verify
+from porter_ext.fix import verify_cell
 from porter_ext.guard import guarded
 from porter_ext.model.calls import ErrorInfo
 from porter_ext.model.cells import CellEntry
@@ -106,7 +106,7 @@ def begin(
     plan = session._plan(code, namespace, specs, options, syntax)
     fix = None
     if options.fix:
-        fix = verify.start(source, code, namespace, specs, session.fixing(options, label))
+        fix = verify_cell.start(source, code, namespace, specs, session.fixing(options, label))
     record = RecordSettings(
         cell=label,
         strict=options.strict,
@@ -165,7 +165,7 @@ def finish(session: Session, job: CellJob, run: CellRun) -> PortResult:
     entry, more = session._replay(entry, job.replay, run)
     warnings += more
     if job.fix is not None:
-        entry, more = verify.finish(job.fix, entry, job.namespace, run, job.replay)
+        entry, more = verify_cell.finish(job.fix, entry, job.namespace, run, job.replay)
         warnings += more
     return session.add(entry, warnings)
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from porter_ext.fix.verify import FixPlace
+from porter_ext.fix.verify_cell import FixPlace
 from porter_ext.guard import internal_error
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.report import Report
