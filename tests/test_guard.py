@@ -60,8 +60,8 @@ def test_a_device_reader_that_fails_reaches_the_guard(monkeypatch, capsys):
 
 def test_a_failing_rewrite_for_recording_reaches_the_guard(port_shell, monkeypatch):
     """The %%port path's rewrite for recording went its own way (a warning) even under
-    PORTER_DEBUG: now the one guard decides. (``%port on`` keeps printing: an AST
-    transformer that raises is unregistered by IPython, see test_magics.py.)"""
+    PORTER_DEBUG: now the one guard decides (``%port on``'s transformer too, see
+    test_magics.py)."""
     import porter_ext.record.cell as cell_module
 
     def broken(*args, **kwargs):

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from porter_ext.guard import internal_error
 from porter_ext.record.cell import NO_VALUE, CellRun, error_info
 from porter_ext.record.magic_code import MagicRewriter
 from porter_ext.record.recorder import Recorder, install_hooks
@@ -148,8 +148,9 @@ class PortOn:
 
 
 class OnTransformer(ast.NodeTransformer):
-    """The AST transformer of ``%port on``. It never raises: IPython silently drops a
-    transformer that does, so a failure leaves the cell unrecorded with a warning."""
+    """The AST transformer of ``%port on``. A failure of porter's leaves the cell
+    unrecorded with porter's warning; it raises only under ``PORTER_DEBUG`` (IPython
+    then unregisters the transformer, with a warning naming the failure)."""
 
     def __init__(self, port_on: PortOn):
         self.port_on = port_on
@@ -161,11 +162,8 @@ class OnTransformer(ast.NodeTransformer):
             return node
         try:
             return self._visit(node)
-        except Exception as exc:
-            print(
-                f"porter: could not rewrite the cell for recording ({exc}); it runs unrecorded",
-                file=sys.stderr,
-            )
+        except Exception as exc:  # under PORTER_DEBUG it raises: IPython then drops it
+            internal_error("rewriting the cell for recording (it runs unrecorded)", exc)
             return node
 
     def _visit(self, node: ast.Module) -> ast.AST:
