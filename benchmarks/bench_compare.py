@@ -73,10 +73,14 @@ def main(n: int = 100_000_000) -> None:
     print(f"arrays: 2 x {n:,} float32 ({expected.nbytes / mib:,.0f} MiB each)")
     print(f"compare_arrays: {t_porter:.3f} s   np.allclose: {t_allclose:.3f} s (min of 3)")
     print(f"ratio compare_arrays / allclose: {t_porter / t_allclose:.2f}x (target <= 2x)")
-    print(f"peak extra memory: compare_arrays {mem_porter / mib:.1f} MiB (target < 64 MiB), "
-          f"np.allclose {mem_allclose / mib:,.0f} MiB")  # fmt: skip
-    print(f"max_abs_err {stats.max_abs_err:.3g}  max_rel_err {stats.max_rel_err:.3g}  "
-          f"mismatched {stats.mismatched}")  # fmt: skip
+    print(
+        f"peak extra memory: compare_arrays {mem_porter / mib:.1f} MiB (target < 64 MiB), "
+        f"np.allclose {mem_allclose / mib:,.0f} MiB"
+    )
+    print(
+        f"max_abs_err {stats.max_abs_err:.3g}  max_rel_err {stats.max_rel_err:.3g}  "
+        f"mismatched {stats.mismatched}"
+    )
 
 
 def reference_cost() -> None:
@@ -91,8 +95,10 @@ def reference_cost() -> None:
     }
     t_control = best_of(lambda: replay_cell(REFERENCE_CELL, ns, "numpy"))
     t_reference = best_of(lambda: reference_replay(REFERENCE_CELL, ns, ns))
-    print(f"reference replay {t_reference * 1e3:.1f} ms, control replay {t_control * 1e3:.1f} ms: "
-          f"ratio {t_reference / t_control:.2f}x (float64 work and the promotion of the inputs)")  # fmt: skip
+    print(
+        f"reference replay {t_reference * 1e3:.1f} ms, control replay {t_control * 1e3:.1f} ms: "
+        f"ratio {t_reference / t_control:.2f}x (float64 work and the promotion of the inputs)"
+    )
 
 
 if __name__ == "__main__":

@@ -24,8 +24,17 @@ TARGET = 30.0
 
 def fix_once(out: Path) -> float:
     exe = shutil.which("porter") or str(Path(sys.executable).parent / "porter")
-    args = [exe, "fix", str(NOTEBOOK), "-o", str(out / "ported.ipynb"), "-b", BACKENDS,
-            "--report", str(out / "fix.json")]  # fmt: skip
+    args = [
+        exe,
+        "fix",
+        str(NOTEBOOK),
+        "-o",
+        str(out / "ported.ipynb"),
+        "-b",
+        BACKENDS,
+        "--report",
+        str(out / "fix.json"),
+    ]
     start = time.perf_counter()
     done = subprocess.run(args, capture_output=True, text=True, timeout=600)
     seconds = time.perf_counter() - start
@@ -41,8 +50,10 @@ def main(rounds: int = 1) -> None:
             times.append(fix_once(Path(tmp)))
     best = min(times)
     verdict = "ok" if best < TARGET else "SLOW"
-    print(f"porter fix {NOTEBOOK.name} -b {BACKENDS}: {best:.1f} s "
-          f"(of {rounds} round(s); target < {TARGET:g} s) {verdict}")  # fmt: skip
+    print(
+        f"porter fix {NOTEBOOK.name} -b {BACKENDS}: {best:.1f} s "
+        f"(of {rounds} round(s); target < {TARGET:g} s) {verdict}"
+    )
 
 
 if __name__ == "__main__":

@@ -106,9 +106,11 @@ def big_input(ip, rounds: int) -> float:
     finally:
         pipeline.plan, dispatch.replay_in_workers = plan, replay_in_workers
     cost = min(moved)
-    print(f"2. 100 MB float32 into a worker: {cost * 1e3:.1f} ms (capture + placement); "
-          f"np.array(x, copy=True): {copy * 1e3:.1f} ms; ratio {cost / copy:.2f}x (target <= 3x); "
-          f"the whole cell, float64 reference replay included: +{min(walls) * 1e3:.0f} ms")  # fmt: skip
+    print(
+        f"2. 100 MB float32 into a worker: {cost * 1e3:.1f} ms (capture + placement); "
+        f"np.array(x, copy=True): {copy * 1e3:.1f} ms; ratio {cost / copy:.2f}x (target <= 3x); "
+        f"the whole cell, float64 reference replay included: +{min(walls) * 1e3:.0f} ms"
+    )
     return cost / copy / 3
 
 
@@ -143,8 +145,10 @@ def realistic(ip, rounds: int) -> float:
         slowest = max(r.seconds or 0.0 for r in found)
         shares.append((total - plain - slowest) / total)
     share = min(shares)
-    print(f"4. -b numpy,torch,jax on bench_replay's realistic cell: porter's share {share:.1%} "
-          f"of the wall time (target <= 15%)")  # fmt: skip
+    print(
+        f"4. -b numpy,torch,jax on bench_replay's realistic cell: porter's share {share:.1%} "
+        f"of the wall time (target <= 15%)"
+    )
     return share / 0.15
 
 

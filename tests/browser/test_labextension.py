@@ -131,21 +131,40 @@ def contract_cell(i: int, evil: str = "") -> dict[str, Any]:
 
     def call(line, col, name, status, suggestion=None):
         return {
-            "line": line, "col": col, "name": f"{name}{evil}", "library": f"torch{evil}",
-            "kind": "function", "status": status, "standard_name": None,
-            "suggestion": suggestion and f"{suggestion}{evil}", "devices_in": [f"cpu{evil}"],
-            "device_out": f"cpu{evil}", "count": 1, "message": f"why{evil}",
-        }  # fmt: skip
+            "line": line,
+            "col": col,
+            "name": f"{name}{evil}",
+            "library": f"torch{evil}",
+            "kind": "function",
+            "status": status,
+            "standard_name": None,
+            "suggestion": suggestion and f"{suggestion}{evil}",
+            "devices_in": [f"cpu{evil}"],
+            "device_out": f"cpu{evil}",
+            "count": 1,
+            "message": f"why{evil}",
+        }
 
     def out(name, ok, err):
         return {
-            "name": f"{name}{evil}", "shape": [3], "dtype": f"float32{evil}",
-            "device": f"cpu:1{evil}", "expected_device": f"cpu:0{evil}", "device_ok": ok,
-            "max_abs_err": err, "max_rel_err": err, "mismatched": 0 if ok else 3,
-            "nan_mismatch": False, "within_tolerance": ok, "rtol": 1e-5, "atol": 0.0,
-            "conversion": f"copy: not aligned{evil}", "deterministic": True,
-            "reference_err": None, "difference": None if ok else "numeric",
-        }  # fmt: skip
+            "name": f"{name}{evil}",
+            "shape": [3],
+            "dtype": f"float32{evil}",
+            "device": f"cpu:1{evil}",
+            "expected_device": f"cpu:0{evil}",
+            "device_ok": ok,
+            "max_abs_err": err,
+            "max_rel_err": err,
+            "mismatched": 0 if ok else 3,
+            "nan_mismatch": False,
+            "within_tolerance": ok,
+            "rtol": 1e-5,
+            "atol": 0.0,
+            "conversion": f"copy: not aligned{evil}",
+            "deterministic": True,
+            "reference_err": None,
+            "difference": None if ok else "numeric",
+        }
 
     entry = {
         "index": i,
@@ -165,7 +184,7 @@ def contract_cell(i: int, evil: str = "") -> dict[str, Any]:
                 "backend": f"jax:cpu:1{evil}",
                 "message": f"landed on cpu:0{evil}",
             }
-        ],  # fmt: skip
+        ],
         "replays": [
             {
                 "backend": f"numpy{evil}",
@@ -194,7 +213,7 @@ def contract_cell(i: int, evil: str = "") -> dict[str, Any]:
                 "reason": f"because{evil}",
                 "outputs": [],
             },
-        ],  # fmt: skip
+        ],
         "rewrite": None,
     }
     return with_headline(entry)
@@ -226,7 +245,7 @@ def contract_report(cells: list[dict[str, Any]], evil: str = "") -> dict[str, An
                     "devices": [],
                     "reason": f"No module named cupy{evil}",
                 },
-            ],  # fmt: skip
+            ],
         },
         "plan": [
             {
@@ -236,7 +255,7 @@ def contract_report(cells: list[dict[str, Any]], evil: str = "") -> dict[str, An
                 "sites": 2,
                 "automatic": True,
             }
-        ],  # fmt: skip
+        ],
         "cells": cells,
         "summary": {
             "cells": len(cells),
@@ -246,7 +265,7 @@ def contract_report(cells: list[dict[str, Any]], evil: str = "") -> dict[str, An
             "replays_ok": 2 * len(cells),
             "replays_failed": len(cells),
             "mismatches": len(cells),
-        },  # fmt: skip
+        },
     }
 
 
@@ -319,9 +338,13 @@ def test_typescript_passes_eslint_and_prettier():
     if not (ext / "node_modules").exists():
         pytest.skip("labextension/node_modules is missing: run `make setup` (pip install -e .)")
     lint = subprocess.run(
-        [str(BIN / "jlpm"), "lint:check"], cwd=ext, capture_output=True, text=True, timeout=300,
+        [str(BIN / "jlpm"), "lint:check"],
+        cwd=ext,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"},
-    )  # fmt: skip
+    )
     assert lint.returncode == 0, lint.stdout[-4000:] + lint.stderr[-2000:]
 
 
