@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from porter_ext.model.environment import BackendEntry
+
 if TYPE_CHECKING:
     import numpy
 
@@ -41,26 +43,8 @@ class ConversionError(ValueError):
     """An array cannot be moved to the requested backend (a traced value, a dtype it lacks)."""
 
 
-@dataclass(frozen=True)
-class BackendInfo:
-    """One line of ``porter backends``; the keys of the report's ``environment.backends``."""
-
-    spec: str
-    library: str
-    version: str | None
-    available: bool
-    devices: list[str]
-    reason: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "spec": self.spec,
-            "library": self.library,
-            "version": self.version,
-            "available": self.available,
-            "devices": list(self.devices),
-            "reason": self.reason,
-        }
+#: one line of ``porter backends`` is the report's ``environment.backends`` entry: one type
+BackendInfo = BackendEntry
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 
 from porter_ext.model.cells import CellEntry
+from porter_ext.model.environment import BackendEntry, Environment
 from porter_ext.model.plan import PlanItem, build_plan
+
+__all__ = [
+    "NON_STANDARD_STATUSES",
+    "SCHEMA",
+    "BackendEntry",
+    "Environment",
+    "Report",
+    "Source",
+    "Summary",
+]
+
 
 SCHEMA = "porter.report/1"
 
@@ -20,24 +32,6 @@ SCHEMA = "porter.report/1"
 #: `acknowledged` is a deliberate deviation through the escape hatch, and `host_sync` is a
 #: performance matter (`float(x)` is standard), so neither counts.
 NON_STANDARD_STATUSES = frozenset({"non_standard", "non_standard_usage", "device_specific"})
-
-
-@dataclass(frozen=True)
-class BackendEntry:
-    """A backend spec the run could see, or could not (then `reason` says why)."""
-
-    spec: str
-    library: str
-    version: str | None
-    available: bool
-    devices: list[str] = field(default_factory=list)
-    reason: str | None = None
-
-
-@dataclass(frozen=True)
-class Environment:
-    python: str
-    backends: list[BackendEntry] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

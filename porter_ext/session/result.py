@@ -93,17 +93,5 @@ class UnrecordedResult(PortResult):
 def environment() -> Environment:
     """Python and every backend porter can see (unavailable ones with their reasons)."""
     from porter_ext.backends import list_backends
-    from porter_ext.model.report import BackendEntry
 
-    entries = [
-        BackendEntry(
-            spec=b.spec,
-            library=b.library,
-            version=b.version,
-            available=b.available,
-            devices=list(b.devices),
-            reason=b.reason,
-        )
-        for b in list_backends()
-    ]
-    return Environment(python=platform.python_version(), backends=entries)
+    return Environment(python=platform.python_version(), backends=list_backends())

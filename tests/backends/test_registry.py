@@ -150,8 +150,15 @@ def test_list_backends_missing_cupy_and_accelerators_have_reasons() -> None:
         assert "no GPU platform" in infos["jax:gpu"].reason
 
 
-def test_list_backends_entries_are_json_ready() -> None:
-    for info in list_backends():
-        entry = info.to_json()
+def test_list_backends_entries_are_the_reports_environment() -> None:
+    # one type (issue 17 item 1): what `porter backends` lists is what the report holds,
+    # and the report's codec spells it
+    from porter_ext.model import BackendEntry, Environment
+    from porter_ext.report.codec import environment_to_dict
+
+    infos = list_backends()
+    assert BackendInfo is BackendEntry
+    data = environment_to_dict(Environment("3", infos))
+    for entry in data["backends"]:
         assert list(entry) == ["spec", "library", "version", "available", "devices", "reason"]
         assert (entry["reason"] is None) == entry["available"]
