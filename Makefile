@@ -45,9 +45,13 @@ chromium:
 # rest of its process, which top-level-await tests of %%port cells must not see.
 # PORTER_DEBUG=1 (also set by tests/conftest.py): porter's internal errors fail tests.
 # First the extension's TypeScript unit tests (jest, labextension/src/__tests__: seconds).
+# The rest runs in PYTEST_WORKERS processes (pytest-xdist): most tests wait on kernels,
+# workers and subprocesses, so 3 on 2 cores is faster than 2; --dist loadfile keeps a
+# file's tests in one process, so its module-scoped shells, kernels and servers start once.
+PYTEST_WORKERS ?= 3
 test: setup chromium
 	cd labextension && PATH="$(abspath $(VENV))/bin:$$PATH" jlpm test
-	PORTER_DEBUG=1 $(PY) -m pytest -q --ignore=tests/browser
+	PORTER_DEBUG=1 $(PY) -m pytest -q --ignore=tests/browser -n $(PYTEST_WORKERS) --dist loadfile
 	PORTER_DEBUG=1 $(PY) -m pytest -q tests/browser
 
 lint: setup
