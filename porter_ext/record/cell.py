@@ -35,6 +35,7 @@ from porter_ext.record.compiled import (
 )
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.runners import register_cell_file
+from porter_ext.record.sites import LoopSite
 from porter_ext.record.syntax import CellSyntax, parse
 from porter_ext.spec.standard import DEFAULT_VERSION
 
@@ -55,7 +56,7 @@ class CellRun:
     seconds: float = 0.0
     #: the loops that ran as written after their first iterations (`RecordSettings.loop_sample`):
     #: their sites ``(cell, line, slot)``
-    sampled_loops: list[tuple] = field(default_factory=list)
+    sampled_loops: list[LoopSite] = field(default_factory=list)
 
 
 def cell_filename(cell: int | str, source: str) -> str:

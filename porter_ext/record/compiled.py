@@ -3,9 +3,13 @@
 Rewriting a cell and compiling the rewrite costs a few milliseconds on a large cell
 (the rewrite is about three times the plain code); people run the same cell again and
 again. A cell's rewrite depends on its source and its compiler flags; what differs from
-run to run, the cell's label in the site tuples and the file name of its code, is
-patched into the compiled code objects (``CodeType.replace``), which takes microseconds.
-Code objects hold no object of the person's, so keeping a few of them costs nothing.
+run to run, the cell's label in its sites and the file name of its code, is patched into
+the compiled code objects (``CodeType.replace``), which takes microseconds. Code objects
+hold no object of the person's, so keeping a few of them costs nothing.
+
+The compiler keeps only plain tuples as constants: the sites the rewrite wrote as tuples
+are put back as the named sites they are (`porter_ext.record.sites`) once compiled, and
+made plain again (with their kinds beside them) to be marshalled for a worker.
 """
 
 from __future__ import annotations
@@ -14,8 +18,11 @@ import ast
 import marshal
 import types
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from porter_ext.record.sites import SITE_TYPES, Site
 from porter_ext.record.transformer import CallSiteTransformer
 
 _LIMIT = 64
@@ -29,7 +36,6 @@ class CompiledCell:
     last: types.CodeType | None
     cell: int | str
     filename: str
-    sites: frozenset
 
 
 _cache: OrderedDict[tuple, CompiledCell] = OrderedDict()
@@ -45,14 +51,39 @@ def _compile(tree: ast.Module, last: ast.Expr | None, filename: str, flags: int)
     return code, last_code
 
 
-def _relabel(code: types.CodeType, sites: frozenset, cell: int | str | None, filename: str):
+def _mapped(code: types.CodeType, change: Callable[[Any], Any], filename: str | None = None):
+    """``code`` (and the code nested in it) with ``change`` applied to each constant that
+    is not code, and ``filename`` (None: as it is)."""
     consts = tuple(
-        _relabel(c, sites, cell, filename)
-        if isinstance(c, types.CodeType)
-        else ((cell, *c[1:]) if type(c) is tuple and c in sites else c)
+        _mapped(c, change, filename) if isinstance(c, types.CodeType) else change(c)
         for c in code.co_consts
     )
-    return code.replace(co_consts=consts, co_filename=filename)
+    return code.replace(co_consts=consts, co_filename=filename or code.co_filename)
+
+
+def _named(
+    code: types.CodeType, sites: Mapping[tuple, Site], filename: str | None = None
+) -> types.CodeType:
+    """``code`` with each site written as a plain tuple put back as its named site."""
+    return _mapped(code, lambda c: sites.get(c, c) if type(c) is tuple else c, filename)
+
+
+def _relabel(code: types.CodeType, cell: int | str, filename: str) -> types.CodeType:
+    """``code`` under ``filename``, its sites labelled ``cell``."""
+    return _mapped(code, lambda c: c._replace(cell=cell) if type(c) in SITE_TYPES else c, filename)
+
+
+def _plain(code: types.CodeType, kinds: dict[tuple, int]) -> types.CodeType:
+    """``code`` with its sites as plain tuples (what marshal writes), each one's kind (its
+    index in `SITE_TYPES`) put in ``kinds``."""
+
+    def plain(c: Any) -> Any:
+        if type(c) not in SITE_TYPES:
+            return c
+        kinds[tuple(c)] = SITE_TYPES.index(type(c))
+        return tuple(c)
+
+    return _mapped(code, plain)
 
 
 def cached(key: tuple, cell: int | str, filename: str) -> tuple | None:
@@ -63,8 +94,8 @@ def cached(key: tuple, cell: int | str, filename: str) -> tuple | None:
     _cache.move_to_end(key)
     if hit.cell == cell and hit.filename == filename:
         return hit.code, hit.last
-    code = _relabel(hit.code, hit.sites, cell, filename)
-    last = _relabel(hit.last, hit.sites, cell, filename) if hit.last is not None else None
+    code = _relabel(hit.code, cell, filename)
+    last = _relabel(hit.last, cell, filename) if hit.last is not None else None
     return code, last
 
 
@@ -90,8 +121,11 @@ def rewrite_and_compile(
     if split_last and tree.body and isinstance(tree.body[-1], ast.Expr):
         tree.body, last = tree.body[:-1], tree.body[-1]
     code, last_code = _compile(tree, last, filename, flags)
+    sites = {tuple(site): site for site in rewriter.site_values}
+    code = _named(code, sites)
+    last_code = _named(last_code, sites) if last_code is not None else None
     if key is not None:
-        _cache[key] = CompiledCell(code, last_code, cell, filename, frozenset(rewriter.site_values))
+        _cache[key] = CompiledCell(code, last_code, cell, filename)
         while len(_cache) > _LIMIT:
             _cache.popitem(last=False)
     return code, last_code
@@ -107,13 +141,17 @@ def compile_plain(tree: ast.Module, filename: str, flags: int, split_last: bool)
 
 def exported(source: str, flags: int, cell: int | str) -> bytes | None:
     """The rewrite of ``source`` this process compiled last under ``flags``, labelled
-    ``cell``, for a replay's worker (`imported`): marshalled code objects and the key they
-    were compiled under; None when none is kept."""
+    ``cell``, for a replay's worker (`imported`): marshalled code objects (their sites as
+    plain tuples, and each one's kind), and the key they were compiled under; None when
+    none is kept."""
     for key in reversed(_cache):
         if key[0] == source and key[1] == flags:
             hit = _cache[key]
             code, last = cached(key, cell, hit.filename)
-            return marshal.dumps((key, code, last))
+            kinds: dict[tuple, int] = {}
+            code = _plain(code, kinds)
+            last = _plain(last, kinds) if last is not None else None
+            return marshal.dumps((key, code, last, tuple(kinds.items())))
     return None
 
 
@@ -121,11 +159,12 @@ def imported(data: bytes, key: tuple, filename: str) -> tuple | None:
     """(code, last code) of an `exported` rewrite, under ``filename``, if it was compiled
     under ``key`` (the source, flags, and what decides the rewrite where it runs now),
     else None."""
-    sent, code, last = marshal.loads(data)
+    sent, code, last, kinds = marshal.loads(data)
     if tuple(sent) != key:
         return None
-    code = _relabel(code, frozenset(), None, filename)
-    return code, _relabel(last, frozenset(), None, filename) if last is not None else None
+    sites = {plain: SITE_TYPES[kind]._make(plain) for plain, kind in kinds}
+    last = _named(last, sites, filename) if last is not None else None
+    return _named(code, sites, filename), last
 
 
 def clear() -> None:

@@ -15,6 +15,10 @@ Three rules keep the person's cell as it is without porter:
 
 Only the thread that started recording is recorded: calls from other threads (functions
 of a recorded cell run by a thread pool) go straight through.
+
+A hook's first argument is its site (`porter_ext.record.sites`), named in the code porter
+compiles; code that IPython compiles from a rewritten tree (``%port on``, ``%time``
+lines) holds the plain tuple, which `NAMED` names.
 """
 
 from __future__ import annotations
@@ -22,11 +26,15 @@ from __future__ import annotations
 import _thread
 import functools
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.backends.registry import BY_TYPE
 from porter_ext.record.operator_names import OPERATORS
+from porter_ext.record.sites import OperationSite, Site
 from porter_ext.record.values import NO_SELF as _NO_SELF
+
+if TYPE_CHECKING:
+    from porter_ext.record.recorder import Recorder
 
 PRE_HOOK = "__porter_pre__"
 CALL_HOOK = "__porter_call__"
@@ -64,6 +72,10 @@ HOOK_NAMES = (
 #: a receiver's or operand's type) during the cell being recorded, else None. The active
 #: recorder clears the slots it filled when it stops, so no person's object outlives it.
 SLOTS: list[Any] = [True]
+#: the sites of rewritten trees compiled elsewhere (`transformer.transform`: IPython
+#: compiles them), by their plain tuples: what a hook is given there. Kept, like the
+#: slots, for as long as the process runs (the code may run again).
+NAMED: dict[tuple, Site] = {}
 
 
 class _State:
@@ -72,7 +84,7 @@ class _State:
     __slots__ = ("active",)
 
     def __init__(self) -> None:
-        self.active: Any = None
+        self.active: Recorder | None = None
 
 
 STATE = _State()
@@ -115,6 +127,9 @@ def _hooks() -> dict[str, types.FunctionType]:
     getattr_ = getattr
     builtin_values = _BUILTIN_VALUES
     no_self = _NO_SELF
+    plain_tuple = tuple
+    named = NAMED
+    operation_site = OperationSite
 
     def count(rec, bucket, din, out, site):
         """Count a fast-path call, operator or index whose output is an array, and give
@@ -141,6 +156,8 @@ def _hooks() -> dict[str, types.FunctionType]:
         """A call's callee: itself for a plain call, else a recording wrapper (``call``:
         this namespace's copy of the call hook, set by `bind`)."""
         __tracebackhide__ = True  # noqa: F841 (read by IPython's traceback formatter)
+        if type_(site) is plain_tuple:
+            site = named[site]
         t = type_(f)
         if t is builtin_method or t is python_method:
             receiver = type_(f.__self__)
@@ -162,8 +179,10 @@ def _hooks() -> dict[str, types.FunctionType]:
         rec = state.active
         if rec is None or rec.thread != ident():
             return f(*args, **kwargs)
+        if type_(site) is plain_tuple:
+            site = named[site]
         din = None
-        fast = rec.fast_calls.get(site[4])
+        fast = rec.fast_calls.get(site.slot)
         # (a slot is shared by the copies of a cell run again: the site decides)
         if fast is not None and fast[4] is site:
             # the fast path (see Recorder.before and guards.py): the call made the same
@@ -214,11 +233,13 @@ def _hooks() -> dict[str, types.FunctionType]:
         __tracebackhide__ = True  # noqa: F841
         # values whose type no library owns (cached by type): applied at once. A type
         # whose __hash__ raises takes the careful path below.
+        if type_(site) is plain_tuple:
+            site = named[site]
         ta = type_(a)
         tb = type_(b)
         try:  # operands read once (no slots to fill): settled here
             plain = (
-                not site[4]
+                not site.slots
                 and (ta in builtin_values or by_type(ta, missing) is None)
                 and (b is unary or tb in builtin_values or by_type(tb, missing) is None)
             )
@@ -230,7 +251,7 @@ def _hooks() -> dict[str, types.FunctionType]:
         if rec is None or rec.thread != ident():
             return ops[name](a) if b is unary else ops[name](a, b)
         din = None
-        fast = rec.fast_ops.get(site[5])
+        fast = rec.fast_ops.get(site.key)
         # (a key is shared by the copies of a cell run again: the site decides)
         if fast is not None and (fast[4] is site or fast[4] == site):
             # the fast path (see Recorder.operation and guards.py): the operand types and
@@ -244,7 +265,7 @@ def _hooks() -> dict[str, types.FunctionType]:
             if token is None:
                 return ops[name](a) if b is unary else ops[name](a, b)
             bucket, din = token[0], token[1]
-            fast = rec.fast_ops.get(site[5])
+            fast = rec.fast_ops.get(site.key)
         else:
             bucket = fast[1]
         try:
@@ -280,9 +301,11 @@ def _hooks() -> dict[str, types.FunctionType]:
         __tracebackhide__ = True  # noqa: F841
         rec = state.active
         if rec is not None and rec.thread == ident():
+            if type_(site) is plain_tuple:
+                site = named[site]
             # an array: the read's guard accepts it again, or the recorder says so (and
             # fills the slot of a plain one)
-            fast = rec.fast_gets.get(site[5])
+            fast = rec.fast_gets.get(site.key)
             try:
                 known = fast is not None and fast[3] is site and fast[0](x, key) is not None
             except base:  # noqa: BLE001 (an odd operand: the careful path decides)
@@ -290,16 +313,35 @@ def _hooks() -> dict[str, types.FunctionType]:
             if not known and rec.operation(site, "__getitem__", x, key) is None:
                 x[key] = ops[name](item, value)
                 return
-            cell, line, col, end = site[0], site[1], site[2], site[6:]
-            item = op((cell, line, col, name, (), site[5], *end), name, item, value)
-            setitem((cell, line, col, "__setitem__", (), site[5], *end), item, x, key)
+            cell, line, col, key_, end_line, end_col = (
+                site.cell,
+                site.line,
+                site.col,
+                site.key,
+                site.end_line,
+                site.end_col,
+            )
+            item = op(
+                operation_site(cell, line, col, name, (), key_, end_line, end_col),
+                name,
+                item,
+                value,
+            )
+            setitem(
+                operation_site(cell, line, col, "__setitem__", (), key_, end_line, end_col),
+                item,
+                x,
+                key,
+            )
             return
         x[key] = ops[name](item, value)
 
     def getitem(site, x, key):
         __tracebackhide__ = True  # noqa: F841
+        if type_(site) is plain_tuple:
+            site = named[site]
         try:  # operands read once (no slots to fill): settled here
-            plain = not site[4] and by_type(type_(x), missing) is None
+            plain = not site.slots and by_type(type_(x), missing) is None
         except base:
             plain = False
         if plain:
@@ -308,7 +350,7 @@ def _hooks() -> dict[str, types.FunctionType]:
         if rec is None or rec.thread != ident():
             return x[key]
         din = None
-        fast = rec.fast_gets.get(site[5])
+        fast = rec.fast_gets.get(site.key)
         if fast is not None and (fast[3] is site or fast[3] == site):
             # the fast path (see Recorder.operation and guards.py): an array and an index
             # of the kinds of before: read the devices, count, nothing else
@@ -333,8 +375,10 @@ def _hooks() -> dict[str, types.FunctionType]:
 
     def setitem(site, value, x, key):
         __tracebackhide__ = True  # noqa: F841
+        if type_(site) is plain_tuple:
+            site = named[site]
         try:  # operands read once (no slots to fill): settled here
-            plain = not site[4] and by_type(type_(x), missing) is None
+            plain = not site.slots and by_type(type_(x), missing) is None
         except base:
             plain = False
         if plain:
@@ -345,7 +389,7 @@ def _hooks() -> dict[str, types.FunctionType]:
             x[key] = value
             return
         din = None
-        fast = rec.fast_sets.get(site[5])
+        fast = rec.fast_sets.get(site.key)
         if fast is not None and (fast[3] is site or fast[3] == site):
             try:  # the fast path, as in `getitem`
                 din = fast[0](x, key, value)
@@ -370,8 +414,10 @@ def _hooks() -> dict[str, types.FunctionType]:
 
     def attr(site, obj, name):
         __tracebackhide__ = True  # noqa: F841
+        if type_(site) is plain_tuple:
+            site = named[site]
         try:  # operands read once (no slots to fill): settled here
-            plain = not site[4] and by_type(type_(obj), missing) is None
+            plain = not site.slots and by_type(type_(obj), missing) is None
         except base:
             plain = False
         if plain:
@@ -392,7 +438,7 @@ def _hooks() -> dict[str, types.FunctionType]:
     def loop(site):
         rec = state.active
         if rec is not None and rec.thread == ident():
-            rec.iteration(site)
+            rec.iteration(named[site] if type_(site) is plain_tuple else site)
 
     return {
         LOOP_HOOK: loop,

@@ -24,6 +24,7 @@ from porter_ext.record.resolve import (
     resolve_function,
     ufunc_method_callee,
 )
+from porter_ext.record.sites import CallSite
 from porter_ext.record.strict import AcknowledgedFunction, RejectedFunction, StandardFunction
 from porter_ext.record.transformer import METHOD_SITE, NAME_SITE
 from porter_ext.record.values import backend_of
@@ -128,7 +129,7 @@ class CallableKinds:
             return (_MAYBE, callee, None, None)
         return (_PLAIN, None, None, None)
 
-    def plain(self, site: tuple, f: Any) -> bool:
+    def plain(self, site: CallSite, f: Any) -> bool:
         """Whether ``f`` at ``site`` is plain Python (then remembered in the site's slot,
         so that its next calls skip the hook)."""
         try:
@@ -140,7 +141,7 @@ class CallableKinds:
                     ARRAY_CALLABLES[id(f)] = f
             if kind != _PLAIN:
                 return False
-            shape = site[5]
+            shape = site.shape
             if type(f) is _METHOD or type(f) is _BUILTIN_METHOD:
                 s = f.__self__
                 # a receiver whose every method is plain Python: not a module (whose
@@ -148,12 +149,12 @@ class CallableKinds:
                 if s is not None and not isinstance(s, _MODULE | type) and not callable(s):
                     self.plain_receivers[id(type(s))] = type(s)
                     if shape == METHOD_SITE:
-                        self._fill(site[4], type(s))
+                        self._fill(site.slot, type(s))
                     return True
             else:
                 self.plain_callables[id(f)] = f
             if shape == NAME_SITE:
-                self._fill(site[4], f)
+                self._fill(site.slot, f)
         except Exception as exc:  # porter's fault: the call goes on unrecorded
             self._internal(exc)
         return True

@@ -6,6 +6,7 @@ fast path for the same operation made the same way again (see ``guards.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import FunctionType
 from typing import Any
 
 from porter_ext.record.classify import Verdict
@@ -14,7 +15,8 @@ from porter_ext.record.hooks_importlib_bootstrap import UNARY
 from porter_ext.record.memo import recall_operation, remember_operation
 from porter_ext.record.operators import REFLECTED, classify_index, classify_operation, operand_kind
 from porter_ext.record.resolve import Callee, attribute_callee
-from porter_ext.record.runners import op_template
+from porter_ext.record.runners import Runner, op_template
+from porter_ext.record.sites import OperationSite
 from porter_ext.record.values import backend_of, devices_in
 from porter_ext.record.verdicts import DtypeVerdict, operator_callee, strict_error
 from porter_ext.spec.standard import Standard
@@ -42,10 +44,12 @@ class Operations:
     _fill: Callable[[int | None, Any], None]
     _verdict: Callable[..., tuple[Verdict, Any]]
     _bucket: Callable[..., dict]
-    runner: Callable[[tuple, str], Any]
+    runner: Callable[[tuple, str], Runner]
     after: Callable[[tuple, Any], Any]
 
-    def operation(self, site: tuple, name: str, a: Any, b: Any, value: Any = UNARY) -> tuple | None:
+    def operation(
+        self, site: OperationSite, name: str, a: Any, b: Any, value: Any = UNARY
+    ) -> tuple | None:
         """The token of an operator, index or attribute read on an array, or None (then
         the operands' types are remembered in the site's slots)."""
         __tracebackhide__ = True  # noqa: F841
@@ -58,7 +62,7 @@ class Operations:
                 if backend is not None:
                     name = REFLECTED.get(name, name)
             if backend is None:
-                slots = site[4]
+                slots = site.slots
                 if slots:
                     self._fill(slots[0], type(a))
                     if len(slots) > 1:
@@ -111,7 +115,7 @@ class Operations:
                     self._fast_index(site, name, guard, bucket, token)
                     if guard.library_facts:
                         remember_operation(
-                            (site[5], self.version, name), (guard, callee, verdict, None, False)
+                            (site.key, self.version, name), (guard, callee, verdict, None, False)
                         )
             elif not indexing and not (self.strict and verdict.status in STRICT_RAISES):
                 # the hook's fast path: the same operand types and dtypes here again; the
@@ -122,22 +126,22 @@ class Operations:
                 template = op_template(spelled, boxed)
                 boxed = template != spelled  # (in-place operators: never handed over)
                 guard = operator_guard(a, b, UNARY)
-                self.fast_ops[site[5]] = (guard, bucket, self.runner(token, template), boxed, site)
+                self.fast_ops[site.key] = (guard, bucket, self.runner(token, template), boxed, site)
                 if guard.library_facts:
                     remember_operation(
-                        (site[5], self.version, spelled), (guard, callee, verdict, template, boxed)
+                        (site.key, self.version, spelled), (guard, callee, verdict, template, boxed)
                     )
         except Exception as exc:  # porter's fault: the operation goes on unrecorded
             self._internal(exc)
             return None
         if self.strict and verdict.status in STRICT_RAISES:
             self.after(token, None)
-            raise strict_error(callee, verdict, site[1])
+            raise strict_error(callee, verdict, site.line)
         return token
 
-    def _recalled_operation(self, site: tuple, name: str, a: Any, b: Any) -> tuple | None:
+    def _recalled_operation(self, site: OperationSite, name: str, a: Any, b: Any) -> tuple | None:
         """The token of an operator its site's remembered guard accepts, or None."""
-        memo = recall_operation((site[5], self.version, name))
+        memo = recall_operation((site.key, self.version, name))
         if memo is None:
             return None
         guard, callee, verdict, template, boxed = memo
@@ -146,12 +150,14 @@ class Operations:
             return None
         bucket = self._bucket(site, callee, verdict, ())
         token = (bucket, din, None, site)
-        self.fast_ops[site[5]] = (guard, bucket, self.runner(token, template), boxed, site)
+        self.fast_ops[site.key] = (guard, bucket, self.runner(token, template), boxed, site)
         return token
 
-    def _recalled_index(self, site: tuple, name: str, x: Any, key: Any, value: Any) -> tuple | None:
+    def _recalled_index(
+        self, site: OperationSite, name: str, x: Any, key: Any, value: Any
+    ) -> tuple | None:
         """The token of an index its site's remembered guard accepts, or None."""
-        memo = recall_operation((site[5], self.version, name))
+        memo = recall_operation((site.key, self.version, name))
         if memo is None:
             return None
         guard, callee, verdict, _, _ = memo
@@ -163,15 +169,17 @@ class Operations:
         self._fast_index(site, name, guard, bucket, token)
         return token
 
-    def _fast_index(self, site: tuple, name: str, guard: Any, bucket: dict, token: tuple) -> None:
+    def _fast_index(
+        self, site: OperationSite, name: str, guard: FunctionType, bucket: dict, token: tuple
+    ) -> None:
         """Give the getitem or setitem hook its fast path at this site: (guard, bucket,
         runner, site)."""
         if name == "__getitem__":
-            self.fast_gets[site[5]] = (guard, bucket, self.runner(token, "get"), site)
+            self.fast_gets[site.key] = (guard, bucket, self.runner(token, "get"), site)
         else:
-            self.fast_sets[site[5]] = (guard, bucket, self.runner(token, "set"), site)
+            self.fast_sets[site.key] = (guard, bucket, self.runner(token, "set"), site)
 
-    def _attribute(self, site: tuple, obj: Any, name: str) -> tuple | None:
+    def _attribute(self, site: OperationSite, obj: Any, name: str) -> tuple | None:
         key = (type(obj), name)
         callee = attributes.get(key, _MISSING)
         if callee is _MISSING:

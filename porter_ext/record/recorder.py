@@ -39,7 +39,8 @@ from porter_ext.record.kinds import methods as _methods
 from porter_ext.record.memo import library_fact, recall_call, remember_call
 from porter_ext.record.operations import STRICT_RAISES, Operations
 from porter_ext.record.resolve import Callee
-from porter_ext.record.runners import FILENAMES, compile_runner
+from porter_ext.record.runners import FILENAMES, Runner, compile_runner
+from porter_ext.record.sites import CallSite, LoopSite, Place
 from porter_ext.record.strict import (
     NamespaceView,
     NonStandardError,
@@ -89,14 +90,14 @@ class Recorder(CallableKinds, Operations, Verdicts):
         #: see `RecordSettings.loop_sample`; per loop slot: [records seen, iterations since]
         self.loop_sample = loop_sample
         self._loops: dict[int, list[int]] = {}
-        self.sampled_loops: list[tuple] = []
+        self.sampled_loops: list[LoopSite] = []
         self.version = version
         self.cell = cell
         self.standard = standard(version)
         self.thread: int | None = None
         #: (site, callee, verdict, keyword names) → {(devices_in, device_out): count}
         self._buckets: dict[tuple, dict] = {}
-        self._callers: dict[tuple, tuple[int, int, int, int] | None] = {}
+        self._callers: dict[Place, tuple[int, int, int, int] | None] = {}
         #: slot → (function or array type, guard, bucket, runner, site, method name, the
         #: first bound method): the hook's fast path for calls made the same way again
         #: (guards.py)
@@ -118,7 +119,7 @@ class Recorder(CallableKinds, Operations, Verdicts):
         #: per cell: id → object found plain (receiver types, callables), read by the hook
         self.plain_receivers = PLAIN_RECEIVERS
         self.plain_callables = PLAIN_CALLABLES
-        self._runners: dict[tuple, Any] = {}
+        self._runners: dict[tuple, Runner] = {}
         #: the namespace the cell runs in (the globals of the runners)
         self.namespace: dict | None = None
         self.warnings: list[str] = []
@@ -171,20 +172,19 @@ class Recorder(CallableKinds, Operations, Verdicts):
             SLOTS[slot] = value
             self._filled.append(slot)
 
-    def iteration(self, site: tuple) -> None:
-        """A loop of a rewritten cell starts an iteration (``site``: ``(cell, line,
-        slot)``). Once ``loop_sample`` iterations in a row recorded nothing new, the
+    def iteration(self, site: LoopSite) -> None:
+        """A loop of a rewritten cell starts an iteration. Once ``loop_sample`` iterations in a row recorded nothing new, the
         loop's slot is filled and its next iterations run the plain copy of its body."""
         if not self.loop_sample:
             return
         seen = len(self._buckets)
-        state = self._loops.get(site[2])
+        state = self._loops.get(site.slot)
         if state is None or state[0] != seen:
-            self._loops[site[2]] = [seen, 1]
+            self._loops[site.slot] = [seen, 1]
             return
         state[1] += 1
         if state[1] > self.loop_sample:
-            self._fill(site[2], True)
+            self._fill(site.slot, True)
             self.sampled_loops.append(site)
 
     def devices(self, values: Any) -> list[str]:
@@ -193,12 +193,12 @@ class Recorder(CallableKinds, Operations, Verdicts):
         read_into(values, out)
         return out
 
-    def before(self, site: tuple, f: Any, args: tuple, kwargs: dict) -> tuple | None:
+    def before(self, site: CallSite, f: Any, args: tuple, kwargs: dict) -> tuple | None:
         """Resolve, classify and remember a call; None for a call that is not recorded.
         Under strict checking, a call outside the standard raises here."""
         __tracebackhide__ = True  # noqa: F841 (read by IPython's traceback formatter)
         try:
-            remembered = recall_call((site[4], self.version))
+            remembered = recall_call((site.slot, self.version))
             token = self._recalled(site, f, args, kwargs, remembered) if remembered else None
             if token is not None:
                 return token
@@ -213,7 +213,7 @@ class Recorder(CallableKinds, Operations, Verdicts):
                     callee = None  # another library's function, given no array
             if callee is None:
                 return None
-            spelled = site[3]
+            spelled = site.spelled
             if (
                 callee.kind == "function"
                 and spelled is not None
@@ -254,7 +254,7 @@ class Recorder(CallableKinds, Operations, Verdicts):
                     guard = call_guard(receiver, args, kwargs, shared is None)
                     run = self.runner(token, "call")
                     method = f if callee.kind == "method" else None
-                    self.fast_calls[site[4]] = (
+                    self.fast_calls[site.slot] = (
                         entry[0],
                         guard,
                         bucket,
@@ -265,14 +265,15 @@ class Recorder(CallableKinds, Operations, Verdicts):
                     )
                     if guard.library_facts and library_fact(entry[0]):
                         remember_call(
-                            (site[4], self.version), (*entry, guard, callee, verdict, tuple(kwargs))
+                            (site.slot, self.version),
+                            (*entry, guard, callee, verdict, tuple(kwargs)),
                         )
         except Exception as exc:  # porter's fault: never the person's
             self._internal(exc)
             return None
         if self.strict and verdict.status in STRICT_RAISES and type(f) is not RejectedFunction:
             self.after(token, None)
-            raise strict_error(callee, verdict, site[1])
+            raise strict_error(callee, verdict, site.line)
         return token
 
     def _protocol_callee(self, callee: Callee, args: tuple, kwargs: dict) -> Callee | None:
@@ -287,7 +288,9 @@ class Recorder(CallableKinds, Operations, Verdicts):
             return None
         return host_callee(backend_of(array).name, callee.name)
 
-    def _recalled(self, site: tuple, f: Any, args: tuple, kwargs: dict, memo: tuple) -> Any:
+    def _recalled(
+        self, site: CallSite, f: Any, args: tuple, kwargs: dict, memo: tuple
+    ) -> tuple | None:
         """The token of a call its site's remembered guard accepts (memo.py), or None."""
         target, method, guard, callee, verdict, kwnames = memo
         if self.strict and verdict.status in STRICT_RAISES:
@@ -309,7 +312,7 @@ class Recorder(CallableKinds, Operations, Verdicts):
         bucket = self._bucket(site, callee, verdict, kwnames)
         token = (bucket, din, (site, callee, verdict, f, kwnames), site)
         run = self.runner(token, "call")
-        self.fast_calls[site[4]] = (
+        self.fast_calls[site.slot] = (
             target,
             guard,
             bucket,
@@ -333,7 +336,7 @@ class Recorder(CallableKinds, Operations, Verdicts):
                     str(exc),
                 )
                 bucket = self._bucket(site, callee, verdict, kwnames)
-                exc.at_line(site[1])
+                exc.at_line(site.line)
             key = (din, None)
             bucket[key] = bucket.get(key, 0) + 1
         except Exception as error:  # noqa: BLE001 (bookkeeping never replaces exc)
@@ -354,16 +357,16 @@ class Recorder(CallableKinds, Operations, Verdicts):
             self._internal(exc)
         return out
 
-    def runner(self, token: tuple, template: str) -> Any:
+    def runner(self, token: tuple, template: str) -> Runner:
         """The function that performs a recorded operation, compiled as if it were the
         site's own line of the cell (its file and line number): a warning the library
         raises at its caller (NumPy's ``divide by zero``) points at the person's line."""
         site = token[3]
-        key = (site[:3], template)
+        key = (site.cell, site.line, site.col, template)
         run = self._runners.get(key)
         if run is None:
             run = self._runners[key] = compile_runner(
-                FILENAMES.get(site[0]), site[1], template, self.namespace
+                FILENAMES.get(site.cell), site.line, template, self.namespace
             )
         return run
 

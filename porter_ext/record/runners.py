@@ -9,12 +9,16 @@ compiled in the hooks' own file so that their frames are hidden like the hooks'.
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from typing import Any
 
 from porter_ext.record import hooks_importlib_bootstrap as hooks
 from porter_ext.record.operator_names import BINARY_SYMBOLS, OPERATORS, UNARY_SYMBOLS
 
 _BOXED = frozenset(BINARY_SYMBOLS) | frozenset(UNARY_SYMBOLS)
+
+#: a runner: performs one recorded operation on its three arguments (see `RUNNERS`)
+Runner = Callable[[Any, Any, Any], Any]
 
 
 def op_template(name: str, boxed: bool) -> str:
@@ -66,7 +70,9 @@ def register_cell_file(cell: int | str, filename: str) -> None:
 _RUNNER_CODE: dict[str, types.CodeType] = {}
 
 
-def compile_runner(filename: str | None, line: int, template: str, namespace: dict | None) -> Any:
+def compile_runner(
+    filename: str | None, line: int, template: str, namespace: dict | None
+) -> Runner:
     """A runner whose one line is ``line`` of ``filename``: the template's code, compiled
     once, moved there (``CodeType.replace``: no compile per site)."""
     if filename is None or namespace is None or line < 1:

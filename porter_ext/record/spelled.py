@@ -16,17 +16,18 @@ import linecache
 from porter_ext.record.classify import Verdict
 from porter_ext.record.resolve import Callee
 from porter_ext.record.runners import FILENAMES
+from porter_ext.record.sites import Place
 from porter_ext.spec.rewrites import SourceCall, suggestion_from_source
 
 
-def call_text(site: tuple) -> str | None:
-    """The source of a call's span, ``site``: ``(cell, line, col, spelled, end_line,
-    end_col)`` (columns in characters), from the cell's registered text."""
-    cell, line, col, _, end_line, end_col = site
-    filename = FILENAMES.get(cell)
-    if filename is None or end_line is None:
+def call_text(place: Place) -> str | None:
+    """The source of a call's span (columns in characters), from the cell's registered
+    text."""
+    filename = FILENAMES.get(place.cell)
+    if filename is None or place.end_line is None:
         return None
-    return span_text(linecache.getlines(filename), line, col, end_line, end_col)
+    lines = linecache.getlines(filename)
+    return span_text(lines, place.line, place.col, place.end_line, place.end_col)
 
 
 def span_text(lines: list[str], line: int, col: int, end_line: int, end_col: int) -> str | None:
@@ -68,11 +69,11 @@ def source_call(text: str, kind: str) -> SourceCall | None:
     return SourceCall("function", None, args, kwargs, lib=lib)
 
 
-def spelled_suggestion(site: tuple, callee: Callee, verdict: Verdict) -> str | None:
+def spelled_suggestion(place: Place, callee: Callee, verdict: Verdict) -> str | None:
     """The verdict's suggestion over the call's source, else as rendered from values."""
     if verdict.template is None or verdict.suggestion is None:
         return verdict.suggestion
-    text = call_text(site)
+    text = call_text(place)
     call = source_call(text, callee.kind) if text else None
     if call is None:
         return verdict.suggestion

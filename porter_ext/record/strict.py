@@ -10,10 +10,13 @@ only adds ``.backend``, so that the escape hatch reads the same in recorded cell
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.backends import namespace_owner
 from porter_ext.spec.standard import DEFAULT_VERSION, VERSIONS, FunctionSpec, standard
+
+if TYPE_CHECKING:
+    from porter_ext.spec.replacement import Replacement
 
 
 class NonStandardError(Exception):
@@ -36,7 +39,7 @@ class NonStandardAttributeError(NonStandardError, AttributeError):
     """Raised on access to a non-callable name outside the standard (``hasattr`` sees it)."""
 
 
-def _suggest(library_name: str, name: str) -> Any:
+def _suggest(library_name: str, name: str) -> Replacement | None:
     """The replacement table's unconditional entry for ``name``, or None."""
     from porter_ext.spec.replacements import find
 
@@ -89,7 +92,7 @@ class RejectedFunction:
 
     __slots__ = ("__wrapped__", "qualname", "entry")
 
-    def __init__(self, fn: Any, qualname: str, entry: Any):
+    def __init__(self, fn: Any, qualname: str, entry: Replacement | None):
         self.__wrapped__ = fn
         self.qualname = qualname
         self.entry = entry

@@ -16,9 +16,10 @@ Every rewritten node keeps the plain operation on a path that costs a type check
 - ``x[i]``, ``x[i] = v``, ``x += v`` and ``x.T`` likewise, with the index or value
   evaluated exactly once on either path.
 
-Sites are constant tuples ``(cell, line, col, spelled, slot, shape, end_line, end_col)``,
-columns in characters of the line (`porter_ext.record.positions`: converted here, once
-per site; the end is what a view marks); calls that use their
+Sites are constants, written as plain tuples and named in the compiled code
+(`porter_ext.record.sites`: `CallSite`, `OperationSite`, `LoopSite`), columns in
+characters of the line (`porter_ext.record.positions`: converted here, once per site; the
+end is what a view marks); calls that use their
 caller's frame (``super()``, ``locals()``…) and IPython's own calls
 (``get_ipython().run_line_magic(...)``) are left alone, so that ``%time x = ...`` and
 ``!cmd`` lines keep working.
@@ -33,6 +34,7 @@ from porter_ext.record.hooks_importlib_bootstrap import (
     CALL_HOOK,
     ITER_NAME,
     LOOP_HOOK,
+    NAMED,
     PRE_HOOK,
     TYPE_NAME,
 )
@@ -52,6 +54,7 @@ from porter_ext.record.rewrite_nodes import (
     slot_ref,
     spelled_name,
 )
+from porter_ext.record.sites import CallSite, LoopSite, OperationSite, Site
 
 #: builtins that look at the calling frame: routing them through a hook would change them
 _FRAME_CALLS = frozenset(
@@ -96,8 +99,8 @@ class CallSiteTransformer(ast.NodeTransformer):
         self.plain: frozenset[str] = frozenset()
         self.names: PlainNames | None = None
         self.sites = 0
-        #: every site tuple of the rewrite (compiled.py relabels them for a re-run)
-        self.site_values: list[tuple] = []
+        #: every site of the rewrite (compiled.py names them in the compiled code)
+        self.site_values: list[Site] = []
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
         # ast.NodeTransformer's own walk costs ~5 us a node: this one visits only what can
@@ -129,24 +132,29 @@ class CallSiteTransformer(ast.NodeTransformer):
     def _site(self, node: ast.AST, spelled: str | None = None, shape: int = OTHER_SITE):
         self.sites += 1
         line, col, end_line, end_col = self.columns.span(node)
-        site = (self.cell, line, col, spelled, new_slot(), shape, end_line, end_col)
+        site = CallSite(self.cell, line, col, spelled, new_slot(), shape, end_line, end_col)
+        return site, self._constant(site, node)
+
+    def _constant(self, site: Site, node: ast.AST | None = None) -> ast.Constant:
+        """``site`` as the constant the rewrite passes its hook (a plain tuple: see
+        `porter_ext.record.sites`), kept to be named in the compiled code."""
         self.site_values.append(site)
-        return located(ast.Constant(site), node)
+        constant = ast.Constant(tuple(site))
+        return located(constant, node) if node is not None else constant
 
     def op_site(
         self, node: ast.AST, name: str, operands: list[ast.expr] = ()
     ) -> tuple[ast.Constant, tuple]:
-        """An operation's site: ``(cell, line, col, name, slots, key, end_line, end_col)``,
-        one slot per operand that is read twice (a name; None for a literal or an
-        operand read once), and a number of its own (the key of its fast path)."""
+        """An operation's site (`OperationSite`), with one slot per operand that is read
+        twice (a name; None for a literal or an operand read once), and a number of its
+        own (the key of its fast path)."""
         self.sites += 1
         slots = tuple(new_slot() if isinstance(o, ast.Name) else None for o in operands)
         if all(slot is None for slot in slots):
             slots = ()  # no operand is read twice: the hook settles plain values itself
         line, col, end_line, end_col = self.columns.span(node)
-        site = (self.cell, line, col, name, slots, new_slot(), end_line, end_col)
-        self.site_values.append(site)
-        return located(ast.Constant(site), node), slots
+        site = OperationSite(self.cell, line, col, name, slots, new_slot(), end_line, end_col)
+        return self._constant(site, node), slots
 
     # -- scopes ------------------------------------------------------------------------
     def visit_Module(self, node: ast.Module) -> ast.Module:
@@ -199,9 +207,8 @@ class CallSiteTransformer(ast.NodeTransformer):
         if plain is None or not hooked or not node.body:
             return None
         slot = new_slot()
-        site = (self.cell, self.columns.span(node)[0], slot)
-        self.site_values.append(site)
-        count = ast.Expr(hook_call(LOOP_HOOK, [ast.Constant(site)]))
+        site = self._constant(LoopSite(self.cell, self.columns.span(node)[0], slot))
+        count = ast.Expr(hook_call(LOOP_HOOK, [site]))
         switch = ast.If(guard(slot_ref(slot)), plain, [count, *node.body])
         node.body = [locate_new(switch, node.body[0])]
         return slot
@@ -254,8 +261,7 @@ class CallSiteTransformer(ast.NodeTransformer):
         ``(as written) if S[k] or S[0] else (its rewrite)``, the first one counting the
         iteration (``(__porter_loop__(site), rewrite)[1]``)."""
         slot = new_slot()
-        site = (self.cell, self.columns.span(node)[0], slot)
-        self.site_values.append(site)
+        site = self._constant(LoopSite(self.cell, self.columns.span(node)[0], slot))
         holders = [(g.ifs, i) for g in node.generators for i in range(len(g.ifs))]
         keys = ("key", "value") if isinstance(node, ast.DictComp) else ("elt",)
         counted = False
@@ -267,9 +273,9 @@ class CallSiteTransformer(ast.NodeTransformer):
             counted = True
 
     @staticmethod
-    def _switch(slot: int, site: tuple, written: ast.expr, rewritten: ast.expr, count: bool):
+    def _switch(slot: int, site: ast.Constant, written: ast.expr, rewritten: ast.expr, count: bool):
         if count:
-            counter = hook_call(LOOP_HOOK, [ast.Constant(site)])
+            counter = hook_call(LOOP_HOOK, [copy_node(site)])
             rewritten = ast.Subscript(
                 ast.Tuple([counter, rewritten], ast.Load()), ast.Constant(1), ast.Load()
             )
@@ -349,13 +355,13 @@ class CallSiteTransformer(ast.NodeTransformer):
         """A call's site, and the test of its slot: the callee itself for ``f(...)``, the
         receiver's type for ``o.m(...)``, none for anything else."""
         if isinstance(func, ast.Name):
-            site = self._site(node, func.id, NAME_SITE)
-            return site, ast.Compare(copy_node(func), [ast.Is()], [slot_ref(site.value[4])])
+            site, constant = self._site(node, func.id, NAME_SITE)
+            return constant, ast.Compare(copy_node(func), [ast.Is()], [slot_ref(site.slot)])
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            site = self._site(node, func.attr, METHOD_SITE)
+            site, constant = self._site(node, func.attr, METHOD_SITE)
             receiver_type = ast.Call(ast.Name(TYPE_NAME, ast.Load()), [copy_node(func.value)], [])
-            return site, ast.Compare(receiver_type, [ast.Is()], [slot_ref(site.value[4])])
-        return self._site(node, spelled_name(func), OTHER_SITE), None
+            return constant, ast.Compare(receiver_type, [ast.Is()], [slot_ref(site.slot)])
+        return self._site(node, spelled_name(func), OTHER_SITE)[1], None
 
     def _callee(self, func: ast.expr, node: ast.AST) -> ast.expr:
         """The callee expression guarded by its site's slot (see the module doc)."""
@@ -421,6 +427,9 @@ def transform(
 ) -> ast.Module:
     """Rewrite ``tree`` (parsed from ``source``) in place for recording (every new node
     is located where the call was, so no pass over the whole tree is needed to fix
-    locations)."""
+    locations), for a caller that compiles it: its sites stay plain tuples in the code,
+    which the hooks name (`NAMED`)."""
     rewriter = CallSiteTransformer(cell, range_is_builtin=range_is_builtin, source=source)
-    return rewriter.visit(tree)
+    tree = rewriter.visit(tree)
+    NAMED.update((tuple(site), site) for site in rewriter.site_values)
+    return tree

@@ -7,10 +7,13 @@ through `devices_in`, so one call site never splits into two records by how it w
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.backends import backend_for, dtype_name
 from porter_ext.backends.registry import BY_TYPE as _type_backend
+
+if TYPE_CHECKING:
+    from porter_ext.backends.base import Backend
 
 _MISSING = object()
 #: "no self object" (a function call), distinct from None
@@ -18,7 +21,7 @@ NO_SELF = object()
 _NO_SELF = NO_SELF
 
 
-def backend_of(x: Any) -> Any:
+def backend_of(x: Any) -> Backend | None:
     """The adapter of an array, None for anything else, and None for an object whose
     type cannot even be hashed (a metaclass whose ``__hash__`` raises): that is the
     person's type misbehaving, never an array of a library porter knows."""

@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from porter_ext.backends.base import Backend
 from porter_ext.model.calls import CallOrigin, CallRecord
 from porter_ext.record.classify import (
     Verdict,
@@ -27,6 +28,7 @@ from porter_ext.record.operators import classify_protocol
 from porter_ext.record.positions import char_col
 from porter_ext.record.resolve import Callee
 from porter_ext.record.runners import FILENAMES
+from porter_ext.record.sites import CallSite, OperationSite, Place
 from porter_ext.record.spelled import spelled_suggestion
 from porter_ext.record.strict import NonStandardError
 from porter_ext.record.values import value_key
@@ -67,8 +69,8 @@ class Verdicts:
     _verdicts: dict[tuple, Verdict]
     _interned: dict[tuple, Verdict]
     _entries: dict[Callee, tuple]
-    #: site of another cell's code → where this cell's code called into it
-    _callers: dict[tuple, tuple[int, int, int, int] | None]
+    #: place of another cell's code → where this cell's code called into it
+    _callers: dict[Place, tuple[int, int, int, int] | None]
 
     def _verdict(self, site, callee, args, kwargs, self_obj, forced) -> tuple[Verdict, Any]:
         """(verdict, True when it depends only on the callee and the shape of the call,
@@ -125,15 +127,18 @@ class Verdicts:
             _shared_verdicts[key] = verdict
         return verdict, True
 
-    def _bucket(self, site, callee, verdict, kwnames) -> dict:
-        # the site's position, spelling and end: what its records are merged by
-        key = (site[:4] + site[6:8], callee, verdict, kwnames)
+    def _bucket(
+        self, site: CallSite | OperationSite, callee: Callee, verdict: Verdict, kwnames: tuple
+    ) -> dict:
+        # the site's place (position, spelling, end): what its records are merged by
+        place = site.place
+        key = (place, callee, verdict, kwnames)
         bucket = self._buckets.get(key)
         if bucket is None:
             bucket = self._buckets[key] = {}
-            if self.cell is not None and site[0] != self.cell and site[:4] not in self._callers:
+            if self.cell is not None and place.cell != self.cell and place not in self._callers:
                 # code of another cell: where this cell called into it (first seen)
-                self._callers[site[:4]] = calling_position(FILENAMES.get(self.cell))
+                self._callers[place] = calling_position(FILENAMES.get(self.cell))
         return bucket
 
     # -- results -----------------------------------------------------------------------
@@ -143,13 +148,13 @@ class Verdicts:
         in a loop) keeps one record per suggestion, up to `_SUGGESTIONS_PER_SITE`."""
         merged: dict[tuple, list] = {}
         suggestions: dict[tuple, set] = {}
-        spelled: dict[tuple, str | None] = {}  # (site, verdict) → its suggestion as written
-        for (site, callee, verdict, keywords), bucket in self._buckets.items():
-            said = spelled.get((site, verdict), _UNSPELLED)
+        spelled: dict[tuple, str | None] = {}  # (place, verdict) → its suggestion as written
+        for (place, callee, verdict, keywords), bucket in self._buckets.items():
+            said = spelled.get((place, verdict), _UNSPELLED)
             if said is _UNSPELLED:
-                said = spelled[site, verdict] = spelled_suggestion(site, callee, verdict)
+                said = spelled[place, verdict] = spelled_suggestion(place, callee, verdict)
             for (din, dout), count in bucket.items():
-                key = (site, callee.qualname, verdict.status, din, dout, keywords)
+                key = (place, callee.qualname, verdict.status, din, dout, keywords)
                 seen = suggestions.setdefault(key, set())
                 if said in seen or len(seen) < _SUGGESTIONS_PER_SITE:
                     seen.add(said)
@@ -162,13 +167,18 @@ class Verdicts:
                 else:
                     entry[0] += count
         out = []
-        for (site, qualname, status, din, dout, keywords, said), (
+        for (place, qualname, status, din, dout, keywords, said), (
             count,
             callee,
             verdict,
         ) in merged.items():
-            cell, line, col = site[:3]
-            end_line, end_col = site[4:6] if len(site) >= 6 else (None, None)
+            cell, line, col, end_line, end_col = (
+                place.cell,
+                place.line,
+                place.col,
+                place.end_line,
+                place.end_col,
+            )
             origin = origin_cell = None
             if self.cell is not None and cell != self.cell:
                 origin_cell = cell
@@ -180,7 +190,7 @@ class Verdicts:
                     end_line=end_line,
                     end_col=end_col,
                 )
-                caller = self._callers.get(site[:4])
+                caller = self._callers.get(place)
                 if caller is not None:
                     line, col, end_line, end_col = caller
             out.append(
@@ -248,7 +258,7 @@ def host_callee(lib: str, name: str) -> Callee:
     return callee
 
 
-def operator_callee(backend: Any, name: str, kind: str) -> Callee:
+def operator_callee(backend: Backend, name: str, kind: str) -> Callee:
     key = (backend.name, name, kind)
     callee = _operators.get(key)
     if callee is None:
