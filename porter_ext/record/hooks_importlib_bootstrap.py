@@ -16,9 +16,9 @@ Three rules keep the person's cell as it is without porter:
 Only the thread that started recording is recorded: calls from other threads (functions
 of a recorded cell run by a thread pool) go straight through.
 
-A hook's first argument is its site (`porter_ext.record.sites`), named in the code porter
-compiles; code that IPython compiles from a rewritten tree (``%port on``, ``%time``
-lines) holds the plain tuple, which `NAMED` names.
+A hook's first argument is its site (`porter_ext.record.sites`): a constant of the code
+porter compiles, or read from `SITES` by code that IPython compiles from a rewritten tree
+(``%port on``, ``%time`` lines), whose constants can only be plain tuples.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ IOP_HOOK = "__porter_iop__"
 AUGITEM_HOOK = "__porter_augitem__"
 ATTR_HOOK = "__porter_attr__"
 SLOTS_NAME = "__porter_slots__"
+SITES_NAME = "__porter_sites__"
 TYPE_NAME = "__porter_type__"
 SLICE_NAME = "__porter_slice__"
 #: the builtin ``iter``, called through the call hook on what a ``for`` loop iterates over
@@ -61,6 +62,7 @@ HOOK_NAMES = (
     IOP_HOOK,
     ATTR_HOOK,
     SLOTS_NAME,
+    SITES_NAME,
     TYPE_NAME,
     SLICE_NAME,
     ITER_NAME,
@@ -73,9 +75,9 @@ HOOK_NAMES = (
 #: recorder clears the slots it filled when it stops, so no person's object outlives it.
 SLOTS: list[Any] = [True]
 #: the sites of rewritten trees compiled elsewhere (`transformer.transform`: IPython
-#: compiles them), by their plain tuples: what a hook is given there. Kept, like the
-#: slots, for as long as the process runs (the code may run again).
-NAMED: dict[tuple, Site] = {}
+#: compiles them), which their code reads by index (``__porter_sites__[k]``). Kept, like
+#: the slots, for as long as the process runs (the code may run again).
+SITES: list[Site] = []
 
 
 class _State:
@@ -127,8 +129,6 @@ def _hooks() -> dict[str, types.FunctionType]:
     getattr_ = getattr
     builtin_values = _BUILTIN_VALUES
     no_self = _NO_SELF
-    plain_tuple = tuple
-    named = NAMED
     operation_site = OperationSite
 
     def count(rec, bucket, din, out, site):
@@ -156,8 +156,6 @@ def _hooks() -> dict[str, types.FunctionType]:
         """A call's callee: itself for a plain call, else a recording wrapper (``call``:
         this namespace's copy of the call hook, set by `bind`)."""
         __tracebackhide__ = True  # noqa: F841 (read by IPython's traceback formatter)
-        if type_(site) is plain_tuple:
-            site = named[site]
         t = type_(f)
         if t is builtin_method or t is python_method:
             receiver = type_(f.__self__)
@@ -179,8 +177,6 @@ def _hooks() -> dict[str, types.FunctionType]:
         rec = state.active
         if rec is None or rec.thread != ident():
             return f(*args, **kwargs)
-        if type_(site) is plain_tuple:
-            site = named[site]
         din = None
         fast = rec.fast_calls.get(site.slot)
         # (a slot is shared by the copies of a cell run again: the site decides)
@@ -233,8 +229,6 @@ def _hooks() -> dict[str, types.FunctionType]:
         __tracebackhide__ = True  # noqa: F841
         # values whose type no library owns (cached by type): applied at once. A type
         # whose __hash__ raises takes the careful path below.
-        if type_(site) is plain_tuple:
-            site = named[site]
         ta = type_(a)
         tb = type_(b)
         try:  # operands read once (no slots to fill): settled here
@@ -301,8 +295,6 @@ def _hooks() -> dict[str, types.FunctionType]:
         __tracebackhide__ = True  # noqa: F841
         rec = state.active
         if rec is not None and rec.thread == ident():
-            if type_(site) is plain_tuple:
-                site = named[site]
             # an array: the read's guard accepts it again, or the recorder says so (and
             # fills the slot of a plain one)
             fast = rec.fast_gets.get(site.key)
@@ -338,8 +330,6 @@ def _hooks() -> dict[str, types.FunctionType]:
 
     def getitem(site, x, key):
         __tracebackhide__ = True  # noqa: F841
-        if type_(site) is plain_tuple:
-            site = named[site]
         try:  # operands read once (no slots to fill): settled here
             plain = not site.slots and by_type(type_(x), missing) is None
         except base:
@@ -375,8 +365,6 @@ def _hooks() -> dict[str, types.FunctionType]:
 
     def setitem(site, value, x, key):
         __tracebackhide__ = True  # noqa: F841
-        if type_(site) is plain_tuple:
-            site = named[site]
         try:  # operands read once (no slots to fill): settled here
             plain = not site.slots and by_type(type_(x), missing) is None
         except base:
@@ -414,8 +402,6 @@ def _hooks() -> dict[str, types.FunctionType]:
 
     def attr(site, obj, name):
         __tracebackhide__ = True  # noqa: F841
-        if type_(site) is plain_tuple:
-            site = named[site]
         try:  # operands read once (no slots to fill): settled here
             plain = not site.slots and by_type(type_(obj), missing) is None
         except base:
@@ -438,7 +424,7 @@ def _hooks() -> dict[str, types.FunctionType]:
     def loop(site):
         rec = state.active
         if rec is not None and rec.thread == ident():
-            rec.iteration(named[site] if type_(site) is plain_tuple else site)
+            rec.iteration(site)
 
     return {
         LOOP_HOOK: loop,
@@ -489,6 +475,7 @@ def bind(namespace: dict) -> None:
     for name in (*order, AUGITEM_HOOK):
         namespace[name] = bound[name]
     namespace[SLOTS_NAME] = SLOTS
+    namespace[SITES_NAME] = SITES
     namespace[TYPE_NAME] = type
     namespace[SLICE_NAME] = slice
     namespace[ITER_NAME] = iter

@@ -34,8 +34,9 @@ from porter_ext.record.hooks_importlib_bootstrap import (
     CALL_HOOK,
     ITER_NAME,
     LOOP_HOOK,
-    NAMED,
     PRE_HOOK,
+    SITES,
+    SITES_NAME,
     TYPE_NAME,
 )
 from porter_ext.record.plain_names import PlainNames, plain_names
@@ -90,8 +91,11 @@ class CallSiteTransformer(ast.NodeTransformer):
         attributes: bool = True,
         range_is_builtin: bool = False,
         source: str | None = None,
+        compiled_elsewhere: bool = False,
     ):
         self.cell = cell
+        #: the tree is compiled by another (IPython): its sites are read from `SITES`
+        self.compiled_elsewhere = compiled_elsewhere
         self.columns = Columns(source)
         self.attributes = attributes
         self.range_is_builtin = range_is_builtin
@@ -135,16 +139,22 @@ class CallSiteTransformer(ast.NodeTransformer):
         site = CallSite(self.cell, line, col, spelled, new_slot(), shape, end_line, end_col)
         return site, self._constant(site, node)
 
-    def _constant(self, site: Site, node: ast.AST | None = None) -> ast.Constant:
-        """``site`` as the constant the rewrite passes its hook (a plain tuple: see
-        `porter_ext.record.sites`), kept to be named in the compiled code."""
+    def _constant(self, site: Site, node: ast.AST | None = None) -> ast.expr:
+        """``site`` as the rewrite passes it to its hook: a plain tuple constant, named
+        in the compiled code (see `porter_ext.record.sites`), or for a tree compiled
+        elsewhere ``__porter_sites__[k]``."""
         self.site_values.append(site)
-        constant = ast.Constant(tuple(site))
-        return located(constant, node) if node is not None else constant
+        if self.compiled_elsewhere:
+            SITES.append(site)
+            table = ast.Name(SITES_NAME, ast.Load())
+            expr = ast.Subscript(table, ast.Constant(len(SITES) - 1), ast.Load())
+        else:
+            expr = ast.Constant(tuple(site))
+        return locate_new(expr, node) if node is not None else expr
 
     def op_site(
         self, node: ast.AST, name: str, operands: list[ast.expr] = ()
-    ) -> tuple[ast.Constant, tuple]:
+    ) -> tuple[ast.expr, tuple]:
         """An operation's site (`OperationSite`), with one slot per operand that is read
         twice (a name; None for a literal or an operand read once), and a number of its
         own (the key of its fast path)."""
@@ -273,7 +283,7 @@ class CallSiteTransformer(ast.NodeTransformer):
             counted = True
 
     @staticmethod
-    def _switch(slot: int, site: ast.Constant, written: ast.expr, rewritten: ast.expr, count: bool):
+    def _switch(slot: int, site: ast.expr, written: ast.expr, rewritten: ast.expr, count: bool):
         if count:
             counter = hook_call(LOOP_HOOK, [copy_node(site)])
             rewritten = ast.Subscript(
@@ -351,7 +361,7 @@ class CallSiteTransformer(ast.NodeTransformer):
         )
         return locate_new(ast.IfExp(guard(test), node, hooked), node)
 
-    def _callee_site(self, func: ast.expr, node: ast.AST) -> tuple[ast.Constant, ast.expr | None]:
+    def _callee_site(self, func: ast.expr, node: ast.AST) -> tuple[ast.expr, ast.expr | None]:
         """A call's site, and the test of its slot: the callee itself for ``f(...)``, the
         receiver's type for ``o.m(...)``, none for anything else."""
         if isinstance(func, ast.Name):
@@ -427,9 +437,8 @@ def transform(
 ) -> ast.Module:
     """Rewrite ``tree`` (parsed from ``source``) in place for recording (every new node
     is located where the call was, so no pass over the whole tree is needed to fix
-    locations), for a caller that compiles it: its sites stay plain tuples in the code,
-    which the hooks name (`NAMED`)."""
-    rewriter = CallSiteTransformer(cell, range_is_builtin=range_is_builtin, source=source)
-    tree = rewriter.visit(tree)
-    NAMED.update((tuple(site), site) for site in rewriter.site_values)
-    return tree
+    locations), for a caller that compiles it: its code reads its sites from `SITES`."""
+    rewriter = CallSiteTransformer(
+        cell, range_is_builtin=range_is_builtin, source=source, compiled_elsewhere=True
+    )
+    return rewriter.visit(tree)

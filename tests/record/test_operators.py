@@ -188,9 +188,7 @@ def test_jax_transformations_are_recorded_and_trace():
 
 
 def test_names_the_cell_binds_to_python_values_skip_the_hooks_but_nothing_is_missed():
-    import ast
-
-    from porter_ext.record.transformer import transform
+    from tests.record.rewritten import rewritten_text
 
     source = (
         "y = x[::-1]\n"  # x is still the earlier cell's array here
@@ -203,7 +201,7 @@ def test_names_the_cell_binds_to_python_values_skip_the_hooks_but_nothing_is_mis
         "def f():\n"
         "    return seen[0]\n"
     )
-    text = ast.unparse(transform(ast.parse(source), 0, range_is_builtin=True))
+    text = rewritten_text(source, 0, range_is_builtin=True)
     assert "x.append(i)\n" in text and "seen[i] = seen.get(" in text  # left as written
     assert "__porter_getitem__((0, 1," in text  # before the cell's own binding of x
     run, lines = calls_at(source, x=np.arange(3), a=np.ones(3))

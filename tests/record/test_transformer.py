@@ -8,6 +8,7 @@ import numpy as np
 
 from porter_ext.record import run_recorded
 from porter_ext.record.transformer import transform
+from tests.record.rewritten import rewritten_text
 
 
 def test_frame_sensitive_builtins_keep_working():
@@ -34,8 +35,7 @@ def test_ipython_calls_are_not_rewritten():
 
 
 def test_sites_carry_cell_line_column_and_spelling():
-    tree = transform(ast.parse("y = np.concatenate([a])"), 7)
-    text = ast.unparse(tree)
+    text = rewritten_text("y = np.concatenate([a])", 7)
     assert "__porter_pre__((7, 1, 4, 'concatenate', " in text
     assert text.endswith("np.concatenate))([a])")
 

@@ -6,13 +6,11 @@ extension's functions. What the standard allows stays ``standard``."""
 
 from __future__ import annotations
 
-import ast
-
 import array_api_strict as xp
 import numpy as np
 import pytest
 
-from porter_ext.record.transformer import transform
+from tests.record.rewritten import rewritten_text
 from tests.record.test_usage_without_names import _by_site, _calls, _status
 from tests.replay.isolation import run, same_as_plain
 
@@ -94,7 +92,7 @@ def test_an_iterable_is_rewritten_once():
     """The iterable of a loop or a comprehension is rewritten once, then called through
     ``iter``: the hooks of an attribute or an index are never themselves hooked."""
     source = "for r in x.T:\n    pass\nfor r in x[0]:\n    pass\na = [v for v in y.T]\n"
-    text = ast.unparse(transform(ast.parse(source), 0))
+    text = rewritten_text(source, 0)
     for hook in ("__porter_attr__", "__porter_getitem__", "__porter_type__"):
         assert f"'{hook}'" not in text, text  # a site spelled as a hook: a hooked hook
     assert text.count("__porter_attr__(") == 4  # x.T and y.T, each on both paths of iter's guard
