@@ -152,6 +152,7 @@ def replay_in_workers(
             role=role,
             cwd=None if remote else os.getcwd(),
             slots=slots,
+            sites=transport.sites_in_use(),
             promote=role == "reference",
             process=capture.process,
             compiled=None if remote else compiled,

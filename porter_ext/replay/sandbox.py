@@ -16,7 +16,10 @@ import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 #: audit events that change the file system, and which of their arguments are paths
@@ -207,7 +210,7 @@ def _ipython_in(namespace: dict, sandbox: Sandbox) -> Iterator[None]:
         shell.user_ns, shell.system, shell.getoutput = saved_ns, saved_system, saved_getoutput
 
 
-def _shell() -> Any:
+def _shell() -> InteractiveShell | None:
     ipython = sys.modules.get("IPython")
     if ipython is None:
         return None
@@ -226,7 +229,7 @@ def close_figures() -> int:
     return count
 
 
-def shell_of(namespace: Any) -> Any:
+def shell_of(namespace: dict) -> InteractiveShell | None:
     """The running IPython shell whose namespace ``namespace`` is, or None."""
     shell = _shell()
     return shell if shell is not None and shell.user_ns is namespace else None
@@ -247,7 +250,7 @@ def close_new_figures() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def ipython_namespace(shell: Any, namespace: dict) -> Iterator[None]:
+def ipython_namespace(shell: InteractiveShell | None, namespace: dict) -> Iterator[None]:
     """The person's shell working on ``namespace`` for a moment (an in-process replay),
     so that ``%timeit`` merging its namespace into the shell's cannot reach the person's."""
     if shell is None:

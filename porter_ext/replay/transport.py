@@ -20,7 +20,7 @@ import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing import shared_memory
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 
@@ -30,6 +30,9 @@ from porter_ext.record import hooks_importlib_bootstrap as hooks
 from porter_ext.record.strict import NamespaceView, recorded_namespace, unwrap_namespace
 from porter_ext.replay import shared_blocks
 from porter_ext.replay.inputs import is_array_input
+
+if TYPE_CHECKING:
+    from porter_ext.record.sites import Site
 
 #: offsets of arrays inside a shared block are multiples of this (DLPack imports zero-copy)
 ALIGNMENT = 64
@@ -332,6 +335,19 @@ def slots_in_use() -> int:
     """How many call sites this process's recorder has numbered (functions rewritten here
     refer to them by number, so a receiver must number at least as many)."""
     return len(hooks.SLOTS)
+
+
+def sites_in_use() -> tuple[Site, ...]:
+    """The sites of code this process rewrote for IPython to compile (``%port on`` cells, a
+    fix put in effect), which that code reads by index (``__porter_sites__[k]``)."""
+    return tuple(hooks.SITES)
+
+
+def adopt_sites(sites: tuple[Site, ...]) -> None:
+    """Hold the sender's ``sites`` at the sender's indices, so that functions it rewrote
+    find theirs. Entries they replace belong to code this process compiled during an
+    earlier replay, which ran with that replay."""
+    hooks.SITES[: len(sites)] = sites
 
 
 def reserve_slots(count: int) -> None:

@@ -23,11 +23,22 @@ import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.guard import internal_error
 from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
 from porter_ext.replay import confine, shared_blocks, transport
+
+if TYPE_CHECKING:
+    from comm.base_comm import BaseComm
+
+    from porter_ext.backends.base import Backend
+    from porter_ext.record.sites import Site
+    from porter_ext.replay.analysis import CellIO
+    from porter_ext.replay.process_state import ProcessState
+    from porter_ext.replay.rng import RandomStates
+    from porter_ext.replay.run import ReplayResult, ReplaySettings
+    from porter_ext.replay.sandbox import Sandbox
 
 COMM_TARGET = "porter.replay"
 
@@ -38,11 +49,11 @@ class ReplayRequest:
 
     id: str
     code: str
-    io: Any  # CellIO
+    io: CellIO
     spec: str  # the local spec the worker serves ("jax:cpu:1")
     label: str  # the spec as the person wrote it (with @WHERE)
-    settings: Any  # ReplaySettings
-    states: Any  # rng.RandomStates
+    settings: ReplaySettings
+    states: RandomStates
     inputs: dict[str, Any]  # Parcel.header()
     exclusive: bool = True  # this worker alone reads the shared block: no private copy
     local: bool = True
@@ -54,10 +65,12 @@ class ReplayRequest:
     unsent: dict[str, str] = field(default_factory=dict)
     #: call sites the sender's recorder had numbered (see `transport.reserve_slots`)
     slots: int = 0
+    #: the sites of the sender's code that IPython compiled (see `transport.adopt_sites`)
+    sites: tuple[Site, ...] = ()
     #: the float64 reference: floating inputs promoted before the run (see `reference`)
     promote: bool = False
     #: the person's process state the replay starts from (see `process_state`)
-    process: Any = None
+    process: ProcessState | None = None
     #: the cell's rewrite as the kernel compiled it (`record.cell.exported_rewrite`): the
     #: worker neither parses nor rewrites the cell; None: it does
     compiled: bytes | None = None
@@ -68,16 +81,16 @@ class ReplayReply:
     """The worker's answer: the result without its outputs, which travel beside it."""
 
     id: str
-    result: Any  # ReplayResult
+    result: ReplayResult
     outputs: dict[str, Any]  # Parcel.header()
     meta: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
 
 @dataclass
 class _Worker:
-    comm: Any = None
+    comm: BaseComm | None = None
     pending: dict[str, list] = field(default_factory=dict)
-    sandbox: Any = None
+    sandbox: Sandbox | None = None
     baseline: set[str] = field(default_factory=set)
     #: the worker's import path when it started (what it needs besides the person's)
     own_path: list[str] = field(default_factory=list)
@@ -112,7 +125,7 @@ def start(scratch: str, sys_path: list[str], preload: list[str]) -> str:
     return "ready"
 
 
-def _opened(comm: Any, message: dict) -> None:
+def _opened(comm: BaseComm, message: dict) -> None:
     _worker.comm = comm
     comm.on_msg(_received)
 
@@ -138,7 +151,10 @@ def answer(reply: ReplayReply, outputs: transport.Parcel) -> None:
     outputs.hand_over()
 
 
-def run(request_id: str, finish: Callable[[Any, dict[str, Any], Any], None] | None = None) -> None:
+def run(
+    request_id: str,
+    finish: Callable[[ReplayResult, dict[str, Any], Backend | None], None] | None = None,
+) -> None:
     """Run the replay that arrived under ``request_id`` and answer it. ``finish(result,
     outputs, backend)`` (a program's own) adds to the result while the replay's own
     arrays are here, before they travel as host copies."""
@@ -168,7 +184,9 @@ def _is_code(value: Any) -> bool:
     return isinstance(value, kinds) or is_array_namespace(value)
 
 
-def pack_outputs(outputs: dict[str, Any], local: bool, result: Any) -> tuple[Any, dict]:
+def pack_outputs(
+    outputs: dict[str, Any], local: bool, result: ReplayResult
+) -> tuple[transport.Parcel, dict]:
     """The outputs as host copies for the person's process, and each array leaf's own
     (device, dtype); an output that cannot travel is left out and named in ``unsent``."""
     from porter_ext.backends import backend_for, device_of, dtype_name
@@ -205,7 +223,9 @@ def tidy() -> None:
     shared_blocks.close_unused()
 
 
-def replay(request: ReplayRequest, buffers: list) -> tuple[Any, dict[str, Any], Any]:
+def replay(
+    request: ReplayRequest, buffers: list
+) -> tuple[ReplayResult, dict[str, Any], Backend | None]:
     """The replay of ``request`` here: its result, its outputs (this worker's own values)
     and the backend it ran on (None when it did not run). Never raises for the cell's own
     failures."""
@@ -258,13 +278,17 @@ def replay(request: ReplayRequest, buffers: list) -> tuple[Any, dict[str, Any], 
         ns.clear()
 
 
-def _skipped(result: Any, reason: str) -> Any:
+def _skipped(result: ReplayResult, reason: str) -> ReplayResult:
     result.status, result.reason = "skipped", reason
     return result
 
 
 def _namespace(
-    request: ReplayRequest, parcel: transport.Parcel, backend: Any, device: Any, result: Any
+    request: ReplayRequest,
+    parcel: transport.Parcel,
+    backend: Backend,
+    device: str | None,
+    result: ReplayResult,
 ) -> dict[str, Any]:
     from porter_ext.replay.placement import Placer, home_globals
 
@@ -272,6 +296,7 @@ def _namespace(
         return transport.own_library(host, meta, private=not (request.exclusive or shared))
 
     transport.reserve_slots(request.slots)
+    transport.adopt_sites(request.sites)
     # a block other workers read too is mapped copy-on-write (no copy of the inputs per
     # worker); where it cannot be, each array is copied before the replay may write it
     shared = not request.exclusive and shared_blocks.maps_privately(parcel.shm_name)
@@ -297,7 +322,9 @@ def _namespace(
     return ns
 
 
-def _run(request: ReplayRequest, ns: dict, backend: Any, result: Any) -> tuple[Any, dict]:
+def _run(
+    request: ReplayRequest, ns: dict, backend: Backend, result: ReplayResult
+) -> tuple[ReplayResult, dict]:
     from porter_ext.backends import parse_spec
     from porter_ext.model.calls import ErrorInfo
     from porter_ext.record.cell import cell_filename, run_recorded

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.model.calls import STATUSES
 from porter_ext.model.report import Report
@@ -21,6 +21,10 @@ from porter_ext.report.findings import group_findings
 from porter_ext.report.html_cells import PlotBudget, cell_view, clip
 from porter_ext.report.placement import calls_by_cell
 from porter_ext.report.text import visible
+
+if TYPE_CHECKING:
+    import jinja2
+    from markupsafe import Markup
 
 MAX_PLOTS = 16  #: figures per report: each costs ~0.1 s and 10-35 kB
 MAX_GROUP_CELLS = 8  #: cells named per finding group
@@ -66,7 +70,7 @@ def _visible(value: Any) -> Any:
 
 
 @functools.cache
-def _environment() -> Any:
+def _environment() -> jinja2.Environment:
     # jinja2 is imported here so that importing porter_ext.report stays cheap.
     import jinja2
 
@@ -81,7 +85,7 @@ def _environment() -> Any:
 
 
 @functools.cache
-def _asset(name: str) -> Any:
+def _asset(name: str) -> Markup:
     from markupsafe import Markup
 
     text = resources.files("porter_ext.report").joinpath("templates", name).read_text("utf-8")

@@ -35,6 +35,8 @@ except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
     W = None
 
 if TYPE_CHECKING:
+    import ipywidgets
+
     from porter_ext.model.cells import CellEntry
     from porter_ext.model.comparison import OutputComparison
 
@@ -76,8 +78,8 @@ class CellWidget(_Base):
         self._plots: dict[tuple[int, str], bytes | None] = {}
         self.header = W.HTML(header_html(entry))
         self.call_detail = W.HTML()
-        self.calls_list: Any = None
-        self.output_picker: Any = None
+        self.calls_list: ipywidgets.Select | None = None
+        self.output_picker: ipywidgets.Dropdown | None = None
         self.side_by_side = W.HBox(layout=W.Layout(flex_flow="row wrap"))
         self.tabs = W.Tab(
             children=[
@@ -100,7 +102,7 @@ class CellWidget(_Base):
             ]
         self.children = (*html, self.tabs)
 
-    def _apply_row(self) -> tuple[Any, Any]:
+    def _apply_row(self) -> tuple[ipywidgets.Button | None, ipywidgets.HTML | None]:
         """The Apply button, where replays verified the rewrite, and the note it writes;
         (None, None) otherwise. porter's JupyterLab extension (JupyterLab, Notebook 7)
         takes the click in the page and edits the cell with its one Apply function, so
@@ -118,14 +120,14 @@ class CellWidget(_Base):
         button.on_click(self._on_apply)
         return button, W.HTML()
 
-    def _on_apply(self, _button: Any) -> None:
+    def _on_apply(self, _button: ipywidgets.Button) -> None:
         self.apply_note.value = _note(
             "This front end has no porter extension to edit the cell: run "
             "<code>_port.apply()</code> in a new cell (right after this one) to put the "
             "rewrite there."
         )
 
-    def _calls_tab(self) -> Any:
+    def _calls_tab(self) -> ipywidgets.VBox:
         calls = self.entry.calls
         if not calls:
             return W.VBox([W.HTML(_note("No array calls were recorded in this cell."))])
@@ -155,7 +157,7 @@ class CellWidget(_Base):
         ok = index is not None and 0 <= index < len(calls)
         self.call_detail.value = call_detail_html(self.entry, calls[index]) if ok else ""
 
-    def _side_tab(self) -> Any:
+    def _side_tab(self) -> ipywidgets.VBox:
         names, _ = output_grid(self.entry)
         if not names:
             return W.VBox([W.HTML(_note("No outputs to compare side by side."))])

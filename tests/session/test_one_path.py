@@ -62,3 +62,19 @@ def test_a_cell_that_does_not_parse_is_kept_with_its_error(port_shell):
     last = get_session(port_shell).cells[-1]
     assert last.error is not None and last.error.type == "SyntaxError"
     assert last.calls == [] and entry is None
+
+
+def test_a_function_rewritten_under_port_on_runs_in_a_later_cells_worker(port_shell):
+    """Code IPython compiles from porter's rewrite (``%port on``) reads its sites from this
+    kernel's table by index: a worker replaying a later cell that calls it must hold the
+    same table (it failed with IndexError when the worker had its own)."""
+    port_shell.run_cell("import numpy as np\nx = np.ones((2, 3))", store_history=True)
+    port_shell.run_line_magic("port", "on")
+    try:
+        assert port_shell.run_cell("def f(v):\n    return v.sum(1)\n", store_history=True).success
+    finally:
+        port_shell.run_line_magic("port", "off")
+    assert port_shell.run_cell("%%port -b numpy\nz = f(x) * 2", store_history=True).success
+    replays = cell_to_dict(port_shell.user_ns["_port"].entry)["replays"]
+    numpy = next(r for r in replays if r["backend"] == "numpy")
+    assert numpy["status"] == "ok", numpy
