@@ -26,8 +26,7 @@ def fixed(tmp_path_factory):
     pytest.importorskip("torch")
     out = tmp_path_factory.mktemp("fix")
     ported, report = out / "ported.ipynb", out / "fix.json"
-    done = porter("fix", str(EXAMPLE), "-o", str(ported), "-b", BACKENDS,
-                  "--report", str(report))  # fmt: skip
+    done = porter("fix", str(EXAMPLE), "-o", str(ported), "-b", BACKENDS, "--report", str(report))
     assert done.returncode == 0, done.stderr
     return done, ported, json.loads(report.read_text())
 
@@ -85,8 +84,10 @@ def test_the_ported_notebook_runs_and_its_verified_cells_have_no_findings(fixed,
     assert not [c for c in foo["calls"] if c["status"] in NON_STANDARD_STATUSES]
     assert not [c for c in cells[1]["calls"] if c["status"] in NON_STANDARD_STATUSES]
     assert {r["backend"]: r["status"] for r in foo["replays"] if r["role"] == "target"} == {
-        "numpy": "ok", "jax": "ok", "strict": "ok",
-    }  # fmt: skip
+        "numpy": "ok",
+        "jax": "ok",
+        "strict": "ok",
+    }
 
 
 def test_later_cells_are_verified_with_the_earlier_rewrites_in_effect(tmp_path):

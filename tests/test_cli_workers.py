@@ -17,8 +17,13 @@ ENV = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | {"JAX_PLATFORM
 
 
 def porter(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "porter_ext.cli", *args], capture_output=True,
-                          text=True, env=ENV, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "porter_ext.cli", *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=timeout,
+    )
 
 
 def test_backends_name_the_specs_workers_provide():
@@ -63,8 +68,10 @@ def test_the_package_does_not_list_the_worker_kernel():
 def test_porter_run_on_a_second_jax_device_without_xla_flags(tmp_path):
     pytest.importorskip("jax")
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import numpy as np\nx = np.arange(4.0)"),
-                nbformat.v4.new_code_cell("y = np.exp(x)")]  # fmt: skip
+    nb.cells = [
+        nbformat.v4.new_code_cell("import numpy as np\nx = np.arange(4.0)"),
+        nbformat.v4.new_code_cell("y = np.exp(x)"),
+    ]
     path = tmp_path / "nb.ipynb"
     nbformat.write(nb, path)
     out = tmp_path / "report.json"

@@ -648,3 +648,18 @@ def test_every_import_for_the_type_checker_names_what_exists():
                     if not hasattr(module, alias.name):
                         missing.append(f"{path.name}: {imp.module}.{alias.name}")
     assert not missing, missing
+
+
+def test_nothing_is_packed_past_the_formatter():
+    """ruff formats every line (issue 17 item 8): no formatter pragma (skip, off) packs
+    statements or arguments onto one line, in the package, its tests or benchmarks."""
+    root = PACKAGE.parent
+    marker = re.compile(r"#\s*fmt:\s*(" + "skip|off" + r")\b")
+    packed = [
+        f"{path.relative_to(root)}:{number}"
+        for folder in ("porter_ext", "tests", "benchmarks")
+        for path in sorted((root / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if marker.search(line)
+    ]
+    assert not packed, packed

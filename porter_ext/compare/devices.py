@@ -174,7 +174,7 @@ def replay_findings(result: ReplayResult, outputs: Mapping[str, Any] | None) -> 
         return []
     return device_findings(
         result.calls,
-        backend=result.spec,
+        backend=result.backend,
         input_devices=result.input_devices,
         default_device=result.default_device,
         outputs=outputs,

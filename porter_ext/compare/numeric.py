@@ -18,12 +18,13 @@ NumPy only; the caller moves every value to the host first (`host.to_host`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
 from porter_ext.guard import internal_error
+from porter_ext.model.comparison import OutputComparison
 
 from .arrays import ArrayStats, ReferenceBound, compare_arrays
 from .kinds import Partition, partition_order, recognise
@@ -41,34 +42,40 @@ from .tolerance import (
 
 
 @dataclass(frozen=True)
-class NumericDiff:
-    """One leaf of an output (an array or a number) compared with the original run.
+class NumericDiff(OutputComparison):
+    """One leaf of an output (an array or a number) compared with the original run: the
+    model's row (`OutputComparison`) with what only this pass knows besides.
 
-    ``path`` names the leaf inside containers (``out[0]['a']``). ``reason`` says why the
+    ``name`` is the leaf's path inside containers (``out[0]['a']``). ``note`` says why the
     leaf was not compared, or names its kind of difference (``dtype_changed: float64 →
     float32``). ``within_tolerance`` is None only when the values are not comparable at
-    all (model objects).
+    all (model objects). Where the leaf landed (``device``, ``conversion``), determinism
+    and the plotted summaries are the replay's, filled in by `outputs.Baseline`; here
+    the raw summaries of the pass (``error_sample``: `ArrayStats.histogram` rows,
+    ``error_blocks``: `ArrayStats.error_map`) wait for that row.
     """
 
-    path: str
-    compared: bool
-    reason: str | None
-    shape: tuple[int, ...] | None
-    dtype: str | None
-    expected_shape: tuple[int, ...] | None
-    expected_dtype: str | None
-    max_abs_err: float | None
-    max_rel_err: float | None
-    mismatched: int | None
-    nan_mismatch: bool | None
-    within_tolerance: bool | None
-    rtol: float | None
-    atol: float | None
-    error_sample: np.ndarray | None = None  # ArrayStats.histogram
-    error_map: np.ndarray | None = None  # ArrayStats.error_map
-    reference_err: float | None = None
-    original_reference_err: float | None = None
-    difference: str | None = None
+    compared: bool = True
+    expected_shape: tuple[int, ...] | None = None
+    expected_dtype: str | None = None
+    error_sample: np.ndarray | None = None
+    error_blocks: np.ndarray | None = None
+
+    def comparison(self) -> OutputComparison:
+        """The model's row of this leaf: the fields `OutputComparison` declares."""
+        return OutputComparison(**{f.name: getattr(self, f.name) for f in _ROW_FIELDS})
+
+
+_ROW_FIELDS = fields(OutputComparison)
+#: the row's fields without a default, which a leaf's comparison leaves None at first
+_BLANK_ROW = dict.fromkeys(
+    f.name for f in _ROW_FIELDS if f.default is MISSING and f.default_factory is MISSING
+)
+
+
+def _leaf(path: str, compared: bool, note: str | None, **values: Any) -> NumericDiff:
+    """A leaf's diff: what ``values`` give, None for the rest of the row."""
+    return NumericDiff(**{**_BLANK_ROW, "name": path, **values}, compared=compared, note=note)
 
 
 @dataclass(frozen=True)
@@ -124,21 +131,8 @@ def _walk(path: str, e: Any, a: Any, judging: Judging, out: list[NumericDiff]) -
         out.append(_compare_leaf(path, e, a, judging))
 
 
-def _not_compared(path: str, reason: str, within: bool | None, **fields: Any) -> NumericDiff:
-    blank = dict.fromkeys(("shape", "dtype", "expected_shape", "expected_dtype"))
-    return NumericDiff(
-        path,
-        False,
-        reason,
-        **{**blank, **fields},
-        max_abs_err=None,
-        max_rel_err=None,
-        mismatched=None,
-        nan_mismatch=None,
-        within_tolerance=within,
-        rtol=None,
-        atol=None,
-    )
+def _not_compared(path: str, reason: str, within: bool | None, **values: Any) -> NumericDiff:
+    return _leaf(path, False, reason, within_tolerance=within, **values)
 
 
 def _equality(path: str, e: Any, a: Any) -> NumericDiff:
@@ -149,22 +143,7 @@ def _equality(path: str, e: Any, a: Any) -> NumericDiff:
     except Exception as error:  # an odd __eq__: not comparable, and not porter's failure
         return _not_compared(path, f"cannot compare by equality: {error}", None)
     reason = None if same else f"{type(ev).__name__} values differ (compared by equality)"
-    return NumericDiff(
-        path,
-        True,
-        reason,
-        None,
-        None,
-        None,
-        None,
-        max_abs_err=None,
-        max_rel_err=None,
-        mismatched=None if same else 1,
-        nan_mismatch=None,
-        within_tolerance=same,
-        rtol=None,
-        atol=None,
-    )
+    return _leaf(path, True, reason, mismatched=None if same else 1, within_tolerance=same)
 
 
 def _dtypes(path: str, e: Any, a: Any) -> NumericDiff:
@@ -173,10 +152,9 @@ def _dtypes(path: str, e: Any, a: Any) -> NumericDiff:
         return _not_compared(path, f"{_what(e)} vs {_what(a)}", within=False)
     names = {"dtype": a.name, "expected_dtype": e.name}
     if e == a:
-        diff = _not_compared(path, None, True, **names)
-        return _replace(diff, compared=True, mismatched=0)
+        return _leaf(path, True, None, within_tolerance=True, mismatched=0, **names)
     reason = f"dtype_changed: {e.name} → {a.name} (dtype objects, compared by name)"
-    return _replace(_not_compared(path, reason, None, **names), difference="dtype_changed")
+    return _not_compared(path, reason, None, difference="dtype_changed", **names)
 
 
 def _what(value: Any) -> str:
@@ -202,8 +180,8 @@ def _compare_leaf(path: str, e: Any, a: Any, judging: Judging) -> NumericDiff:
             )
             return _not_compared(path, reason, None)
         return _not_compared(path, f"{type(e).__name__} vs {type(a).__name__}", within=False)
-    fields = {
-        "shape": aa.shape,
+    described = {
+        "shape": [int(n) for n in aa.shape],
         "dtype": aa.dtype.name,
         "expected_shape": ea.shape,
         "expected_dtype": ea.dtype.name,
@@ -211,21 +189,20 @@ def _compare_leaf(path: str, e: Any, a: Any, judging: Judging) -> NumericDiff:
     ce, ca = dtype_category(ea.dtype), dtype_category(aa.dtype)
     if ce is None or ca is None:
         bad = ea.dtype if ce is None else aa.dtype
-        return _not_compared(path, f"dtype {bad} is not numeric", None, **fields)
+        return _not_compared(path, f"dtype {bad} is not numeric", None, **described)
     if ea.shape != aa.shape:
         reason = f"shape_changed: {ea.shape} → {aa.shape}"
-        diff = _not_compared(path, reason, False, **fields)
-        return _replace(diff, difference="shape_changed")
+        return _not_compared(path, reason, False, difference="shape_changed", **described)
     try:
-        return _compare_numbers(path, e, ea, aa, judging, fields)
+        return _compare_numbers(path, e, ea, aa, judging, described)
     except Exception as error:  # porter's bug: through the guard, the row says so
         internal_error(f"comparing {path}", error)
         reason = f"comparison failed: {type(error).__name__}: {error}"
-        return _not_compared(path, reason, None, **fields)
+        return _not_compared(path, reason, None, **described)
 
 
 def _compare_numbers(
-    path: str, e: Any, ea: np.ndarray, aa: np.ndarray, judging: Judging, fields: dict
+    path: str, e: Any, ea: np.ndarray, aa: np.ndarray, judging: Judging, described: dict
 ) -> NumericDiff:
     judged = judged_dtype(e, ea, judging.working_dtype)
     tol = judging.policy.for_dtype(judged, aa.dtype)
@@ -276,11 +253,11 @@ def _compare_numbers(
             (recognised, note), within = kind, True
             notes.append(note)
     difference = "dtype_changed" if changed else recognised or (None if within else "numeric")
-    return NumericDiff(
+    return _leaf(
         path,
         True,
         "; ".join(notes) or None,
-        **fields,
+        **described,
         max_abs_err=s.max_abs_err,
         max_rel_err=s.max_rel_err,
         mismatched=0 if within and recognised else s.mismatched,
@@ -289,7 +266,7 @@ def _compare_numbers(
         rtol=0.0 if bound is not None else tol.rtol,
         atol=bound if bound is not None else tol.atol,
         error_sample=s.histogram,
-        error_map=s.error_map,
+        error_blocks=s.error_map,
         reference_err=first.reference_err,
         original_reference_err=None if ref is None else ref.original_err,
         difference=difference,
@@ -310,9 +287,3 @@ def _far_apart(s: ArrayStats, dtype: np.dtype) -> bool:
     if eps == 0 or s.max_abs_err is None:
         return True
     return s.max_abs_err > 4 * eps**0.5 * (s.max_magnitude or 0.0)
-
-
-def _replace(diff: NumericDiff, **changes: Any) -> NumericDiff:
-    from dataclasses import replace
-
-    return replace(diff, **changes)

@@ -151,7 +151,7 @@ class Baseline:
         self.nondeterministic: set[str] = set()
         if self.control is not None:
             for diffs in self._diffs(self.control).values():
-                self.nondeterministic.update(d.path for d in diffs if d.within_tolerance is False)
+                self.nondeterministic.update(d.name for d in diffs if d.within_tolerance is False)
 
     def _take_reference(self, reference: ReplayResult) -> None:
         for name, host in self.host.items():
@@ -182,8 +182,8 @@ class Baseline:
             judging = Judging(self.policy, self.references, working, self.rule, self.partitions)
             out[name] = compare_values(name, host, actual, judging)
             for diff_index, diff in enumerate(out[name]):
-                if diff.path in errors:
-                    out[name][diff_index] = replace(diff, reason=errors[diff.path])
+                if diff.name in errors:
+                    out[name][diff_index] = replace(diff, note=errors[diff.name])
         return out
 
     def compare(self, replay: ReplayResult) -> list[OutputComparison]:
@@ -205,7 +205,7 @@ class Baseline:
                 rows.append(_absent(name, "missing in the replay", False, replay, expected))
                 continue
             found = leaves(replay.outputs[name], name, {})
-            leaf_rows = [self._row(d, found.get(d.path), replay, expected) for d in diffs[name]]
+            leaf_rows = [self._row(d, found.get(d.name), replay, expected) for d in diffs[name]]
             rows.extend(
                 leaf_rows if len(leaf_rows) <= MAX_LEAF_ROWS else [_merged(name, leaf_rows)]
             )
@@ -217,60 +217,52 @@ class Baseline:
     def _row(
         self, diff: NumericDiff, leaf: Any, replay: ReplayResult, expected: str | None
     ) -> OutputComparison:
-        meta = replay.output_meta.get(diff.path) if replay.output_meta else None
+        """The leaf's row, with what the replay says of it: where the leaf landed, the
+        conversion of its input, determinism (with a control) and, for a mismatch, the
+        plotted summaries."""
+        path = diff.name
+        meta = replay.output_meta.get(path) if replay.output_meta else None
         if meta is not None:
             device, dtype = meta
         else:
             device = device_of(leaf) if leaf is not None else None
             dtype = dtype_name(leaf) if is_array(leaf) else diff.dtype
-        shape = [int(n) for n in leaf.shape] if is_array(leaf) else _shape(diff)
-        root = diff.path.partition("[")[0]
-        conversion = replay.conversions.get(diff.path, replay.conversions.get(root))
-        note = self.errors.get(diff.path) or diff.reason
+        shape = [int(n) for n in leaf.shape] if is_array(leaf) else diff.shape
+        root = path.partition("[")[0]
+        conversion = replay.conversions.get(path, replay.conversions.get(root))
+        note = self.errors.get(path) or diff.note
         within, deterministic = diff.within_tolerance, None
         if self.control is not None:
-            deterministic = diff.path not in self.nondeterministic
+            deterministic = path not in self.nondeterministic
             if not deterministic:
                 note = (
-                    f"nondeterministic: the control replay on {self.control.spec} (the "
+                    f"nondeterministic: the control replay on {self.control.backend} (the "
                     "original backend) gave a different value; not compared"
                 )
                 if replay is not self.control:
                     within = None
-        if note is None and diff.path in self.reference_notes and diff.compared:
-            note = f"per-dtype tolerance: {self.reference_notes[diff.path]}"
+        if note is None and path in self.reference_notes and diff.compared:
+            note = f"per-dtype tolerance: {self.reference_notes[path]}"
         if root in getattr(replay, "unsent", {}):
             within, note = None, f"not comparable: {replay.unsent[root]}"
         mismatch = within is False
-        return OutputComparison(
-            name=diff.path,
+        return replace(
+            diff.comparison(),
             shape=shape,
             dtype=dtype,
             device=device,
             expected_device=expected,
             device_ok=None if device is None or expected is None else device == expected,
-            max_abs_err=diff.max_abs_err,
-            max_rel_err=diff.max_rel_err,
-            mismatched=diff.mismatched,
-            nan_mismatch=diff.nan_mismatch,
             within_tolerance=within,
-            rtol=diff.rtol,
-            atol=diff.atol,
             conversion=conversion,
             note=note,
-            reference_err=diff.reference_err,
-            original_reference_err=diff.original_reference_err,
             difference=diff.difference
             if within is not None or diff.difference in ("shape_changed", "dtype_changed")
             else None,
             deterministic=deterministic,
             error_histogram=histogram_of(diff.error_sample) if mismatch else None,
-            error_map=map_of(diff.error_map) if mismatch else None,
+            error_map=map_of(diff.error_blocks) if mismatch else None,
         )
-
-
-def _shape(diff: NumericDiff) -> list[int] | None:
-    return list(diff.shape) if diff.shape is not None else None
 
 
 def _merged(name: str, rows: list[OutputComparison]) -> OutputComparison:

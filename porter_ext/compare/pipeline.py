@@ -112,17 +112,8 @@ def compare_replays(job: ReplayJob, run: CellRun) -> tuple[list[ReplayEntry], li
     entries, findings = [], []
     for result, rows in compared:
         entries.append(
-            ReplayEntry(
-                backend=result.spec,
-                status=result.status,
-                seconds=result.seconds,
-                error=result.error,
-                reason=result.reason or ("; ".join(result.notes) or None),
-                outputs=rows,
-                calls=result.calls,
-                worker=result.worker,
-                role=result.role,
-                isolation=result.isolation,
+            ReplayEntry.of(
+                result, rows, result.calls, reason=result.reason or "; ".join(result.notes)
             )
         )
         # a replay that never touched its target says nothing about its placement
@@ -248,7 +239,7 @@ def _mark_nondeterministic(compared: list) -> list:
     rows = next(rows for r, rows in compared if r is control)
     differs = {row.name for row in rows if row.within_tolerance is False}
     note = (
-        f"nondeterministic: the control replay on {control.spec} (the original backend) "
+        f"nondeterministic: the control replay on {control.backend} (the original backend) "
         "gave a different value, so this output is not compared"
     )
     out = []

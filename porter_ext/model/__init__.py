@@ -22,6 +22,7 @@ _NAMES = {
     "OutputComparison": "comparison",
     "DefinitionVerdict": "entries",
     "ReplayEntry": "entries",
+    "ReplayOutcome": "entries",
     "RewriteEntry": "entries",
     "RewriteSiteEntry": "entries",
     "Headline": "headline",

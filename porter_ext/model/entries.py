@@ -4,7 +4,7 @@ earlier cells' definitions that a cell's replay gave."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal, get_args
 
 from porter_ext.model.calls import CallRecord, ErrorInfo
@@ -21,24 +21,53 @@ REPLAY_ROLES: tuple[str, ...] = ("target", "control", "reference")
 OutputEntry = OutputComparison
 
 
-@dataclass(frozen=True)
-class ReplayEntry:
-    """A cell run again on one backend spec. `calls` is what was recorded on that backend,
-    when the replay recorded at all (None: not recorded, as opposed to [] no calls)."""
+@dataclass
+class ReplayOutcome:
+    """What became of a cell run again on one backend spec: the part of a replay that the
+    live replay (`porter_ext.replay.run.ReplayResult`, whose outputs are values) and the
+    report's `ReplayEntry` (whose outputs are comparisons) share, declared once here.
+    Not frozen: the live replay is filled in as it runs, and a dataclass cannot extend a
+    frozen one without being frozen too."""
 
     backend: str
     status: ReplayStatus
     seconds: float | None = None
     error: ErrorInfo | None = None
     reason: str | None = None
-    outputs: list[OutputComparison] = field(default_factory=list)
-    calls: list[CallRecord] | None = None
     #: where it ran: "local worker (pid N)", a remote kernel, "in-process"
     worker: str | None = None
     #: one of REPLAY_ROLES; "control" replays are not counted as replays to port to
     role: str = "target"
     #: what kept the replay off the person's files: "namespace", "audit-hook", "in-process"
     isolation: str | None = None
+
+
+_OUTCOME_FIELDS = fields(ReplayOutcome)
+
+
+@dataclass
+class ReplayEntry(ReplayOutcome):
+    """A replay as the report holds it: its outcome, its outputs compared with the
+    original run, and ``calls``, what was recorded on that backend when the replay
+    recorded at all (None: not recorded, as opposed to [] no calls)."""
+
+    outputs: list[OutputComparison] = field(default_factory=list, kw_only=True)
+    calls: list[CallRecord] | None = field(default=None, kw_only=True)
+
+    @classmethod
+    def of(
+        cls,
+        outcome: ReplayOutcome,
+        outputs: list[OutputComparison],
+        calls: list[CallRecord] | None,
+        reason: str | None = None,
+    ) -> ReplayEntry:
+        """The entry of a replay whose ``outcome`` is known (a live replay's, say), with its
+        compared outputs; ``reason`` in place of the outcome's where given."""
+        shared = {f.name: getattr(outcome, f.name) for f in _OUTCOME_FIELDS}
+        if reason is not None:
+            shared["reason"] = reason
+        return cls(**shared, outputs=outputs, calls=calls)
 
 
 #: what became of a cell's proposed rewrite (``--fix``, ``porter fix``)

@@ -167,7 +167,7 @@ def replay_in_workers(
     if skipped_reference is not None:
         results.append(skipped_reference)
     if shared:
-        twin = next(r for r in results if r.role == "target" and r.spec == str(control))
+        twin = next(r for r in results if r.role == "target" and r.backend == str(control))
         results.insert(0, dataclasses.replace(twin, role="control"))
     at = next((i for i, r in enumerate(results) if r.role == "reference"), len(results))
     results[at:at] = [ReplayResult(str(s), "skipped", reason=r) for s, r in absent.items()]

@@ -30,6 +30,7 @@ from porter_ext.backends import (
 )
 from porter_ext.guard import internal_error
 from porter_ext.model.calls import CallRecord, ErrorInfo
+from porter_ext.model.entries import ReplayOutcome
 from porter_ext.record.cell import NO_VALUE, CellRun, RecordSettings, cell_filename, run_recorded
 from porter_ext.replay.analysis import CellIO, analyse
 from porter_ext.replay.inputs import build_namespace
@@ -77,15 +78,13 @@ def sampled_note(run: CellRun, cell: int | str) -> list[str]:
 
 
 @dataclass
-class ReplayResult:
-    """One replay of a cell on one backend spec."""
+class ReplayResult(ReplayOutcome):
+    """One replay of a cell on one backend spec (``backend``: "jax:cpu:1") as it runs: its
+    outcome (`ReplayOutcome`: status, time, error with the cell line, why skipped, role,
+    worker, isolation) and what the replay made, its outputs as values."""
 
-    spec: str  # "jax:cpu:1"
-    status: str  # "ok" | "error" | "skipped" | "timeout" | "not_exercised"
-    seconds: float | None = None  # the cell's own run time on the backend
-    error: ErrorInfo | None = None  # with the cell line (porting blocker)
-    reason: str | None = None  # why skipped
-    outputs: dict[str, Any] = field(default_factory=dict)  # name -> value; "_" last value
+    #: name -> value; "_" the last value
+    outputs: dict[str, Any] = field(default_factory=dict)
     calls: list[CallRecord] = field(default_factory=list)
     conversions: dict[str, str] = field(default_factory=dict)  # path -> zero_copy | copy: …
     notes: list[str] = field(default_factory=list)
@@ -93,11 +92,6 @@ class ReplayResult:
     input_devices: list[str] = field(default_factory=list)
     #: time spent preparing the replay namespace (conversions, copies), in seconds
     prepare_seconds: float | None = None
-    #: "target": a backend to port to; "control": the original backend and device again
-    #: (outputs that differ from the original are nondeterministic); "reference": float64
-    role: str = "target"
-    #: where it ran: "in-process", "local worker", or the remote kernel's place
-    worker: str | None = None
     #: device findings of the replay, made where the replay's arrays were (the worker)
     findings: list = field(default_factory=list)
     #: output path -> (device, dtype) of the replay's own arrays, when ``outputs`` holds
@@ -107,10 +101,6 @@ class ReplayResult:
     unsent: dict[str, str] = field(default_factory=dict)
     #: seconds from sending the replay to having its answer (transport, worker start)
     wall_seconds: float | None = None
-    #: what kept the replay off the person's files: "namespace" (a read-only file system
-    #: of its own, see `confine`), "audit-hook" (Python's own file operations only) or
-    #: "in-process" (nothing: the person asked for a replay in their own process)
-    isolation: str | None = None
 
 
 def collect_outputs(

@@ -31,7 +31,7 @@ def finish(result: ReplayResult, outputs: dict[str, Any], backend: Backend | Non
     if backend is not None and result.status in ("ok", "error"):
         result.findings = device_findings(
             result.calls,
-            backend=result.spec,
+            backend=result.backend,
             input_devices=result.input_devices,
             default_device=result.default_device,
             outputs=outputs,

@@ -81,7 +81,7 @@ def test_a_replay_runs_on_a_distributed_scheduler_named_in_the_spec():
         before = transitions()
         result = replay_cell(CELL, person, f"dask@{address}", ReplaySettings())
         assert result.status == "ok", result.error
-        assert result.spec == f"dask@{address}"
+        assert result.backend == f"dask@{address}"
         assert result.outputs["y"].compute().tolist() == [24.0, 32.0]
         assert any(address in note for note in result.notes)
         assert transitions() > before  # the scheduler really ran the graph's tasks

@@ -154,10 +154,16 @@ def lab_server(base: Path) -> Iterator[LabServer]:
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-        "--ServerApp.ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        "--ServerApp.ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
-    ]  # fmt: skip
+    ]
     log_path = base / "lab.log"
     log = log_path.open("wb")
     start = time.perf_counter()

@@ -56,17 +56,34 @@ REWRITE = """([i, mime]) => {
 def _nb7_notebook(path) -> None:
     """A saved `%%port` result with a verified rewrite (no kernel needed to apply it)."""
     entry = {
-        "index": 0, "execution_count": 1, "source": NB7_BODY, "error": None,
-        "calls": [{
-            "line": 3, "col": 4, "name": "numpy.sum", "library": "numpy", "kind": "function",
-            "status": "non_standard_usage", "standard_name": "sum",
-            "suggestion": "xp.sum(a, axis=0)", "count": 1,
-            "message": "the standard takes axis as a keyword",
-        }],
-        "device_findings": [], "replays": [],
-        "rewrite": {"source": NB7_REWRITE, "status": "verified",
-                    "verified_on": ["numpy", "strict"], "sites": [], "reason": None},
-    }  # fmt: skip
+        "index": 0,
+        "execution_count": 1,
+        "source": NB7_BODY,
+        "error": None,
+        "calls": [
+            {
+                "line": 3,
+                "col": 4,
+                "name": "numpy.sum",
+                "library": "numpy",
+                "kind": "function",
+                "status": "non_standard_usage",
+                "standard_name": "sum",
+                "suggestion": "xp.sum(a, axis=0)",
+                "count": 1,
+                "message": "the standard takes axis as a keyword",
+            }
+        ],
+        "device_findings": [],
+        "replays": [],
+        "rewrite": {
+            "source": NB7_REWRITE,
+            "status": "verified",
+            "verified_on": ["numpy", "strict"],
+            "sites": [],
+            "reason": None,
+        },
+    }
     cell = nbformat.v4.new_code_cell(f"%%port\n{NB7_BODY.rstrip()}")  # saved as typed
     cell.outputs = [
         nbformat.v4.new_output("display_data", data={"text/plain": "porter", MIME_TYPE: entry})

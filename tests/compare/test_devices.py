@@ -9,15 +9,39 @@ from porter_ext.record import CallRecord, run_recorded
 from porter_ext.replay import analyse, input_devices
 
 
-def call(name: str, devices_in=(), out=None, *, line=1, status="standard", kind="function",
-         keywords=(), message="") -> CallRecord:  # fmt: skip
-    return CallRecord(line, 0, name, name.partition(".")[0], kind, status, devices_in=list(devices_in),
-                      device_out=out, keywords=list(keywords), message=message)  # fmt: skip
+def call(
+    name: str,
+    devices_in=(),
+    out=None,
+    *,
+    line=1,
+    status="standard",
+    kind="function",
+    keywords=(),
+    message="",
+) -> CallRecord:
+    return CallRecord(
+        line,
+        0,
+        name,
+        name.partition(".")[0],
+        kind,
+        status,
+        devices_in=list(devices_in),
+        device_out=out,
+        keywords=list(keywords),
+        message=message,
+    )
 
 
 def kinds(calls, inputs=("cpu:1",), default="cpu:0", outputs=None) -> list[tuple[str, str]]:
-    found = device_findings(calls, backend="jax:cpu:1", input_devices=list(inputs),
-                            default_device=default, outputs=outputs)  # fmt: skip
+    found = device_findings(
+        calls,
+        backend="jax:cpu:1",
+        input_devices=list(inputs),
+        default_device=default,
+        outputs=outputs,
+    )
     assert all(f.backend == "jax:cpu:1" and f.message for f in found)
     return [(f.kind, f.name) for f in found]
 
@@ -55,8 +79,10 @@ def test_cross_device_and_implicit_transfer() -> None:
 def test_traced_device_and_host_sync() -> None:
     read = call("Array.device", ["traced"], None, kind="attribute")
     helper = call("array_api_compat.device", ["traced"], None)
-    assert kinds([read, helper]) == [("traced_device", "Array.device"),
-                                     ("traced_device", "array_api_compat.device")]  # fmt: skip
+    assert kinds([read, helper]) == [
+        ("traced_device", "Array.device"),
+        ("traced_device", "array_api_compat.device"),
+    ]
     assert kinds([call("Array.device", ["cpu:1"], None, kind="attribute")]) == []
     sync = call("float", ["cpu:1"], None, status="host_sync", message="float() of an array")
     found = device_findings([sync], backend=None, input_devices=[], default_device=None)
@@ -88,8 +114,12 @@ def test_findings_of_a_real_run_on_array_api_strict_devices() -> None:
     src = "z = xps.zeros(3)\nw = xps.zeros(3, device=x.device)\nq = xps.add(x, z)\n"
     run = run_recorded(src, ns)
     assert run.error is not None and run.error.line == 3  # strict refuses to mix devices
-    found = device_findings(run.calls, backend=None, default_device="CPU_DEVICE",
-                            input_devices=input_devices(analyse(src), ns))  # fmt: skip
+    found = device_findings(
+        run.calls,
+        backend=None,
+        default_device="CPU_DEVICE",
+        input_devices=input_devices(analyse(src), ns),
+    )
     assert [(f.kind, f.line) for f in found] == [
         ("default_device_creation", 1),
         ("cross_device", 3),

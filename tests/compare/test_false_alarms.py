@@ -52,7 +52,7 @@ def _rows(original: dict, result: ReplayResult, **kw) -> dict:
 
 def _replay(outputs: dict, spec: str = "jax", **kw) -> ReplayResult:
     fields = {"status": "ok", "default_device": "cpu", "input_devices": [], **kw}
-    return ReplayResult(spec=spec, outputs=outputs, **fields)
+    return ReplayResult(backend=spec, outputs=outputs, **fields)
 
 
 # --- a backend's default dtype ----------------------------------------------------------
@@ -105,8 +105,11 @@ def test_outputs_made_by_a_partition_are_known_from_the_recorded_calls() -> None
     assert set(made) == {"p", "i", "w"}  # not q (a sort), s (a string's), r (rebound)
     assert (made["p"].indices, made["p"].kth, made["p"].axis) == (False, (3,), -1)
     assert (made["i"].indices, made["i"].kth, made["i"].axis, made["i"].array) == (
-        True, (1, 4), 0, "x",
-    )  # fmt: skip
+        True,
+        (1, 4),
+        0,
+        "x",
+    )
     assert made["w"].kth == (2,) and not made["w"].indices
 
 
@@ -139,13 +142,15 @@ def test_argpartition_indices_are_compared_through_the_values_they_take() -> Non
     assert np.take_along_axis(data, other.numpy(), 1)[:, 1].tolist() == [1.0, 2.0]
     assert other.tolist() != original["i"].tolist()
     inputs = {"d": data}
-    (row,) = compare_outputs({"i": original["i"]}, _replay({"i": other}, "torch"),
-                             made_by=made, inputs=inputs)  # fmt: skip
+    (row,) = compare_outputs(
+        {"i": original["i"]}, _replay({"i": other}, "torch"), made_by=made, inputs=inputs
+    )
     assert row.within_tolerance and row.difference == "order_only", row.note
     # a permutation of the indices that is not a partition at 1
     wrong = torch.tensor([[0, 1, 2, 3], [3, 2, 1, 0]])
-    (row,) = compare_outputs({"i": original["i"]}, _replay({"i": wrong}, "torch"),
-                             made_by=made, inputs=inputs)  # fmt: skip
+    (row,) = compare_outputs(
+        {"i": original["i"]}, _replay({"i": wrong}, "torch"), made_by=made, inputs=inputs
+    )
     assert row.within_tolerance is False
 
 
@@ -154,14 +159,16 @@ def test_a_partition_along_an_axis_of_a_matrix() -> None:
     original, made = _partition_cell("p = np.partition(m, 2, axis=0)\n", {"m": m})
     p = original["p"]
     other = p[[1, 0, 2, 4, 3]]  # each side's rows in another order: still valid at 2
-    (row,) = compare_outputs({"p": p}, _replay({"p": torch.from_numpy(other)}, "torch"),
-                             made_by=made)  # fmt: skip
+    (row,) = compare_outputs(
+        {"p": p}, _replay({"p": torch.from_numpy(other)}, "torch"), made_by=made
+    )
     assert row.within_tolerance and row.difference == "order_only"
     # two columns' values swapped: the same values overall, another multiset per column
     mixed = p.copy()
     mixed[0, [0, 1]] = mixed[0, [1, 0]]
-    (row,) = compare_outputs({"p": p}, _replay({"p": torch.from_numpy(mixed)}, "torch"),
-                             made_by=made)  # fmt: skip
+    (row,) = compare_outputs(
+        {"p": p}, _replay({"p": torch.from_numpy(mixed)}, "torch"), made_by=made
+    )
     assert row.within_tolerance is False and row.difference == "numeric"
 
 
@@ -184,8 +191,9 @@ def test_a_tuple_of_a_shape_and_a_dtype_is_not_a_mismatch() -> None:
     rows = compare_outputs({"_": (X.shape, X.dtype)}, _replay({"_": (n.shape, n.dtype)}))
     assert rows and all(r.within_tolerance is not False for r in rows), rows
     # a dtype that changed is named, not counted
-    rows = compare_outputs({"_": (n.shape, np.dtype("float64"))},
-                           _replay({"_": (n.shape, torch.float32)}))  # fmt: skip
+    rows = compare_outputs(
+        {"_": (n.shape, np.dtype("float64"))}, _replay({"_": (n.shape, torch.float32)})
+    )
     assert [r.difference for r in rows if r.difference] == ["dtype_changed"]
     assert all(r.within_tolerance is not False for r in rows)
 
@@ -247,8 +255,9 @@ def test_repro_dtype_changed_counted_as_mismatch(port_shell) -> None:
 @pytest.mark.slow
 def test_repro_partition_order_counted_as_mismatch(port_shell) -> None:
     port_shell.run_cell("import numpy as np\nx = np.array([7, 2, 3, 1, 6, 5, 4])\n")
-    entry = _cell(port_shell, "%%port -b jax --quiet\np = np.partition(x, 3)\n"
-                  "i = np.argpartition(x, 3)\n")  # fmt: skip
+    entry = _cell(
+        port_shell, "%%port -b jax --quiet\np = np.partition(x, 3)\ni = np.argpartition(x, 3)\n"
+    )
     jax_replay = _targets(entry)["jax"]
     assert jax_replay["status"] == "ok", jax_replay
     rows = {o["name"]: o for o in jax_replay["outputs"]}
@@ -277,8 +286,11 @@ def test_repro_plot_and_dtype_tuple_false_mismatch(port_shell) -> None:
 @pytest.mark.slow
 def test_repro_not_exercised_counted_as_wrong_device(port_shell, tmp_path) -> None:
     port_shell.run_cell("import torch\n", store_history=True)
-    entry = _cell(port_shell, "%%port -b jax,strict --quiet\ng = torch.Generator().manual_seed(1)\n"
-                  "C = torch.randn((27, 2), generator=g)\n")  # fmt: skip
+    entry = _cell(
+        port_shell,
+        "%%port -b jax,strict --quiet\ng = torch.Generator().manual_seed(1)\n"
+        "C = torch.randn((27, 2), generator=g)\n",
+    )
     targets = _targets(entry)
     assert {r["status"] for r in targets.values()} == {"not_exercised"}
     assert all(o["device_ok"] is None for r in targets.values() for o in r["outputs"])

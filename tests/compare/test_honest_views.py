@@ -49,8 +49,18 @@ def test_a_jax_conversion_off_the_cells_device_is_still_found() -> None:
     from porter_ext.compare.devices import device_findings
     from porter_ext.model.calls import CallRecord
 
-    calls = [CallRecord(2, 0, "jax.numpy.asarray", "jax", "function", "standard",
-                        devices_in=["cpu"], device_out="cpu:0")]  # fmt: skip
+    calls = [
+        CallRecord(
+            2,
+            0,
+            "jax.numpy.asarray",
+            "jax",
+            "function",
+            "standard",
+            devices_in=["cpu"],
+            device_out="cpu:0",
+        )
+    ]
     found = device_findings(calls, backend=None, input_devices=["cpu:1"], default_device="cpu:0")
     assert [f.kind for f in found] == ["default_device_creation"]
     assert device_findings(calls, backend=None, input_devices=["cpu"], default_device="cpu") == []
@@ -73,8 +83,13 @@ def test_a_20000_element_list_is_one_row_and_a_small_report(ip) -> None:
 
 
 def _cell(*replays: ReplayEntry, findings: list | None = None) -> CellEntry:
-    return CellEntry(index=0, execution_count=1, source="y = f(x)", replays=list(replays),
-                     device_findings=findings or [])  # fmt: skip
+    return CellEntry(
+        index=0,
+        execution_count=1,
+        source="y = f(x)",
+        replays=list(replays),
+        device_findings=findings or [],
+    )
 
 
 def test_the_headline_names_backends_for_values_not_for_devices() -> None:
@@ -136,8 +151,12 @@ def test_a_makemore_sized_report_stays_small_and_renders_fast() -> None:
     from porter_ext.report.html import render_html
 
     rng = np.random.default_rng(0)
-    ns = {"xp": np, "n_words": 32_000, "X": rng.standard_normal((228, 27), dtype=np.float32),
-          "W0": rng.standard_normal((27, 27), dtype=np.float32)}  # fmt: skip
+    ns = {
+        "xp": np,
+        "n_words": 32_000,
+        "X": rng.standard_normal((228, 27), dtype=np.float32),
+        "W0": rng.standard_normal((27, 27), dtype=np.float32),
+    }
     cells = []
     for i in range(60):
         source = MAKEMORE_CELLS[i % len(MAKEMORE_CELLS)]
@@ -148,10 +167,16 @@ def test_a_makemore_sized_report_stays_small_and_renders_fast() -> None:
         for spec in ("torch", "jax"):
             cell_ns = {**ns, "X": ns["X"] * (1.01 if i == 3 else 1.0)}  # one 1 % bug
             result = replay_cell(source, cell_ns, spec)
-            replays.append(ReplayEntry(spec, result.status, outputs=baseline.compare(result),
-                                       calls=result.calls))  # fmt: skip
-        cells.append(CellEntry(index=i, execution_count=i + 1, source=source,
-                               calls=original.calls, replays=replays))  # fmt: skip
+            replays.append(
+                ReplayEntry(
+                    spec, result.status, outputs=baseline.compare(result), calls=result.calls
+                )
+            )
+        cells.append(
+            CellEntry(
+                index=i, execution_count=i + 1, source=source, calls=original.calls, replays=replays
+            )
+        )
     report = Report.build(cells, Environment(python="3.11"), array_api_version="2025.12")
     assert report.summary.mismatches > 0  # the 1 % bug is there, with its plots' data
     size = len(report_to_json(report))

@@ -21,7 +21,7 @@ POLICY = get_policy("porter")
 
 def replay(outputs: dict, **kw) -> ReplayResult:
     fields = {"status": "ok", "default_device": "cpu", "input_devices": ["cpu"], **kw}
-    return ReplayResult(spec="torch", outputs=outputs, **fields)
+    return ReplayResult(backend="torch", outputs=outputs, **fields)
 
 
 def test_expected_device() -> None:
@@ -33,8 +33,14 @@ def test_expected_device() -> None:
 
 def test_nested_outputs_give_one_row_per_leaf() -> None:
     a, b = np.arange(6.0, dtype=np.float32).reshape(2, 3), np.ones(2)
-    original = {"out": (a, {"b": b, "n": 2.0}), "s": "text", "mod": np, "f": len,
-                "xp": strict_namespace(np), "g": lambda v: v}  # fmt: skip
+    original = {
+        "out": (a, {"b": b, "n": 2.0}),
+        "s": "text",
+        "mod": np,
+        "f": len,
+        "xp": strict_namespace(np),
+        "g": lambda v: v,
+    }
     result = replay(
         {"out": [torch.from_numpy(a.copy()), {"b": torch.from_numpy(b), "n": 2.0}], "s": "text"},
         conversions={"out[0]": "zero_copy", "s": "copy: because"},
@@ -82,9 +88,12 @@ def test_devices_are_checked_against_the_inputs() -> None:
     on1 = xps.asarray([1.0, 2.0], device=xps.Device("device1"))
     on0 = xps.asarray([1.0, 2.0])
     result = ReplayResult(
-        spec="strict:device1", status="ok", outputs={"a": on1, "b": on0},
-        default_device="CPU_DEVICE", input_devices=["device1"],
-    )  # fmt: skip
+        backend="strict:device1",
+        status="ok",
+        outputs={"a": on1, "b": on0},
+        default_device="CPU_DEVICE",
+        input_devices=["device1"],
+    )
     rows = {r.name: r for r in compare_outputs({"a": np.ones(2), "b": np.ones(2)}, result, POLICY)}
     assert rows["a"].device == "device1" and rows["a"].device_ok
     assert rows["b"].device == "CPU_DEVICE" and rows["b"].device_ok is False
@@ -107,3 +116,20 @@ def test_a_replay_that_did_not_finish_compares_nothing() -> None:
 def test_the_default_policy_applies_without_one() -> None:
     (row,) = compare_outputs({"y": np.ones(2)}, replay({"y": torch.ones(2, dtype=torch.float64)}))
     assert row.within_tolerance and row.rtol == 1e-9
+
+
+def test_rows_are_the_models_type_and_leaves_extend_it() -> None:
+    # one type (issue 17 item 1): a leaf's diff is the model's row with the pass's extras,
+    # and a replay's rows are the model's rows themselves, which the codec spells as is
+    from dataclasses import fields
+
+    from porter_ext.compare import NumericDiff, OutputComparison, compare_values
+    from porter_ext.report.codec_records import output_to_dict
+
+    (leaf,) = compare_values("y", np.zeros(3), np.ones(3))
+    assert isinstance(leaf, OutputComparison) and leaf.within_tolerance is False
+    assert leaf.error_sample is not None and leaf.error_histogram is None
+    (row,) = compare_outputs({"y": np.zeros(3)}, replay({"y": torch.ones(3)}), POLICY)
+    assert type(row) is OutputComparison and not isinstance(row, NumericDiff)
+    assert list(output_to_dict(row)) == [f.name for f in fields(OutputComparison)]
+    assert row.error_histogram is not None and row.device == "cpu" and row.shape == [3]

@@ -33,8 +33,9 @@ def _deferred_cell() -> tuple[CellEntry, str]:
         RewriteSiteEntry(s.line, s.col, s.name, s.original, s.replacement, False, WAITING)
         for s in full.sites
     ]
-    rewrite = RewriteEntry(source=SOURCE, status="refused", sites=sites, reason=NEVER_CALLED,
-                           diff=full.diff(context=0))  # fmt: skip
+    rewrite = RewriteEntry(
+        source=SOURCE, status="refused", sites=sites, reason=NEVER_CALLED, diff=full.diff(context=0)
+    )
     return CellEntry(index=1, execution_count=1, source=SOURCE, rewrite=rewrite), full.source
 
 
@@ -50,8 +51,9 @@ def test_unexercised_definitions_are_those_nothing_in_the_cell_ran():
     assert set(unexercised_defs(SOURCE, [])) == {"f", "g"}
     called = SOURCE + "\ny = f(k)"
     assert set(unexercised_defs(called, [])) == {"g"}
-    inside_g = CallRecord(line=6, col=11, name="ndarray.mean", library="numpy", kind="method",
-                          status="non_standard")  # fmt: skip
+    inside_g = CallRecord(
+        line=6, col=11, name="ndarray.mean", library="numpy", kind="method", status="non_standard"
+    )
     assert set(unexercised_defs(SOURCE, [inside_g])) == {"f"}
 
 

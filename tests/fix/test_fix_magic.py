@@ -45,8 +45,12 @@ def test_fix_rewrites_foo_and_verifies_it_on_the_original_and_every_requested_ba
     # the bool times float the run saw is converted explicitly, as the standard needs
     assert "return xp.astype(xp.max(x) > 0, xp.float32) * r" in port.rewrite
     assert [s.name for s in rewrite.sites if s.applied] == [
-        "Tensor.sum", "Tensor.tanh", "torch.max", "Tensor.__mul__", "Tensor.max",
-    ]  # fmt: skip
+        "Tensor.sum",
+        "Tensor.tanh",
+        "torch.max",
+        "Tensor.__mul__",
+        "Tensor.max",
+    ]
     # the output shows the diff, in every front end
     bundle = port._repr_mimebundle_()
     assert "+    r = xp.maximum(r, -r)" in bundle["text/plain"]
@@ -110,8 +114,10 @@ def test_fix_in_worker_kernels_on_numpy_torch_jax_and_strict(shell):
     assert rewrite.verified_on == ["torch", "numpy", "jax", "strict"]
     # the original fails on every other backend; the rewrite runs on all of them
     assert {r.backend: r.status for r in port.entry.replays if r.role == "target"} == {
-        "numpy": "error", "jax": "error", "strict": "error",
-    }  # fmt: skip
+        "numpy": "error",
+        "jax": "error",
+        "strict": "error",
+    }
     plan = [item for item in build_plan([port.entry]) if item.kind == "non_standard"]
     assert plan and all(item.automatic for item in plan)
 
@@ -143,8 +149,11 @@ def test_a_definition_nothing_calls_is_refused_even_beside_other_array_calls(she
 
 
 def test_torch_cuda_runtime_calls_are_fixed_into_torch_accelerator(shell):
-    port = _fix(shell, "n = torch.cuda.device_count()\nok = torch.cuda.is_available()\n",
-                "--in-process -b numpy")  # fmt: skip
+    port = _fix(
+        shell,
+        "n = torch.cuda.device_count()\nok = torch.cuda.is_available()\n",
+        "--in-process -b numpy",
+    )
     assert port.entry.rewrite.status == "verified", port.entry.rewrite.reason
     assert port.rewrite == (
         "n = torch.accelerator.device_count()\nok = torch.accelerator.is_available()\n"

@@ -21,10 +21,23 @@ from porter_ext.report.validation import validate
 from porter_ext.ui.mime import cell_html, cell_text
 
 
-def _call(line: int, name: str, status: str = "non_standard", suggestion: str | None = None,
-          count: int = 1) -> CallRecord:  # fmt: skip
-    return CallRecord(line=line, col=4, name=name, library="torch", kind="method",
-                      status=status, suggestion=suggestion, count=count)  # fmt: skip
+def _call(
+    line: int,
+    name: str,
+    status: str = "non_standard",
+    suggestion: str | None = None,
+    count: int = 1,
+) -> CallRecord:
+    return CallRecord(
+        line=line,
+        col=4,
+        name=name,
+        library="torch",
+        kind="method",
+        status=status,
+        suggestion=suggestion,
+        count=count,
+    )
 
 
 def _failed(backend: str, line: int, message: str) -> ReplayEntry:
@@ -37,18 +50,22 @@ VIEW = "'numpy.ndarray' object has no attribute 'view'"
 
 def _notebook() -> list[CellEntry]:
     loop = CellEntry(
-        0, 1, "import torch\nfor i in range(661):\n    y = x.view(-1)\n",
+        0,
+        1,
+        "import torch\nfor i in range(661):\n    y = x.view(-1)\n",
         calls=[_call(3, "Tensor.view", suggestion="xp.reshape(x, (-1,))", count=661)],
         replays=[_failed("numpy", 3, VIEW), _failed("jax", 3, VIEW)],
-    )  # fmt: skip
+    )
     again = CellEntry(
-        1, 2, "z = x.view(-1)\nm = torch.max(a, b)\n",
+        1,
+        2,
+        "z = x.view(-1)\nm = torch.max(a, b)\n",
         calls=[
             _call(1, "Tensor.view", suggestion="xp.reshape(x, (-1,))"),
             _call(2, "torch.max", "non_standard_usage", "xp.maximum(a, b)"),
         ],
         replays=[_failed("numpy", 1, VIEW)],
-    )  # fmt: skip
+    )
     device = CellEntry(
         2,
         3,
@@ -58,7 +75,7 @@ def _notebook() -> list[CellEntry]:
             DeviceFinding(
                 1, "torch.zeros", "default_device_creation", "torch:cuda:0", "created on cpu"
             )
-        ],  # fmt: skip
+        ],
     )
     quiet = CellEntry(3, 4, "n = 10\n")
     return [loop, again, device, quiet]
@@ -67,8 +84,12 @@ def _notebook() -> list[CellEntry]:
 def test_replay_failures_come_first_with_the_line_and_why_one_item_per_distinct_fix():
     plan = build_plan(_notebook())
     assert [item.kind for item in plan] == [
-        "replay_failure", "non_standard", "non_standard", "device", "device",
-    ]  # fmt: skip
+        "replay_failure",
+        "non_standard",
+        "non_standard",
+        "device",
+        "device",
+    ]
     first = plan[0]
     # the same error in two cells is one fix, on every backend it broke
     assert first.cells == ["cell 0", "cell 1"]
@@ -87,12 +108,23 @@ def test_calls_are_grouped_by_replacement_and_ranked_by_cells_not_by_call_counts
     lone = CellEntry(0, 1, "y = x.view(-1)\n", calls=[_call(1, "Tensor.view", count=661)])
     two = [CellEntry(i, i, "m = a.T\n", calls=[_call(1, "Tensor.T")]) for i in (1, 2)]
     assert [item.title.split(":")[0] for item in build_plan([lone, *two])] == [
-        "Tensor.T", "Tensor.view",
-    ]  # fmt: skip
+        "Tensor.T",
+        "Tensor.view",
+    ]
     # one replacement spelled with each site's own arguments is still one fix
-    sums = [CellEntry(i, i, f"s = a{i}.sum()\n", calls=[CallRecord(
-        1, 4, "ndarray.sum", "numpy", "method", "non_standard", "sum", f"xp.sum(a{i})")])
-        for i in range(3)]  # fmt: skip
+    sums = [
+        CellEntry(
+            i,
+            i,
+            f"s = a{i}.sum()\n",
+            calls=[
+                CallRecord(
+                    1, 4, "ndarray.sum", "numpy", "method", "non_standard", "sum", f"xp.sum(a{i})"
+                )
+            ],
+        )
+        for i in range(3)
+    ]
     (item,) = build_plan(sums)
     assert item.cells == ["cell 0", "cell 1", "cell 2"]
     assert item.title == "ndarray.sum → xp.sum(a0)"
@@ -107,8 +139,9 @@ def test_a_verified_rewrite_makes_a_fix_automatic_and_only_where_it_applied():
     cells = _notebook()
     site = RewriteSiteEntry(2, 4, "torch.max", "torch.max(a, b)", "xp.maximum(a, b)", True)
     refused = RewriteSiteEntry(1, 4, "Tensor.view", "x.view(-1)", None, False, "needs a run")
-    rewrite = RewriteEntry("z = x.view(-1)\nm = xp.maximum(a, b)\n", "partial",
-                           ["torch", "numpy"], [refused, site])  # fmt: skip
+    rewrite = RewriteEntry(
+        "z = x.view(-1)\nm = xp.maximum(a, b)\n", "partial", ["torch", "numpy"], [refused, site]
+    )
     cells[1] = dataclasses.replace(cells[1], rewrite=rewrite)
     plan = {item.title.split(" →")[0].split(" fails")[0]: item for item in build_plan(cells)}
     assert plan["torch.max"].automatic and plan["torch.max"].verdict == "fixed automatically"

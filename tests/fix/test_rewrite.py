@@ -42,8 +42,11 @@ def test_worked_example_foo_becomes_portable_and_agrees_on_every_backend():
     result = rewrite_source(FOO, imports={"torch": "torch"}, arrays={"x": "torch"})
     assert result.source == FOO_PORTABLE
     assert [s.name for s in result.applied] == [
-        "Tensor.sum", "Tensor.tanh", "torch.max", "Tensor.max",
-    ]  # fmt: skip
+        "Tensor.sum",
+        "Tensor.tanh",
+        "torch.max",
+        "Tensor.max",
+    ]
     data = [[-1.0, -0.5, 0.25, 1.0], [0.5, 0.75, -0.25, 0.0], [1.5, -2.0, 0.125, 0.5]]
     expected = {}
     exec(FOO, {"torch": torch, "x": torch.tensor(data)}, expected)
@@ -125,8 +128,10 @@ def test_an_existing_namespace_is_used_not_duplicated():
 
 def test_an_operator_the_run_saw_mixing_bool_and_float_gets_an_explicit_astype():
     source = "y = (x > 0) * r + r * (x < 1)\n"
-    operators = {(1, 4, "Tensor.__mul__"): ("bool", "float32"),
-                 (1, 18, "Tensor.__rmul__"): ("float32", "bool")}  # fmt: skip
+    operators = {
+        (1, 4, "Tensor.__mul__"): ("bool", "float32"),
+        (1, 18, "Tensor.__rmul__"): ("float32", "bool"),
+    }
     result = rewrite_source(source, imports={}, arrays={"x": "torch"}, operators=operators)
     assert result.source.endswith(
         "y = xp.astype(x > 0, xp.float32) * r + r * xp.astype(x < 1, xp.float32)\n"
@@ -169,8 +174,10 @@ def test_a_chain_on_a_created_array_is_split_once():
 
 def test_without_an_array_to_take_xp_from_the_site_is_left_with_the_reason():
     # an expression statement, and a statement that reads its own target: no split
-    for source in ("import numpy as np\nnp.ones(4).reshape(2, 2)\n",
-                   "import numpy as np\nx = np.ones(4).reshape(x.shape)\n"):  # fmt: skip
+    for source in (
+        "import numpy as np\nnp.ones(4).reshape(2, 2)\n",
+        "import numpy as np\nx = np.ones(4).reshape(x.shape)\n",
+    ):
         result = rewrite_source(source)
         assert not result.changed, result.source
         (site,) = result.refused

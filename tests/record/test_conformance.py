@@ -66,7 +66,7 @@ def _failures(module: str, shim_dir: Path, *selection: str, examples: int = 10) 
             "addopts=",
             "--disable-warnings",
             f"--junit-xml={junit}",
-        ],  # fmt: skip
+        ],
         cwd=SUITE,
         env=env,
         capture_output=True,

@@ -339,8 +339,10 @@ def test_a_cell_run_again_is_recorded_the_same_and_its_memo_keeps_nothing_of_the
     )
 
     def summary(run):
-        return sorted((c.line, c.name, c.status, c.suggestion, c.count, tuple(c.devices_in),
-                       c.device_out) for c in run.calls)  # fmt: skip
+        return sorted(
+            (c.line, c.name, c.status, c.suggestion, c.count, tuple(c.devices_in), c.device_out)
+            for c in run.calls
+        )
 
     first = summary(run_recorded(source, namespace, RecordSettings(cell=1)))
     again = summary(run_recorded(source, namespace, RecordSettings(cell=2)))

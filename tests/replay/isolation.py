@@ -45,8 +45,14 @@ def observe(ip: InteractiveShell, probe: str) -> Any:
     return ip.user_ns.pop("__porter_probe__")
 
 
-def same_as_plain(ip: InteractiveShell, setup: str, cell: str, options: str, probe: str,
-                  assigned: tuple[str, ...] = ()) -> Any:  # fmt: skip
+def same_as_plain(
+    ip: InteractiveShell,
+    setup: str,
+    cell: str,
+    options: str,
+    probe: str,
+    assigned: tuple[str, ...] = (),
+) -> Any:
     """Run ``setup`` then ``cell`` plainly, then again with ``%%port options``: the same
     names, the same identities for names the cell does not assign, the same ``probe``
     (values and next random draws). Returns the ``%%port`` cell's `_port`."""

@@ -28,7 +28,7 @@ def test_the_plan_goes_to_the_workers_as_one_object():
     finally:
         planned.capture.release()
     # a target on the control's own spec is run once, shown as both
-    assert [(r.role, r.spec, r.status) for r in results] == [
+    assert [(r.role, r.backend, r.status) for r in results] == [
         ("control", "numpy", "ok"),
         ("target", "numpy", "ok"),
     ], [r.error for r in results]

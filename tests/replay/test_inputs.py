@@ -132,8 +132,9 @@ def test_person_functions_are_recreated_over_the_replay_namespace() -> None:
 
 
 def test_globals_of_a_person_function_that_writes_are_copied() -> None:
-    ns = person("def reset():\n    state[0] = 0\ndef read():\n    return state[0]\n",
-                state=np.arange(3.0))  # fmt: skip
+    ns = person(
+        "def reset():\n    state[0] = 0\ndef read():\n    return state[0]\n", state=np.arange(3.0)
+    )
     functions = user_functions(ns)
     assert may_mutate(functions["reset"], functions)
     assert not may_mutate(functions["read"], functions)

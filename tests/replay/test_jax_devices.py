@@ -42,7 +42,7 @@ report = {"devices": [str(d) for d in jax.devices()]}
 for spec in ("jax:cpu:1", "jax"):
     r = replay_cell(CELL, ns, spec)
     rows = compare_outputs(expected, r, get_policy("porter"))
-    findings = device_findings(r.calls, backend=r.spec, input_devices=r.input_devices,
+    findings = device_findings(r.calls, backend=r.backend, input_devices=r.input_devices,
                                default_device=r.default_device, outputs=r.outputs)
     report[spec] = {
         "status": r.status, "error": repr(r.error), "default": r.default_device,

@@ -52,7 +52,7 @@ def gateway():
             "kernelgateway",
             "--KernelGatewayApp.ip=127.0.0.1",
             f"--KernelGatewayApp.port={port}",
-        ],  # fmt: skip
+        ],
         env={**os.environ, "PYTHONPATH": os.getcwd()},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -49,20 +49,25 @@ def test_an_array_api_cell_gives_the_same_numbers_everywhere() -> None:
     ns = person(x=x)
     expected = original(SOFTMAX, ns)
     results = replay_all(SOFTMAX, ns, ALL)
-    devices = {"numpy": "cpu", "torch": "cpu", "jax": "cpu:0", "strict": "CPU_DEVICE",
-               "strict:device1": "device1"}  # fmt: skip
+    devices = {
+        "numpy": "cpu",
+        "torch": "cpu",
+        "jax": "cpu:0",
+        "strict": "CPU_DEVICE",
+        "strict:device1": "device1",
+    }
     for result in results:
-        assert result.status == "ok", (result.spec, result.error, result.reason)
+        assert result.status == "ok", (result.backend, result.error, result.reason)
         rows = {row.name: row for row in compare_outputs(expected, result, POLICY)}
         assert set(rows) == {"p", "total", "_"}  # xp and softmax are not data
         for row in rows.values():
-            assert row.within_tolerance, (result.spec, row)
-            assert row.device == devices[result.spec] and row.device_ok, (result.spec, row)
+            assert row.within_tolerance, (result.backend, row)
+            assert row.device == devices[result.backend] and row.device_ok, (result.backend, row)
             assert row.dtype == "float32"
         assert rows["p"].shape == [4, 5] and rows["total"].shape == [5]
-        assert result.input_devices == [devices[result.spec]]
+        assert result.input_devices == [devices[result.backend]]
         assert result.calls and result.seconds is not None and result.seconds >= 0
-    by_spec = {r.spec: r for r in results}
+    by_spec = {r.backend: r for r in results}
     assert isinstance(by_spec["torch"].outputs["p"], torch.Tensor)
     assert any(c.name == "torch.exp" for c in by_spec["torch"].calls)
     assert by_spec["jax"].default_device == "cpu:0"
@@ -81,13 +86,18 @@ def test_float32_cancellation_on_jax_is_a_mismatch_there_only() -> None:
     for result in replay_all(src, ns, ALL):
         assert result.status == "ok", result
         (row,) = compare_outputs(expected, result, POLICY)
-        verdicts[result.spec] = row.within_tolerance
-        if result.spec == "jax":
+        verdicts[result.backend] = row.within_tolerance
+        if result.backend == "jax":
             assert row.dtype == "float32" and row.mismatched > 0
             assert any("float64 became float32" in note for note in result.notes)
             assert result.conversions["x"].startswith("copy: JAX stores float64 as float32")
-    assert verdicts == {"numpy": True, "torch": True, "jax": False, "strict": True,
-                        "strict:device1": True}  # fmt: skip
+    assert verdicts == {
+        "numpy": True,
+        "torch": True,
+        "jax": False,
+        "strict": True,
+        "strict:device1": True,
+    }
 
 
 def test_a_branch_on_the_array_type_diverges_on_that_backend() -> None:
@@ -97,8 +107,8 @@ def test_a_branch_on_the_array_type_diverges_on_that_backend() -> None:
     verdicts = {}
     for result in replay_all(src, ns, ALL):
         rows = {row.name: row for row in compare_outputs(expected, result, POLICY)}
-        verdicts[result.spec] = rows["y"].within_tolerance
-        assert rows["k"].within_tolerance == (result.spec != "torch")
+        verdicts[result.backend] = rows["y"].within_tolerance
+        assert rows["k"].within_tolerance == (result.backend != "torch")
     assert [spec for spec, ok in verdicts.items() if not ok] == ["torch"]
 
 
@@ -140,7 +150,7 @@ def test_the_replay_sees_its_own_mutation() -> None:
 def test_a_direct_torch_call_fails_on_jax_with_its_line() -> None:
     src = "xp = array_namespace(x)\ny = xp.exp(x)\nm = torch.max(y, xp.zeros_like(y))\n"
     ns = person(x=np.ones(3, dtype=np.float32), torch=torch)
-    results = {r.spec: r for r in replay_all(src, ns, parse_specs("torch,jax,strict"))}
+    results = {r.backend: r for r in replay_all(src, ns, parse_specs("torch,jax,strict"))}
     assert results["torch"].status == "ok"
     for spec in ("jax", "strict"):
         assert results[spec].status == "error"
@@ -181,8 +191,12 @@ def test_a_runaway_replay_times_out_and_the_next_backend_goes_on() -> None:
     previous = signal.signal(signal.SIGALRM, mine)
     try:
         src = "y = x + 1\nwhile True:\n    pass\n"
-        first, second = replay_all(src.replace("while True", "while x.sum() > 0"),
-                                   person(x=np.ones(2)), ["numpy", "torch"], ReplaySettings(timeout=0.3))  # fmt: skip
+        first, second = replay_all(
+            src.replace("while True", "while x.sum() > 0"),
+            person(x=np.ones(2)),
+            ["numpy", "torch"],
+            ReplaySettings(timeout=0.3),
+        )
         assert first.status == second.status == "timeout"
         assert "0.3 s" in first.reason  # the loop never ends: returning shows it stopped
         assert signal.getsignal(signal.SIGALRM) is mine
@@ -260,8 +274,9 @@ def test_strict_replays_reject_non_standard_calls() -> None:
 
 
 def test_a_cell_that_raises_everywhere_is_an_error_everywhere() -> None:
-    results = replay_all("y = x + 1\nraise ValueError('boom')\n", person(x=np.ones(1)),
-                         parse_specs("numpy,torch"))  # fmt: skip
+    results = replay_all(
+        "y = x + 1\nraise ValueError('boom')\n", person(x=np.ones(1)), parse_specs("numpy,torch")
+    )
     assert [(r.status, r.error.type, r.error.line) for r in results] == [
         ("error", "ValueError", 2),
         ("error", "ValueError", 2),

@@ -81,9 +81,14 @@ def test_tiny_timeout_leaves_the_session_alive(ip):  # adv_21
 
 def test_os_exit_in_a_replay(ip):  # adv_19
     run(ip, "import numpy as np, os\na = np.ones(3)")
-    port = same_as_plain(ip, "import numpy as np, os\na = np.ones(3)",
-                         "if 'numpy' not in type(a).__module__:\n    os._exit(7)\nb = a + 1",
-                         "-b torch,numpy --quiet", "b.tolist()", assigned=("b",))  # fmt: skip
+    port = same_as_plain(
+        ip,
+        "import numpy as np, os\na = np.ones(3)",
+        "if 'numpy' not in type(a).__module__:\n    os._exit(7)\nb = a + 1",
+        "-b torch,numpy --quiet",
+        "b.tolist()",
+        assigned=("b",),
+    )
     died = replays(port)["torch"]
     assert died.status == "error" and died.error.type == "WorkerDied"
     assert "exit status 7" in died.error.message
@@ -278,8 +283,11 @@ def test_workers_end_with_the_persons_process(how):
     import subprocess
     import sys
 
-    child = subprocess.Popen([sys.executable, "-c", CHILD.format(stay=how == "SIGKILL")],
-                             stdout=subprocess.PIPE, text=True)  # fmt: skip
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD.format(stay=how == "SIGKILL")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     pid = int(child.stdout.readline())
     if how == "SIGKILL":
         child.kill()
@@ -324,8 +332,9 @@ def test_blocks_of_a_killed_process_are_swept():
 
     from porter_ext.replay import shared_blocks
 
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     left = shared_memory.SharedMemory(name=f"porter_{dead}_abcdef012345", create=True, size=64)
     left.close()
     shared_blocks._swept = False  # as in a fresh process
@@ -432,7 +441,7 @@ def test_a_big_replay_starts_once_the_one_before_is_compared(ip, monkeypatch):
 
     def comparing(streamed, result):
         compared(streamed, result)
-        events.append(("compared", result.spec))
+        events.append(("compared", result.backend))
 
     monkeypatch.setattr(Worker, "send", sending)
     monkeypatch.setattr(pipeline._Streamed, "__call__", comparing)

@@ -38,22 +38,85 @@ out = xp.backend.exp2(m)
 
 #: (line, col, name, library, kind, status, standard_name, suggestion, message)
 CALLS: list[tuple[Any, ...]] = [
-    (2, 4, "torch.randn", "torch", "function", "non_standard", None,
-     "use a random generator outside the array code", "randn is not in the standard"),
-    (3, 4, "torch.max", "torch", "function", "non_standard_usage", "maximum",
-     "xp.maximum(x, y)", "a two-array max is spelled maximum in the standard"),
-    (4, 4, "Tensor.sum", "torch", "method", "non_standard_usage", "sum",
-     "xp.sum(x, axis=1)", "positional axis"),
-    (5, 0, "torch.cuda.synchronize", "torch", "function", "device_specific", None,
-     "torch.accelerator.synchronize()", "ties the code to CUDA"),
+    (
+        2,
+        4,
+        "torch.randn",
+        "torch",
+        "function",
+        "non_standard",
+        None,
+        "use a random generator outside the array code",
+        "randn is not in the standard",
+    ),
+    (
+        3,
+        4,
+        "torch.max",
+        "torch",
+        "function",
+        "non_standard_usage",
+        "maximum",
+        "xp.maximum(x, y)",
+        "a two-array max is spelled maximum in the standard",
+    ),
+    (
+        4,
+        4,
+        "Tensor.sum",
+        "torch",
+        "method",
+        "non_standard_usage",
+        "sum",
+        "xp.sum(x, axis=1)",
+        "positional axis",
+    ),
+    (
+        5,
+        0,
+        "torch.cuda.synchronize",
+        "torch",
+        "function",
+        "device_specific",
+        None,
+        "torch.accelerator.synchronize()",
+        "ties the code to CUDA",
+    ),
     (6, 4, "torch.zeros", "torch", "function", "standard", "zeros", None, ""),
-    (7, 4, "Tensor.norm", "torch", "method", "non_standard", "linalg.vector_norm",
-     "xp.linalg.vector_norm(s)", "norm is not in the standard"),
-    (7, 4, "float", "builtins", "function", "host_sync", None, None,
-     "copies the value to the host"),
-    (8, 6, "torch.exp2", "torch", "function", "acknowledged", None, None,
-     "through the backend escape hatch"),
-]  # fmt: skip
+    (
+        7,
+        4,
+        "Tensor.norm",
+        "torch",
+        "method",
+        "non_standard",
+        "linalg.vector_norm",
+        "xp.linalg.vector_norm(s)",
+        "norm is not in the standard",
+    ),
+    (
+        7,
+        4,
+        "float",
+        "builtins",
+        "function",
+        "host_sync",
+        None,
+        None,
+        "copies the value to the host",
+    ),
+    (
+        8,
+        6,
+        "torch.exp2",
+        "torch",
+        "function",
+        "acknowledged",
+        None,
+        None,
+        "through the backend escape hatch",
+    ),
+]
 
 
 def make_call(i: int = 0, **overrides: Any) -> CallRecord:
@@ -134,17 +197,20 @@ def make_replay(backend: str = "numpy", status: str = "ok", **overrides: Any) ->
         error = ErrorInfo("TypeError", "max() received an invalid combination of arguments", 3)
     elif status == "skipped":
         reason = "cupy is not installed"
-    fields = dict(backend=backend, status=status, seconds=0.0123, error=error, reason=reason,
-                  outputs=outputs)  # fmt: skip
+    fields = dict(
+        backend=backend, status=status, seconds=0.0123, error=error, reason=reason, outputs=outputs
+    )
     fields.update(overrides)
     return ReplayEntry(**fields)
 
 
 def make_cell(
-    index: int | None = 0, calls: int = len(CALLS), replays: int | list[ReplayEntry] = 2,
+    index: int | None = 0,
+    calls: int = len(CALLS),
+    replays: int | list[ReplayEntry] = 2,
     source: str | None = None,
     **overrides: Any,
-) -> CellEntry:  # fmt: skip
+) -> CellEntry:
     backends = itertools.cycle(["numpy", "jax:cpu:1", "strict:device1", "cupy"])
     statuses = itertools.cycle(["ok", "ok", "ok", "skipped"])
     fields = dict(
@@ -200,15 +266,17 @@ def report() -> Report:
                     mismatched_entry(),
                     make_output("s", device_ok=False, device="cpu:0", expected_device="cpu:1"),
                 ],
-            ),  # fmt: skip
+            ),
             make_replay("jax:cpu:1", "error"),
             make_replay("cupy", "skipped"),
             make_replay("torch:meta", "timeout", seconds=30.0, reason="timed out after 30 s"),
         ],
     )
-    cells.append(make_cell(3, calls=0, replays=0, source="# just a comment\n",
-                           device_findings=[]))  # fmt: skip
+    cells.append(make_cell(3, calls=0, replays=0, source="# just a comment\n", device_findings=[]))
     return Report.build(
-        cells, make_environment(), array_api_version="2024.12", notebook="demo.ipynb",
+        cells,
+        make_environment(),
+        array_api_version="2024.12",
+        notebook="demo.ipynb",
         porter_version="0.1.0",
-    )  # fmt: skip
+    )

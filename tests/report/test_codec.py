@@ -79,7 +79,9 @@ def every_field_cell() -> CellEntry:
         calls=[call],
         device_findings=[DeviceFinding(1, "y", "cross_device", "jax:cpu:1", "moved")],
         replays=[
-            ReplayEntry("numpy", "ok", 0.25, None, None, [output], [call], "local", "target"),
+            ReplayEntry(
+                "numpy", "ok", 0.25, None, None, "local", "target", outputs=[output], calls=[call]
+            ),
             ReplayEntry("torch", "error", None, ErrorInfo("E", "m", 2), "why", role="control"),
         ],
         notes=["a note"],

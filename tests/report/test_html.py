@@ -87,9 +87,17 @@ def _assert_self_contained(html: str) -> None:
 def test_self_contained_with_every_section(report: Report) -> None:
     html = render_html(report)
     _assert_self_contained(html)
-    for section in ('id="summary"', "Top findings", 'id="environment"', 'id="cells"',
-                    "<h4>Calls</h4>", "<h4>Numerics</h4>", "<h4>Devices</h4>",
-                    "<h4>Device findings</h4>", "<h4>Replays</h4>"):  # fmt: skip
+    for section in (
+        'id="summary"',
+        "Top findings",
+        'id="environment"',
+        'id="cells"',
+        "<h4>Calls</h4>",
+        "<h4>Numerics</h4>",
+        "<h4>Devices</h4>",
+        "<h4>Device findings</h4>",
+        "<h4>Replays</h4>",
+    ):
         assert section in html, section
     assert html.startswith("<!doctype html>")
     assert "Content-Security-Policy" in html
@@ -182,10 +190,24 @@ def test_importing_the_package_is_cheap() -> None:
 
 
 def _evil_report() -> Report:
-    call = make_call(1, name=EVIL, suggestion=EVIL, message=EVIL, devices_in=[EVIL],
-                     device_out=EVIL, standard_name=EVIL)  # fmt: skip
-    output = make_output(EVIL, device=EVIL, expected_device=EVIL, device_ok=False,
-                         dtype=EVIL, conversion=EVIL, mismatch=True)  # fmt: skip
+    call = make_call(
+        1,
+        name=EVIL,
+        suggestion=EVIL,
+        message=EVIL,
+        devices_in=[EVIL],
+        device_out=EVIL,
+        standard_name=EVIL,
+    )
+    output = make_output(
+        EVIL,
+        device=EVIL,
+        expected_device=EVIL,
+        device_ok=False,
+        dtype=EVIL,
+        conversion=EVIL,
+        mismatch=True,
+    )
     output = replace(output, error_histogram=ErrorHistogram([0.0, 1.0], [3]))
     cell = CellEntry(
         index=0,
@@ -201,8 +223,7 @@ def _evil_report() -> Report:
         ],
     )
     env = Environment(EVIL, [BackendEntry(EVIL, EVIL, EVIL, False, [EVIL], EVIL)])
-    return Report.build([cell], env, array_api_version=EVIL, notebook=EVIL,
-                        porter_version=EVIL)  # fmt: skip
+    return Report.build([cell], env, array_api_version=EVIL, notebook=EVIL, porter_version=EVIL)
 
 
 def test_person_text_is_escaped_everywhere() -> None:
@@ -235,8 +256,9 @@ def test_embedded_json_cannot_close_its_script() -> None:
 def test_unicode_survives() -> None:
     text = "Δx = √(α² + β²)  # 日本語 🙂 \u2028 end"
     cell = make_cell(0, source=text + "\n", calls=1)
-    report = Report.build([cell], make_environment(), array_api_version="2024.12",
-                          notebook="résumé.ipynb")  # fmt: skip
+    report = Report.build(
+        [cell], make_environment(), array_api_version="2024.12", notebook="résumé.ipynb"
+    )
     html = render_html(report)
     assert "Δx = √(α² + β²)  # 日本語 🙂" in html
     assert "résumé.ipynb" in html
@@ -270,8 +292,7 @@ def test_empty_report_and_cells_without_calls() -> None:
 
 def test_long_sources_and_messages_are_capped() -> None:
     source = "\n".join(f"x{i} = {'y' * 1000}" for i in range(2000))
-    cell = make_cell(0, source=source, calls=1000,
-                     error=ErrorInfo("ValueError", "z" * 10**6, 1))  # fmt: skip
+    cell = make_cell(0, source=source, calls=1000, error=ErrorInfo("ValueError", "z" * 10**6, 1))
     html = render_html(Report.build([cell], make_environment(), array_api_version="x"))
     assert len(html.encode()) < 1_000_000
     assert "1600 more source lines are in the JSON report." in html

@@ -47,8 +47,14 @@ def _assert_tables_keep_their_shape(text: str) -> None:
 
 def test_sections_and_top_findings(report: Report) -> None:
     text = render_markdown(report)
-    for heading in ("# porter report: <code>demo.ipynb</code>", "## Summary", "## Top findings",
-                    "## Environment", "## Cells", "### Cell 0 · In \\[1\\]"):  # fmt: skip
+    for heading in (
+        "# porter report: <code>demo.ipynb</code>",
+        "## Summary",
+        "## Top findings",
+        "## Environment",
+        "## Cells",
+        "### Cell 0 · In \\[1\\]",
+    ):
         assert heading in text
     top = text[text.index("## Top findings") : text.index("## Environment")]
     rows = [r for r in top.splitlines() if r.startswith("| <code>")]
@@ -115,8 +121,9 @@ def test_cell_with_fences_in_its_source_stays_one_block() -> None:
 
 def test_unicode_and_multiline_messages() -> None:
     cell = make_cell(0, calls=1, error=ErrorInfo("ValueError", "Δ too big\nline 2 | 日本", 1))
-    text = render_markdown(Report.build([cell], make_environment(), array_api_version="x",
-                                        notebook="résumé.ipynb"))  # fmt: skip
+    text = render_markdown(
+        Report.build([cell], make_environment(), array_api_version="x", notebook="résumé.ipynb")
+    )
     assert "<code>résumé.ipynb</code>" in text
     assert "Δ too big<br>line 2 \\| 日本" in text
 
@@ -125,8 +132,10 @@ def test_empty_report_and_quiet_cells() -> None:
     text = render_markdown(Report.build([], Environment("3.11"), array_api_version="x"))
     assert "No cells were recorded." in text
     assert "## Top findings" not in text
-    quiet = [CellEntry(0, 1, "y = 1"), replace(make_cell(1, calls=0, replays=0),
-                                                device_findings=[])]  # fmt: skip
+    quiet = [
+        CellEntry(0, 1, "y = 1"),
+        replace(make_cell(1, calls=0, replays=0), device_findings=[]),
+    ]
     text = render_markdown(Report.build(quiet, Environment("3.11"), array_api_version="x"))
     assert "Nothing to report in 2 cell(s): cell 0, cell 1." in text
     assert "###" not in text

@@ -67,9 +67,15 @@ def test_json_has_the_contract_keys_and_only_standard_numbers() -> None:
     data = json.loads(report_to_json(report))
     assert data["schema"] == SCHEMA
     assert list(data) == [
-        "schema", "porter_version", "array_api_version", "source", "environment", "plan",
-        "cells", "summary",
-    ]  # fmt: skip
+        "schema",
+        "porter_version",
+        "array_api_version",
+        "source",
+        "environment",
+        "plan",
+        "cells",
+        "summary",
+    ]
     cell = data["cells"][0]
     assert set(cell) == {
         "index",
@@ -83,13 +89,37 @@ def test_json_has_the_contract_keys_and_only_standard_numbers() -> None:
         "plan",
         "rewrite",
     }
-    assert set(cell["calls"][0]) >= {"line", "col", "name", "library", "kind", "status",
-                                     "standard_name", "suggestion", "devices_in", "device_out",
-                                     "count", "message"}  # fmt: skip
+    assert set(cell["calls"][0]) >= {
+        "line",
+        "col",
+        "name",
+        "library",
+        "kind",
+        "status",
+        "standard_name",
+        "suggestion",
+        "devices_in",
+        "device_out",
+        "count",
+        "message",
+    }
     output = cell["replays"][0]["outputs"][0]
-    assert set(output) >= {"name", "shape", "dtype", "device", "expected_device", "device_ok",
-                           "max_abs_err", "max_rel_err", "mismatched", "nan_mismatch",
-                           "within_tolerance", "rtol", "atol", "conversion"}  # fmt: skip
+    assert set(output) >= {
+        "name",
+        "shape",
+        "dtype",
+        "device",
+        "expected_device",
+        "device_ok",
+        "max_abs_err",
+        "max_rel_err",
+        "mismatched",
+        "nan_mismatch",
+        "within_tolerance",
+        "rtol",
+        "atol",
+        "conversion",
+    }
     nonfinite = make_output(max_abs_err=math.nan, max_rel_err=math.inf)
     text = replay_to_dict(ReplayEntry("numpy", "ok", 0.1, outputs=[nonfinite]))
     assert text["outputs"][0]["max_abs_err"] == "nan"
@@ -122,7 +152,7 @@ def test_summary_counts() -> None:
                 make_output("b"),
                 make_output("c", within_tolerance=None),
             ],
-        ),  # fmt: skip
+        ),
         make_replay("jax", outputs=[make_output("a", device_ok=False)]),  # device, not numeric
         make_replay("strict", "error"),
         make_replay("torch", "timeout"),

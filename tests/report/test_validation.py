@@ -62,8 +62,11 @@ def test_bad_enum_names_the_field_and_the_allowed_values() -> None:
 def test_missing_field_is_named_by_its_own_path() -> None:
     data = _data()
     del data["cells"][1]["replays"][0]["outputs"][1]["dtype"]
-    with pytest.raises(ReportError, match=r"cells\[1\]\.replays\[0\]\.outputs\[1\]\.dtype: "
-                                          r"required field is missing"):  # fmt: skip
+    with pytest.raises(
+        ReportError,
+        match=r"cells\[1\]\.replays\[0\]\.outputs\[1\]\.dtype: "
+        r"required field is missing",
+    ):
         validate(data)
 
 
@@ -74,13 +77,17 @@ def test_missing_field_is_named_by_its_own_path() -> None:
         (lambda d: d["summary"].update(calls=-1), "summary.calls"),
         (lambda d: d["cells"][0].update(index="0"), "cells[0].index"),
         (lambda d: d["cells"][0]["calls"][0].update(line=0), "cells[0].calls[0].line"),
-        (lambda d: d["cells"][0]["replays"][0]["outputs"][0].update(max_abs_err="big"),
-         "cells[0].replays[0].outputs[0].max_abs_err"),
-        (lambda d: d["environment"]["backends"][1].update(available="yes"),
-         "environment.backends[1].available"),
+        (
+            lambda d: d["cells"][0]["replays"][0]["outputs"][0].update(max_abs_err="big"),
+            "cells[0].replays[0].outputs[0].max_abs_err",
+        ),
+        (
+            lambda d: d["environment"]["backends"][1].update(available="yes"),
+            "environment.backends[1].available",
+        ),
         (lambda d: d.pop("environment"), "environment"),
     ],
-)  # fmt: skip
+)
 def test_errors_name_the_first_bad_field(mutate: Any, path: str) -> None:
     data = _data()
     mutate(data)
@@ -130,8 +137,11 @@ def test_schema_violation_on_load_names_file_and_field(tmp_path: Path) -> None:
     data["cells"][0]["replays"][0]["status"] = "crashed"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ReportError, match=r"bad\.json: not a valid porter report: "
-                                          r"cells\[0\]\.replays\[0\]\.status"):  # fmt: skip
+    with pytest.raises(
+        ReportError,
+        match=r"bad\.json: not a valid porter report: "
+        r"cells\[0\]\.replays\[0\]\.status",
+    ):
         load_report(path)
 
 
@@ -162,9 +172,19 @@ def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
 def test_fast_path_agrees_with_jsonschema_on_mutated_reports() -> None:
     """The fast path may only ever say "valid" when jsonschema does."""
     validator = Draft202012Validator(report_schema())
-    cell = make_cell(0, calls=3, replays=[make_replay("numpy", outputs=[
-        mismatched_entry(shape=(3, 2)), make_output("s")], calls=[make_call(1)]),
-        make_replay("jax", "error"), make_replay("cupy", "skipped")])  # fmt: skip
+    cell = make_cell(
+        0,
+        calls=3,
+        replays=[
+            make_replay(
+                "numpy",
+                outputs=[mismatched_entry(shape=(3, 2)), make_output("s")],
+                calls=[make_call(1)],
+            ),
+            make_replay("jax", "error"),
+            make_replay("cupy", "skipped"),
+        ],
+    )
     base = report_to_dict(Report.build([cell], make_environment(), array_api_version="2024.12"))
     paths = [p for p in _paths(base) if p]
     rng = random.Random(7)

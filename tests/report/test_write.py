@@ -14,10 +14,14 @@ from tests.report.conftest import make_call, make_cell, make_environment
 
 @pytest.mark.parametrize(
     ("name", "fmt", "start"),
-    [("r.html", "html", "<!doctype html>"), ("r.HTM", "html", "<!doctype html>"),
-     ("r.md", "md", "# porter report"), ("r.markdown", "md", "# porter report"),
-     ("r.json", "json", "{")],
-)  # fmt: skip
+    [
+        ("r.html", "html", "<!doctype html>"),
+        ("r.HTM", "html", "<!doctype html>"),
+        ("r.md", "md", "# porter report"),
+        ("r.markdown", "md", "# porter report"),
+        ("r.json", "json", "{"),
+    ],
+)
 def test_format_from_suffix(tmp_path: Path, report: Report, name: str, fmt: str, start: str):
     assert format_of(name) == fmt
     path = write_report(report, tmp_path / "out" / name)

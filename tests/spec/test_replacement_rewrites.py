@@ -301,8 +301,9 @@ def test_runtime_rewrite_agrees_with_the_original(entry, variation):
         pytest.skip(f"{entry.library} is not installed")
     _, call = call_from_source(entry.example, statement=_statement(entry))
     rewritten = render_rewrite(entry, call)
-    native = _native(entry.library, entry.name.partition(".")[0] if entry.kind == "function"
-                     else entry.name)  # fmt: skip
+    native = _native(
+        entry.library, entry.name.partition(".")[0] if entry.kind == "function" else entry.name
+    )
     namespace = {**_inputs(backend.namespace(), variation), "lib": native}
     original = _outcome(entry.example, namespace, call)
     result = _outcome(rewritten, namespace, call)

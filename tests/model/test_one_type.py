@@ -1,0 +1,127 @@
+"""Each type once (issue 17 item 1): no two dataclasses of porter_ext declare the same
+record field by field. A stage's working type and the model's report type share their
+fields by being one type, or by one holding or extending the other, never by copying.
+
+Read from the source with ``ast``: the fields a class declares itself (its annotated
+class attributes, ``ClassVar`` left out), so a class that extends another shares the
+inherited fields without declaring them again.
+"""
+
+from __future__ import annotations
+
+import ast
+from itertools import combinations
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent.parent / "porter_ext"
+
+#: more shared field names than this is a type written twice
+MOST_SHARED = 5
+
+#: pairs of dataclasses left sharing more than `MOST_SHARED` field names, and why
+LEFT = {
+    frozenset({"compare/arrays.py:ArrayStats", "model/comparison.py:OutputComparison"}): (
+        "the bounded-memory array pass's raw measures (NumPy histogram rows and block "
+        "maxima, the largest magnitude) from which one row's numbers are taken"
+    ),
+    # pairs issue 17 names for merges outside the replay/compare/backend types
+    frozenset({"fix/codemod.py:RewriteSite", "model/entries.py:RewriteSiteEntry"}): (
+        "the codemod's sites and the report's rewrite sites (issue 17, another merge)"
+    ),
+    frozenset({"fix/checks.py:Site", "fix/lint.py:LintFinding"}): (
+        "a static check's site and the lint finding made of it (issue 17, another merge)"
+    ),
+    frozenset({"fix/checks.py:Site", "model/calls.py:CallRecord"}): (
+        "a static check's site and a recorded call, both placed in the source (issue 17)"
+    ),
+    frozenset({"fix/lint.py:LintFinding", "model/calls.py:CallRecord"}): (
+        "porter lint's finding and a recorded call, both placed in the source (issue 17)"
+    ),
+    frozenset({"model/calls.py:CallRecord", "spec/replacement.py:Replacement"}): (
+        "the spelling table's row and a call classified by it (issue 17, another merge)"
+    ),
+}
+
+
+def _is_dataclass(node: ast.ClassDef) -> bool:
+    for deco in node.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name == "dataclass":
+            return True
+    return False
+
+
+def _declared_fields(node: ast.ClassDef) -> set[str]:
+    """The fields ``node`` declares in its own body (not those it inherits)."""
+    found = set()
+    for stmt in node.body:
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and "ClassVar" not in ast.unparse(stmt.annotation)
+        ):
+            found.add(stmt.target.id)
+    return found
+
+
+def dataclass_fields(tree: ast.AST, rel: str) -> dict[str, set[str]]:
+    """``rel:Class`` -> the fields it declares, for every dataclass of a module."""
+    return {
+        f"{rel}:{node.name}": _declared_fields(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and _is_dataclass(node)
+    }
+
+
+def written_twice(classes: dict[str, set[str]]) -> dict[frozenset[str], list[str]]:
+    """Pairs of classes that declare more than `MOST_SHARED` of the same field names."""
+    return {
+        frozenset({a, b}): sorted(classes[a] & classes[b])
+        for a, b in combinations(sorted(classes), 2)
+        if len(classes[a] & classes[b]) > MOST_SHARED
+    }
+
+
+def _package_classes() -> dict[str, set[str]]:
+    classes: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        classes.update(dataclass_fields(ast.parse(path.read_text(encoding="utf-8")), rel))
+    return classes
+
+
+def test_no_two_dataclasses_declare_the_same_record():
+    found = written_twice(_package_classes())
+    wrong = {" & ".join(sorted(pair)): names for pair, names in found.items() if pair not in LEFT}
+    assert not wrong, wrong
+
+
+def test_every_pair_left_is_still_written_twice():
+    # an allowance outliving its pair would hide the next one
+    found = written_twice(_package_classes())
+    assert [" & ".join(sorted(pair)) for pair in LEFT if pair not in found] == []
+
+
+def test_the_check_counts_declared_fields_only():
+    source = (
+        "from dataclasses import dataclass, field\n"
+        "@dataclass(frozen=True)\n"
+        "class Outcome:\n"
+        "    a: int\n    b: int\n    c: int\n    d: int\n    e: int\n    f: int\n"
+        "@dataclass(frozen=True)\n"
+        "class Entry(Outcome):\n"
+        "    rows: list = field(default_factory=list)\n"
+        "@dataclasses.dataclass\n"
+        "class Copy:\n"
+        "    a: int\n    b: int\n    c: int\n    d: int\n    e: int\n    f: int\n"
+        "    LIMIT: ClassVar[int] = 3\n"
+        "class Plain:\n"
+        "    a: int\n    b: int\n    c: int\n    d: int\n    e: int\n    f: int\n"
+    )
+    classes = dataclass_fields(ast.parse(source), "m.py")
+    assert set(classes) == {"m.py:Outcome", "m.py:Entry", "m.py:Copy"}
+    assert classes["m.py:Entry"] == {"rows"}
+    assert written_twice(classes) == {
+        frozenset({"m.py:Outcome", "m.py:Copy"}): ["a", "b", "c", "d", "e", "f"]
+    }
