@@ -35,6 +35,7 @@ from porter_ext.replay.run import ReplaySettings
 if TYPE_CHECKING:
     from porter_ext.compare.outputs import Baseline
     from porter_ext.compare.tolerance import TolerancePolicy
+    from porter_ext.model.comparison import OutputComparison
     from porter_ext.replay.run import ReplayResult
 
 IN_PROCESS_WARNING = (
@@ -199,7 +200,7 @@ def _in_process(job: ReplayJob) -> list:
     return results
 
 
-def _worker_rows(rows: list, result: Any) -> list:
+def _worker_rows(rows: list[OutputComparison], result: ReplayResult) -> list[OutputComparison]:
     """A worker's outputs arrive as host copies: their devices and dtypes are the replay's
     own (``output_meta``); outputs it could not send back are not comparable."""
     if not result.output_meta and not result.unsent:

@@ -27,7 +27,7 @@ import re
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from porter_ext.fix.checks import CODES, Analyzer, Site
@@ -58,22 +58,20 @@ class NotRegularFile(LintError):
 
 
 @dataclass(frozen=True, slots=True)
-class LintFinding:
-    """One finding: where (``cell`` is the notebook's code-cell index, 0-based over all
-    cells; ``line`` is 1-based within the cell or file, ``col`` 0-based) and what."""
+class LintFinding(Site):
+    """A static check's site as ``porter lint`` reports it: in ``path`` (``cell``, the
+    notebook's code-cell index, 0-based over all cells; ``line`` 1-based within the cell
+    or file, ``col`` 0-based in characters), its suggestion spelled with the call's own
+    expressions."""
 
-    path: str
-    line: int
-    col: int
-    end_line: int
-    end_col: int
-    code: str
-    kind: str
-    name: str
-    message: str
-    suggestion: str | None
-    needs_run: bool
-    cell: int | None = None
+    path: str = field(kw_only=True)
+    cell: int | None = field(default=None, kw_only=True)
+
+    @classmethod
+    def of(cls, site: Site, path: str, cell: int | None, suggestion: str | None) -> LintFinding:
+        """``site`` found in ``path`` (and ``cell``), suggesting ``suggestion``."""
+        shared = {f.name: getattr(site, f.name) for f in fields(Site)}
+        return cls(**{**shared, "suggestion": suggestion}, path=path, cell=cell)
 
     def to_json(self) -> dict:
         return {
@@ -221,20 +219,7 @@ def _findings(
 ) -> list[LintFinding]:
     sites.sort(key=lambda s: (s.line, s.col, s.code))
     return [
-        LintFinding(
-            path,
-            s.line,
-            s.col,
-            s.end_line,
-            s.end_col,
-            s.code,
-            s.kind,
-            s.name,
-            s.message,
-            _spelled(s, lines),
-            s.needs_run,
-            cell,
-        )
+        LintFinding.of(s, path, cell, _spelled(s, lines))
         for s in in_characters(sites, lines)  # columns as editors count them
         if _keep(s, lines)
     ]

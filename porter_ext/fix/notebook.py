@@ -11,8 +11,14 @@ other cell, output-free, as it was.
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
+
+    from porter_ext.model.report import Report
 
 __all__ = ["FixOutcome", "fix_sources", "ported_notebook"]
 
@@ -50,7 +56,7 @@ def _with_fix(source: str, timeout: float | None) -> str:
     return f"%%port --quiet --fix{limit}\n{source}"
 
 
-def fix_sources(nb: Any, timeout: float | None = None) -> Any:
+def fix_sources(nb: NotebookNode, timeout: float | None = None) -> NotebookNode:
     """A copy of ``nb`` whose code cells run under ``%%port --fix``."""
     work = copy.deepcopy(nb)
     for cell in work.cells:
@@ -59,7 +65,7 @@ def fix_sources(nb: Any, timeout: float | None = None) -> Any:
     return work
 
 
-def settled_report(report: Any) -> Any:
+def settled_report(report: Report) -> Report:
     """``report`` with each deferred rewrite (definitions verified where a later cell
     calls them, `porter_ext.fix.deferred`) given its verdict, and its plan made
     again from them."""
@@ -74,7 +80,9 @@ def settled_report(report: Any) -> Any:
     return dataclasses.replace(report, cells=list(settled), plan=build_plan(settled))
 
 
-def ported_notebook(nb: Any, report: Any, origin: str) -> tuple[Any, FixOutcome, Any]:
+def ported_notebook(
+    nb: NotebookNode, report: Report, origin: str
+) -> tuple[NotebookNode, FixOutcome, Report]:
     """The original notebook with the rewrites that verified applied, what happened, and
     the report with its deferred rewrites settled (`settled_report`)."""
     report = settled_report(report)
@@ -111,7 +119,7 @@ def ported_notebook(nb: Any, report: Any, origin: str) -> tuple[Any, FixOutcome,
     return ported, outcome, report
 
 
-def is_ported_notebook(path: Any) -> bool:
+def is_ported_notebook(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a notebook ``porter fix`` wrote (so it may be replaced)."""
     import json
 

@@ -28,14 +28,10 @@ LEFT = {
     frozenset({"fix/codemod.py:RewriteSite", "model/entries.py:RewriteSiteEntry"}): (
         "the codemod's sites and the report's rewrite sites (issue 17, another merge)"
     ),
-    frozenset({"fix/checks.py:Site", "fix/lint.py:LintFinding"}): (
-        "a static check's site and the lint finding made of it (issue 17, another merge)"
-    ),
     frozenset({"fix/checks.py:Site", "model/calls.py:CallRecord"}): (
-        "a static check's site and a recorded call, both placed in the source (issue 17)"
-    ),
-    frozenset({"fix/lint.py:LintFinding", "model/calls.py:CallRecord"}): (
-        "porter lint's finding and a recorded call, both placed in the source (issue 17)"
+        "what the source alone says of a call (a static check: no devices, counts or "
+        "values) and what a run recorded of it; both are placed in the source and named, "
+        "and `porter lint` and `%%port` agree on the words, not on one record"
     ),
     frozenset({"model/calls.py:CallRecord", "spec/replacement.py:Replacement"}): (
         "the spelling table's row and a call classified by it (issue 17, another merge)"
