@@ -1,6 +1,6 @@
 """One entry of the replacement table: a non-standard spelling and its portable form.
 
-Its own module, beneath both the table's data (``_replacement_data``) and the lookup
+Its own module, beneath both the table's data (the ``table`` package) and the lookup
 (``replacements``), so that neither imports the other in a circle.
 """
 

@@ -15,8 +15,8 @@ Conventions for the call seen by conditions and templates:
 
 Everything here is duck-typed (an array is anything with ``shape`` and ``dtype``; a
 device object is what a library's adapter recognises by its attributes), so no array
-library is imported; the table itself lives in ``_replacement_data`` and is indexed on
-the first lookup.
+library is imported; the table itself lives in the package ``porter_ext.spec.table``,
+one module per chapter, and is indexed on the first lookup.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ _INDEX: dict[_Key, tuple[Replacement, ...]] | None = None
 
 def all_entries() -> tuple[Replacement, ...]:
     """Every entry of the table, in table order."""
-    from porter_ext.spec._replacement_data import ENTRIES
+    from porter_ext.spec.table import ENTRIES
 
     return ENTRIES
 

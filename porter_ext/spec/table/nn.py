@@ -1,0 +1,65 @@
+"""Neural-network helpers: softmax, sigmoid, relu, one_hot and autograd's context
+managers, none of which the standard has.
+"""
+
+from __future__ import annotations
+
+from porter_ext.spec.table.chapter import Chapter
+
+chapter = Chapter()
+
+#: the standard forms of these helpers, the functions' here and the methods' in
+#: `math_methods`
+SOFTMAX = (
+    "e = xp.exp(x - xp.max(x, axis={axis}, keepdims=True)); "
+    "e / xp.sum(e, axis={axis}, keepdims=True)"
+)
+SIGMOID = "1 / (1 + xp.exp(-x))"
+RELU_NOTE = "Python scalars in maximum need 2024.12; before, use xp.zeros_like(x)"
+for _libs, _name in [("t", "softmax"), ("t", "nn.functional.softmax"), ("j", "nn.softmax")]:
+    chapter.function(_libs, _name, None, SOFTMAX, "the standard has no softmax")
+for _libs, _name in [("t", "sigmoid"), ("t", "special.expit"), ("j", "nn.sigmoid")]:
+    chapter.function(
+        _libs,
+        _name,
+        None,
+        SIGMOID,
+        "the standard has no sigmoid",
+        rewrite="1 / (1 + xp.exp(-{x}))",
+        example=f"lib.{_name}(x)",
+    )
+for _libs, _name in [("t", "relu"), ("t", "nn.functional.relu"), ("j", "nn.relu")]:
+    chapter.function(
+        _libs,
+        _name,
+        "maximum",
+        "xp.maximum(x, 0)",
+        RELU_NOTE,
+        rewrite="xp.maximum({x}, 0.0)",
+        example=f"lib.{_name}(x)",
+    )
+for _libs, _name in [("t", "nn.functional.one_hot"), ("j", "nn.one_hot")]:
+    chapter.function(
+        _libs,
+        _name,
+        None,
+        "xpx.one_hot(x, num_classes)",
+        "not in the standard; array-api-extra has one_hot",
+    )
+chapter.function(
+    "t",
+    "nn.functional.pad",
+    None,
+    "xpx.pad(x, pad_width)",
+    "array-api-extra has pad; torch lists the padding from the last axis backwards",
+)
+for _name in ("no_grad", "inference_mode"):
+    chapter.function(
+        "t",
+        _name,
+        None,
+        f"torch.{_name}() if array_api_compat.is_torch_namespace(xp) else contextlib.nullcontext()",
+        "autograd is outside the standard; keep the context manager for PyTorch only",
+    )
+
+ENTRIES = chapter.entries

@@ -1,0 +1,160 @@
+"""Array methods that reshape, transpose, broadcast, index or read the diagonal of an
+array, each a namespace function in the standard.
+"""
+
+from __future__ import annotations
+
+from porter_ext.spec.table.chapter import METHOD_NOTE, Chapter
+from porter_ext.spec.table.linalg import VECTOR_NORM
+
+chapter = Chapter()
+
+chapter.method(
+    "*",
+    "reshape",
+    "reshape",
+    "xp.reshape(x, {shape})",
+    METHOD_NOTE,
+    rewrite="xp.reshape({x}, {shape})",
+    example="x.reshape(3, 2)",
+)
+chapter.method(
+    "t",
+    "view",
+    "reshape",
+    "xp.reshape(x, {shape})",
+    "view never copies; xp.reshape(x, shape, copy=False) fails where a view is impossible",
+    rewrite="xp.reshape({x}, {shape})",
+    example="x.view(3, 2)",
+)
+chapter.method("t", "view_as", "reshape", "xp.reshape(x, y.shape)", METHOD_NOTE)
+# NumPy's flatten always copies (a write to its result leaves x alone) where reshape and
+# ravel give a view when they can: the copy is kept. torch's flatten is a view where it can be.
+chapter.method(
+    "t",
+    "flatten",
+    "reshape",
+    "xp.reshape(x, (-1,))",
+    METHOD_NOTE,
+    rewrite="xp.reshape({x}, (-1,))",
+    example="x.flatten()",
+)
+chapter.method(
+    "*",
+    "flatten",
+    "reshape",
+    "xp.reshape(xp.asarray(x, copy=True), (-1,))",
+    METHOD_NOTE + "; flatten copies, reshape may return a view: the copy keeps later "
+    "writes to the result off x",
+    rewrite="xp.reshape(xp.asarray({x}, copy=True), (-1,))",
+    example="x.flatten()",
+)
+chapter.method(
+    "*",
+    "ravel",
+    "reshape",
+    "xp.reshape(x, (-1,))",
+    METHOD_NOTE,
+    rewrite="xp.reshape({x}, (-1,))",
+    example="x.ravel()",
+)
+chapter.method(
+    "t",
+    "transpose",
+    "permute_dims",
+    "xp.permute_dims(x, axes)",
+    "torch's x.transpose(i, j) exchanges two axes: pass all axes with those two "
+    "exchanged, or use xp.matrix_transpose(x) for the last two",
+)
+chapter.method(
+    "*",
+    "transpose",
+    "permute_dims",
+    "xp.permute_dims(x, {axes})",
+    METHOD_NOTE + "; x.transpose() reverses all axes",
+)
+chapter.method(
+    "*",
+    "swapaxes",
+    "permute_dims",
+    "xp.permute_dims(x, axes)",
+    "pass all axes with the two exchanged",
+)
+chapter.method("t", "permute", "permute_dims", "xp.permute_dims(x, {axes})", METHOD_NOTE)
+chapter.method("t", "t", "matrix_transpose", "xp.matrix_transpose(x)", METHOD_NOTE)
+chapter.method(
+    "*",
+    "squeeze",
+    "squeeze",
+    "xp.squeeze(x, {axis})",
+    METHOD_NOTE + "; the standard's squeeze needs the axis to remove",
+)
+chapter.method(
+    "t",
+    "unsqueeze",
+    "expand_dims",
+    "xp.expand_dims(x, axis={axis})",
+    METHOD_NOTE,
+    rewrite="xp.expand_dims({x}, axis={axis})",
+    example="x.unsqueeze(0)",
+)
+chapter.method("t", "expand", "broadcast_to", "xp.broadcast_to(x, {shape})", METHOD_NOTE)
+chapter.method("t", "expand_as", "broadcast_to", "xp.broadcast_to(x, y.shape)", METHOD_NOTE)
+chapter.method(
+    "t",
+    "repeat",
+    "tile",
+    "xp.tile(x, {shape})",
+    "torch's x.repeat(...) tiles the whole tensor: that is xp.tile",
+)
+chapter.method("*", "repeat", "repeat", "xp.repeat(x, {arg0}, axis={axis_kw})", METHOD_NOTE)
+chapter.method(
+    "t",
+    "repeat_interleave",
+    "repeat",
+    "xp.repeat(x, {arg0}, axis={axis_kw})",
+    "the standard spells it repeat (2023.12)",
+)
+chapter.method(
+    "*",
+    "flip",
+    "flip",
+    "xp.flip(x, axis={axis})",
+    METHOD_NOTE,
+    rewrite="xp.flip({x}, axis={axis})",
+    example="x.flip(1)",
+)
+chapter.method("*", "take", "take", "xp.take(x, indices, axis={axis_kw})", METHOD_NOTE)
+chapter.method(
+    "t",
+    "gather",
+    "take_along_axis",
+    "xp.take_along_axis(x, indices, axis={axis})",
+    "the standard spells it take_along_axis (2024.12)",
+)
+chapter.method("t", "index_select", "take", "xp.take(x, indices, axis={axis})", METHOD_NOTE)
+chapter.method("t", "masked_fill", "where", "xp.where(mask, {arg1}, x)", METHOD_NOTE)
+chapter.method("t", "unbind", "unstack", "xp.unstack(x, axis={axis})", METHOD_NOTE)
+chapter.method(
+    "*",
+    "diagonal",
+    "linalg.diagonal",
+    "xp.linalg.diagonal(x)",
+    "NumPy's diagonal uses the first two axes, the standard's linalg.diagonal the last two",
+)
+chapter.method(
+    "*",
+    "trace",
+    "linalg.trace",
+    "xp.linalg.trace(x)",
+    "NumPy's trace uses the first two axes, the standard's linalg.trace the last two",
+)
+chapter.method(
+    "t",
+    "norm",
+    "linalg.vector_norm",
+    VECTOR_NORM,
+    "the standard splits norm into linalg.vector_norm and linalg.matrix_norm",
+)
+
+ENTRIES = chapter.entries
