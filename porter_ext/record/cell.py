@@ -20,6 +20,7 @@ import sys
 import time
 import tokenize
 import traceback
+import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 from porter_ext.guard import internal_error
 from porter_ext.model.calls import CallRecord, ErrorInfo
 from porter_ext.record.compiled import (
+    RewriteKey,
     cached,
     compile_plain,
     exported,
@@ -200,13 +202,11 @@ def run_recorded(
     syntax: CellSyntax | None = None,
     ast_transformers: Iterable[Callable[[ast.Module], ast.Module]] = (),
     recorder: Recorder | None = None,
-    recording: bool = True,
 ) -> CellRun:
     """Run ``source`` (plain Python: IPython syntax already transformed) in ``namespace``
-    while recording its array calls (``recording=False``: as it is, recording nothing).
-    ``syntax``: the cell's syntax made when it started (its tree is parsed once for the
-    analysis and the rewrite; a cell whose rewrite is kept is not parsed). A SyntaxError
-    propagates before anything runs."""
+    while recording its array calls. ``syntax``: the cell's syntax made when it started
+    (its tree is parsed once for the analysis and the rewrite; a cell whose rewrite is
+    kept is not parsed). A SyntaxError propagates before anything runs."""
     settings = settings or RecordSettings()
     cell = settings.cell
     # top-level ``await`` compiles to a coroutine, run below as IPython runs such a cell
@@ -221,31 +221,20 @@ def run_recorded(
     warnings: list[str] = []
     split_last = not ends_with_semicolon(source)
     transformers = list(ast_transformers)
-    # a rewrite depends on the source and the flags (other transformers: not kept)
     # ``for i in range(n)`` makes ints only where ``range`` is Python's own
     range_is_builtin = namespace.get("range", builtins.range) is builtins.range
-    key = None if transformers else (source, compile_flags, split_last, range_is_builtin)
-    compiled = cached(key, cell, filename) if key is not None and recording else None
+    rewrite = RewriteKey(source, compile_flags, split_last, range_is_builtin)
+    # a rewrite depends on the source and the flags (other transformers: not kept)
+    keep = not transformers
+    compiled = cached(rewrite, cell, filename) if keep else None
     if syntax is None or syntax.source != source:
         syntax = CellSyntax(source, filename, settings.compile_flags)
-    if compiled is None and recording and key is not None and syntax.compiled is not None:
-        compiled = imported(syntax.compiled, key, filename)  # a replay: the kernel's rewrite
-    if not recording:
-        compiled = compile_plain(syntax.take(), filename, compile_flags, split_last)
-    elif compiled is None:
+    if compiled is None and keep and syntax.compiled is not None:
+        compiled = imported(syntax.compiled, rewrite, filename)  # a replay: the kernel's rewrite
+    if compiled is None:
         tree = syntax.take()  # the rewrite changes it: the last to read it
         try:
-            compiled = rewrite_and_compile(
-                key,
-                tree,
-                cell,
-                filename,
-                compile_flags,
-                split_last,
-                transformers,
-                range_is_builtin,
-                source,
-            )
+            compiled = rewrite_and_compile(rewrite, tree, cell, filename, transformers, keep)
         except SyntaxError:
             raise
         except Exception as exc:  # porter's own failure: the cell runs unrecorded
@@ -253,16 +242,47 @@ def run_recorded(
             compiled = compile_plain(
                 parse(source, filename, settings.compile_flags), filename, compile_flags, split_last
             )
-    code, last_code = compiled
-    if recording:
-        install_hooks(namespace)
-    register_cell_file(cell, filename)
+    install_hooks(namespace)
     rec.namespace = namespace
+    return _execute(source, compiled, namespace, filename, cell, rec, warnings)
+
+
+def run_unrecorded(
+    source: str,
+    namespace: dict,
+    settings: RecordSettings | None = None,
+    *,
+    filename: str | None = None,
+) -> CellRun:
+    """Run ``source`` in ``namespace`` as it is, recording nothing (a cell porter does not
+    record): its value, error and traceback as `run_recorded` gives them."""
+    settings = settings or RecordSettings()
+    compile_flags = settings.compile_flags | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    filename = filename or cell_filename(settings.cell, source)
+    tree = parse(source, filename, settings.compile_flags)
+    compiled = compile_plain(tree, filename, compile_flags, not ends_with_semicolon(source))
+    return _execute(source, compiled, namespace, filename, settings.cell, None, [])
+
+
+def _execute(
+    source: str,
+    compiled: tuple[types.CodeType, types.CodeType | None],
+    namespace: dict,
+    filename: str,
+    cell: int | str,
+    rec: Recorder | None,
+    warnings: list[str],
+) -> CellRun:
+    """Run the cell's ``compiled`` code (and its last expression, the cell's value) in
+    ``namespace`` while ``rec`` records (None: nothing records); the person's exception
+    is kept in the run, for the caller to raise."""
+    code, last_code = compiled
+    register_cell_file(cell, filename)
     run = CellRun(source=source, calls=[])
     __tracebackhide__ = True  # noqa: F841 (read by IPython's traceback formatter)
     start = time.perf_counter()
     try:
-        with rec.activate() if recording else contextlib.nullcontext():
+        with rec.activate() if rec is not None else contextlib.nullcontext():
             if code.co_flags & inspect.CO_COROUTINE:
                 run_coroutine(eval(code, namespace))
             else:
@@ -276,7 +296,10 @@ def run_recorded(
         run.exception = exc
         run.error = error_info(exc, filename)
     run.seconds = time.perf_counter() - start
-    run.calls = rec.records()
-    run.warnings = warnings + rec.warnings
-    run.sampled_loops = list(rec.sampled_loops)
+    if rec is not None:
+        run.calls = rec.records()
+        run.warnings = warnings + rec.warnings
+        run.sampled_loops = list(rec.sampled_loops)
+    else:
+        run.warnings = warnings
     return run

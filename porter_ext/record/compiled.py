@@ -18,9 +18,9 @@ import ast
 import marshal
 import types
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from porter_ext.record.sites import SITE_TYPES, Site
 from porter_ext.record.transformer import CallSiteTransformer
@@ -38,7 +38,18 @@ class CompiledCell:
     filename: str
 
 
-_cache: OrderedDict[tuple, CompiledCell] = OrderedDict()
+class RewriteKey(NamedTuple):
+    """What decides a cell's rewrite and its compiled code, and so the key it is kept
+    under: the source, the compiler flags, whether the last expression is compiled apart
+    (the cell's value: no trailing semicolon) and whether ``range`` is Python's own."""
+
+    source: str
+    flags: int
+    split_last: bool
+    range_is_builtin: bool
+
+
+_cache: OrderedDict[RewriteKey, CompiledCell] = OrderedDict()
 
 
 def _compile(tree: ast.Module, last: ast.Expr | None, filename: str, flags: int):
@@ -86,7 +97,7 @@ def _plain(code: types.CodeType, kinds: dict[tuple, int]) -> types.CodeType:
     return _mapped(code, plain)
 
 
-def cached(key: tuple, cell: int | str, filename: str) -> tuple | None:
+def cached(key: RewriteKey, cell: int | str, filename: str) -> tuple | None:
     """(code, last code) of a cell compiled before under ``key``, relabelled for this run."""
     hit = _cache.get(key)
     if hit is None:
@@ -100,32 +111,31 @@ def cached(key: tuple, cell: int | str, filename: str) -> tuple | None:
 
 
 def rewrite_and_compile(
-    key: tuple | None,
+    rewrite: RewriteKey,
     tree: ast.Module,
     cell: int | str,
     filename: str,
-    flags: int,
-    split_last: bool,
-    transformers: list,
-    range_is_builtin: bool = False,
-    source: str | None = None,
+    transformers: Sequence[Callable[[ast.Module], ast.Module]] = (),
+    keep: bool = True,
 ) -> tuple[types.CodeType, types.CodeType | None]:
-    """Rewrite ``tree`` (parsed from ``source``: its sites' columns count characters) for
-    recording (then apply ``transformers``), compile it, and keep it under ``key`` (None:
-    not kept)."""
-    rewriter = CallSiteTransformer(cell, range_is_builtin=range_is_builtin, source=source)
+    """Rewrite ``tree`` (parsed from ``rewrite.source``: its sites' columns count
+    characters) for recording (then apply ``transformers``), compile it, and keep it
+    under ``rewrite`` where ``keep``."""
+    rewriter = CallSiteTransformer(
+        cell, range_is_builtin=rewrite.range_is_builtin, source=rewrite.source
+    )
     tree = rewriter.visit(tree)
     for transformer in transformers:
         tree = transformer(tree)
     last = None
-    if split_last and tree.body and isinstance(tree.body[-1], ast.Expr):
+    if rewrite.split_last and tree.body and isinstance(tree.body[-1], ast.Expr):
         tree.body, last = tree.body[:-1], tree.body[-1]
-    code, last_code = _compile(tree, last, filename, flags)
+    code, last_code = _compile(tree, last, filename, rewrite.flags)
     sites = {tuple(site): site for site in rewriter.site_values}
     code = _named(code, sites)
     last_code = _named(last_code, sites) if last_code is not None else None
-    if key is not None:
-        _cache[key] = CompiledCell(code, last_code, cell, filename)
+    if keep:
+        _cache[rewrite] = CompiledCell(code, last_code, cell, filename)
         while len(_cache) > _LIMIT:
             _cache.popitem(last=False)
     return code, last_code
@@ -145,17 +155,17 @@ def exported(source: str, flags: int, cell: int | str) -> bytes | None:
     plain tuples, and each one's kind), and the key they were compiled under; None when
     none is kept."""
     for key in reversed(_cache):
-        if key[0] == source and key[1] == flags:
+        if key.source == source and key.flags == flags:
             hit = _cache[key]
             code, last = cached(key, cell, hit.filename)
             kinds: dict[tuple, int] = {}
             code = _plain(code, kinds)
             last = _plain(last, kinds) if last is not None else None
-            return marshal.dumps((key, code, last, tuple(kinds.items())))
+            return marshal.dumps((tuple(key), code, last, tuple(kinds.items())))
     return None
 
 
-def imported(data: bytes, key: tuple, filename: str) -> tuple | None:
+def imported(data: bytes, key: RewriteKey, filename: str) -> tuple | None:
     """(code, last code) of an `exported` rewrite, under ``filename``, if it was compiled
     under ``key`` (the source, flags, and what decides the rewrite where it runs now),
     else None."""

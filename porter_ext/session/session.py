@@ -24,7 +24,7 @@ from porter_ext.record.cell import (
     CellRun,
     RecordSettings,
     keep_line_numbers,
-    run_recorded,
+    run_unrecorded,
 )
 from porter_ext.record.hooks_importlib_bootstrap import HOOK_NAMES
 from porter_ext.record.magic_code import MagicRewriter
@@ -113,7 +113,7 @@ class Session:
         else:
             code, settings, filename = source, RecordSettings(), None
             namespace = namespace if namespace is not None else {}
-        run = run_recorded(code, namespace, settings, filename=filename, recording=False)
+        run = run_unrecorded(code, namespace, settings, filename=filename)
         count = self._execution_count()
         entry = CellEntry(None, count, source, run.error, calls=[], notes=[reason])
         return UnrecordedResult(entry, reason), run

@@ -30,10 +30,8 @@ def _sites(code: types.CodeType) -> list:
 
 
 def _compiled(cell: int) -> tuple[types.CodeType, types.CodeType | None]:
-    key = (SOURCE, 0, True, True)
-    return compiled.rewrite_and_compile(
-        key, ast.parse(SOURCE), cell, f"<sites-{cell}>", 0, True, [], True, SOURCE
-    )
+    key = compiled.RewriteKey(SOURCE, 0, split_last=True, range_is_builtin=True)
+    return compiled.rewrite_and_compile(key, ast.parse(SOURCE), cell, f"<sites-{cell}>")
 
 
 def test_compiled_code_holds_each_site_as_its_kind():
