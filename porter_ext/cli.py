@@ -192,8 +192,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
     for line in outcome.lines():
         print(f"porter: {line}")
     print(
-        f"porter: {len(outcome.applied)} cell(s) rewritten, {len(outcome.refused)} refused; "
-        f"ported notebook written to {out}"
+        f"porter: {len(outcome.applied)} cell(s) rewritten, {len(outcome.refused)} refused, "
+        f"{outcome.unchanged} with nothing to rewrite; ported notebook written to {out}"
     )
     if report_path is not None:
         print(f"porter: report written to {report_path}")

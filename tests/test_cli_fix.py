@@ -7,6 +7,7 @@ per module.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -46,6 +47,13 @@ def test_fix_applies_the_verified_rewrite_and_reports_what_it_refused(fixed):
         "porter: cell 3: verified (5 site(s), verified on torch, numpy, jax, strict)" in done.stdout
     )
     assert nb.metadata["porter"] == {"ported_from": EXAMPLE.name}
+    # the summary counts every code cell: rewritten, refused, or with nothing to rewrite
+    code_cells = sum(c.cell_type == "code" for c in nb.cells)
+    summary = next(line for line in done.stdout.splitlines() if "cell(s) rewritten" in line)
+    counts = [
+        int(n) for n in re.findall(r"(\d+) (?:cell\(s\) rewritten|refused|with nothing)", summary)
+    ]
+    assert len(counts) == 3 and sum(counts) == code_cells, summary
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
     # the plan opens the summary on stderr, the fixes it made marked automatic
     assert "porter: port plan" in done.stderr and "[fixed automatically] Tensor.sum" in done.stderr

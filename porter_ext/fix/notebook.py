@@ -33,6 +33,7 @@ class FixOutcome:
 
     applied: list[tuple[int, str, str]] = field(default_factory=list)  # index, status, note
     refused: list[tuple[int, str]] = field(default_factory=list)  # index, reason
+    #: code cells with no rewrite to apply (nothing outside the standard, or not run)
     unchanged: int = 0
 
     def lines(self) -> list[str]:

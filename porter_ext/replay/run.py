@@ -99,8 +99,6 @@ class ReplayResult(ReplayOutcome):
     output_meta: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     #: outputs that could not be sent back from the worker -> why
     unsent: dict[str, str] = field(default_factory=dict)
-    #: seconds from sending the replay to having its answer (transport, worker start)
-    wall_seconds: float | None = None
 
 
 def collect_outputs(

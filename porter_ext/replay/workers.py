@@ -165,7 +165,6 @@ class WorkerPool:
                 if request.process is not None:
                     environ = worker.environment(request.process.environ or {})
                     request.process = dataclasses.replace(request.process, environ=environ)
-                sent = time.monotonic()
                 answer = worker.receive(request.id, worker.send(request, job.parcel), timeout)
             except WorkerUnavailable as error:
                 worker.stop()
@@ -189,7 +188,6 @@ class WorkerPool:
         result.worker = worker.label if worker.ready else result.worker
         if result.isolation is None and result.status != "skipped":
             result.isolation = worker.isolation
-        result.wall_seconds = time.monotonic() - sent
         return result
 
     def shutdown(self) -> None:
