@@ -20,8 +20,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from porter_ext.report.codec import cell_from_dict, headline_to_dict
-from porter_ext.ui.mime import MIME_TYPE, REPORT_MIME_TYPE
+from porter_ext.report.codec import cell_from_dict, cell_to_dict, headline_to_dict
+from porter_ext.ui.mime import MIME_TYPE, REPORT_MIME_TYPE, cell_text
 from tests.browser.support import (
     CURSOR,
     ROOT,
@@ -34,6 +34,7 @@ from tests.browser.support import (
     save_screenshot,
     write_notebook,
 )
+from tests.report.headline_cells import ISSUE_HEADLINE, headline_cells
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -43,6 +44,7 @@ PORT_CELL = "%%port\nimport torch\nx = torch.ones(3, 4)\ny = x.sum(1)"
 APPLY_NB = "apply.ipynb"
 REPORT_NB = "report500.ipynb"
 EVIL_NB = "evil.ipynb"
+HEADLINE_NB = "headlines.ipynb"
 #: payloads that would each set document.title if any of them ran
 EVIL = (
     "<script>document.title='PWNED'</script>"
@@ -121,6 +123,12 @@ def apply_cells() -> list[Any]:
         }
         cells.append(_result_cell(f"%%port\n{body}", with_headline(entry)))
     return cells
+
+
+def headline_notebook_cells() -> list[Any]:
+    """The cells of tests/report/headline_cells.py (issue 17's cell first) as porter
+    saves their results: the JSON Python writes, headline included."""
+    return [_result_cell(f"%%port\n{cell.source}", cell_to_dict(cell)) for cell in headline_cells()]
 
 
 def contract_cell(i: int, evil: str = "") -> dict[str, Any]:
@@ -297,6 +305,7 @@ def lab(tmp_path_factory) -> Iterator[LabServer]:
     big = contract_report([contract_cell(i) for i in range(500)])
     write_notebook(root / REPORT_NB, _result_cell("%port report", big, REPORT_MIME_TYPE))
     write_notebook(root / EVIL_NB, *evil_cells())
+    write_notebook(root / HEADLINE_NB, *headline_notebook_cells())
     with lab_server(base) as server:
         yield server
 
@@ -535,6 +544,22 @@ def test_notebook7_renders_a_cell_result(page, page_log, lab):
     panel_row(page, 0, 3, "numpy.sum").wait_for(state="attached", timeout=10_000)
     save_screenshot(page.screenshot(), "labext-notebook7.png", docs_name="labext-notebook7.png")
     assert [e for e in page_log.errors if e not in NOTEBOOK7_OWN_ERRORS] == []
+
+
+@pytest.mark.parametrize("front_end", ["jupyterlab", "notebook7"])
+def test_each_cell_has_the_python_views_headline(page, page_log, lab, front_end):
+    """Issue 17's cell (and the others of the headline fixture) says in JupyterLab and in
+    Notebook 7 the words Python's text, HTML and widget views say: the JSON's."""
+    url = lab.lab_url(HEADLINE_NB) if front_end == "jupyterlab" else lab.notebook7_url(HEADLINE_NB)
+    page.goto(url, timeout=60_000)
+    cells = headline_cells()
+    verdicts = page.locator(".porter-cell-view .porter-verdict")
+    verdicts.nth(len(cells) - 1).wait_for(timeout=60_000)
+    shown = verdicts.all_inner_texts()
+    assert shown == [cell_text(cell).splitlines()[0] for cell in cells]
+    assert shown[0] == ISSUE_HEADLINE
+    own_errors = NOTEBOOK7_OWN_ERRORS if front_end == "notebook7" else ()
+    assert [e for e in page_log.errors if e not in own_errors] == []
 
 
 def test_porter_activates_inside_jupyterlabs_start_and_only_when_enabled(browser, lab):
