@@ -45,7 +45,7 @@ NEVER_CALLED = "never called in this notebook"
 WAITING = "deferred: verified where a later cell calls it"
 
 #: per session, the definitions waiting for a call (in the kernel)
-_PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PENDING: weakref.WeakKeyDictionary[object, list[Deferred]] = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -84,8 +84,9 @@ def verdict(deferred: Deferred, accepted: bool, where: str, detail: list[str] | 
     return DefinitionVerdict(deferred.cell, deferred.name, False, where, reason=str(detail))
 
 
-def pending(session: Any) -> list[Deferred]:
-    """The session's deferred definitions (a list the caller may change)."""
+def pending(session: object) -> list[Deferred]:
+    """The session's deferred definitions (a list the caller may change). ``session`` is
+    only their owner's key (weakly held): the fix stage reads nothing of it."""
     return _PENDING.setdefault(session, [])
 
 
@@ -200,7 +201,7 @@ def call_site(source: str, names: frozenset[str]) -> str:
 # --- in the kernel, under ``porter fix`` (`porter_ext.fix.verify`) --------------------
 
 
-def called_deferred(session: Any, code: str) -> list[Deferred]:
+def called_deferred(session: object, code: str) -> list[Deferred]:
     """The deferred definitions (of earlier cells) that ``code`` reads."""
     from porter_ext.replay.analysis import analyse
 
