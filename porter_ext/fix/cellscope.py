@@ -1,13 +1,15 @@
 """What a cell's source binds and reads, as the cell rewrite (`porter_ext.fix.rewrite`)
-needs it: where ``xp`` is bound, which names an expression reads, the cell's imports and
-docstring, and the library a site belongs to.
+needs it: where ``xp`` is bound and which names an expression reads, both from libcst's
+``ScopeProvider``; the cell's docstring, and the library a site belongs to.
 """
 
 from __future__ import annotations
 
-import ast
+from collections.abc import Iterable
 
 import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import Assignment, MetadataWrapper, Scope, ScopeProvider
 
 from porter_ext.fix.checks import Site
 
@@ -53,61 +55,67 @@ def site_libraries(site: Site) -> tuple[str, ...]:
     return tuple(lib for lib in LIBRARIES if head in (get_backend(lib).array_type_name, lib))
 
 
-def names_bound(module: cst.Module) -> set[str]:
-    try:
-        tree = ast.parse(module.code)
-    except SyntaxError:
-        return set()
+def within(scope: Scope, scopes: Iterable[Scope]) -> list[Scope]:
+    """``scope`` and those of ``scopes`` inside it (its functions, classes and
+    comprehensions, however deep)."""
+
+    def inside(other: Scope) -> bool:
+        while other is not scope:
+            if other.parent is other:  # the builtins: the top of every chain
+                return False
+            other = other.parent
+        return True
+
+    return [s for s in scopes if inside(s)]
+
+
+def names_assigned(scopes: Iterable[Scope]) -> set[str]:
+    """The names ``scopes`` assign to (``x = ...``, ``for x in``, ``with ... as x``): not
+    those an import, a definition or a parameter binds."""
     return {
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        a.name
+        for scope in scopes
+        for a in scope.assignments
+        if isinstance(a, Assignment) and isinstance(a.node, cst.Name)
     }
 
 
-def names_read(node: cst.CSTNode) -> set[str]:
-    return set(names_read_text(cst.Module([]).code_for_node(node)))
+def binds_xp(scopes: Iterable[Scope]) -> bool:
+    """Whether ``scopes`` assign ``xp`` or take it as a parameter."""
+    return any(
+        isinstance(a.node, cst.Name | cst.Param)
+        for scope in scopes
+        for a in scope.assignments["xp"]
+    )
+
+
+def names_read(*expressions: cst.BaseExpression) -> list[str]:
+    """The names ``expressions`` read, in source order: the accesses libcst's
+    ``ScopeProvider`` finds, so neither an attribute (``x.T``) nor a keyword (``axis=``)."""
+    if not expressions:
+        return []
+    value = cst.Tuple(
+        [cst.Element(e) for e in expressions], lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+    )
+    wrapper = MetadataWrapper(cst.Module([cst.SimpleStatementLine([cst.Expr(value)])]))
+    scopes = {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}
+    read = set()
+    for scope in scopes:
+        for access in scope.accesses:
+            node = access.node
+            while isinstance(node, cst.Attribute):  # a dotted import's name (``os.path``)
+                node = node.value
+            read.add(node)
+    return [n.value for n in m.findall(wrapper.module, m.Name()) if n in read]
 
 
 def names_read_text(code: str) -> list[str]:
-    """The names an expression's source reads, in order."""
+    """The names an expression's source reads, in order (`names_read`)."""
     try:
-        tree = ast.parse(f"({code})", mode="eval")
-    except SyntaxError:
+        expression = cst.parse_expression(f"({code})")
+    except cst.ParserSyntaxError:
         return []
-    return [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
-
-
-def binds_xp_at_top(module: cst.Module) -> bool:
-    """Whether the cell's own level binds ``xp`` (not a function inside it)."""
-    code = module.code
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return False
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name) and sub.id == "xp" and isinstance(sub.ctx, ast.Store):
-                return True
-    return False
-
-
-def binds_xp(node: cst.CSTNode) -> bool:
-    code = cst.Module([]).code_for_node(node)
-    try:
-        tree = ast.parse(code.strip() if not code.startswith((" ", "\t")) else "if 1:\n" + code)
-    except SyntaxError:
-        return False
-    return any(
-        isinstance(n, ast.Name) and n.id == "xp" and isinstance(n.ctx, ast.Store)
-        for n in ast.walk(tree)
-    ) or any(isinstance(n, ast.arg) and n.arg == "xp" for n in ast.walk(tree))
-
-
-def is_import(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(s, cst.Import | cst.ImportFrom) for s in statement.body
-    )
+    return names_read(expression)
 
 
 def first_line_using(module: cst.Module) -> int:

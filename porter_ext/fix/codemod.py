@@ -9,47 +9,74 @@ chain (``p.clamp(0, 1).log().mean()``) is rewritten on what the links before it 
   the verdict the run recorded at that site, and the entry it names is used.
 - A site is written from the person's expressions (the arguments as written), never from
   values a run saw.
+
+Every place is libcst's (``PositionProvider``: lines from 1, columns in characters), as
+the recorder's and the editor's: the static analysis, which reads ``ast``'s byte columns,
+is handed over in characters (`CellAnalysis`). What the codemod did at each site is the
+report's `porter_ext.model.entries.RewriteSiteEntry`, proposed (``applied`` is the
+verification's to set).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from porter_ext.fix.cellscope import (
-    binds_xp_at_top,
-    site_libraries,
-)
+from porter_ext.fix.cellscope import site_libraries
 from porter_ext.fix.checks import Site
 from porter_ext.fix.portable import PortableMoves, every_part
+from porter_ext.model.entries import RewriteSiteEntry
 from porter_ext.spec.replacement import Replacement
 from porter_ext.spec.replacements import find
 from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
 
-__all__ = ["CellCodemod", "RewriteSite"]
+__all__ = ["CellAnalysis", "CellCodemod", "RunKnowledge"]
 
 _LEFT_OUT = "left out: the rewrite did not verify with it"
 #: the fields of the tuples the table's entries rewrite field by field
 _FIELDS = frozenset({"values", "indices"})
 
+#: where a run saw a call or an operator: ``(line, col, name)``, as the recorder gives it
+RunKey = tuple[int, int, str]
+#: where a node is written: ``(line, col, end_line, end_col)``, as libcst places it
+Span = tuple[int, int, int, int]
+
 
 @dataclass(frozen=True)
-class RewriteSite:
-    """One call porter looked at: rewritten (``replacement`` set) or not (``reason``)."""
+class RunKnowledge:
+    """What a run of the cell showed that its source cannot tell, by where the recorder saw
+    it (`RunKey`).
 
-    line: int
-    col: int
-    name: str
-    original: str
-    replacement: str | None
-    reason: str | None = None
+    ``results``: the calls that returned an array (→ library), so that the calls on their
+    results are rewritten too (``torch.sigmoid(z).clamp(0, 1).log()``); ``receivers``: the
+    method calls on arrays (``a.flatten()`` on a parameter ``a``); ``decided``: the verdict
+    (``(status, standard_name)``) where the source leaves the entry to values (``x.T``: is
+    x 2-D?); ``operators``: the operators that mixed dtype kinds (→ the operands' dtypes,
+    ``("bool", "float32")``), whose operand is converted; ``others``: the names that held
+    something other than an array (a list), which ``xp`` is never taken from."""
+
+    results: Mapping[RunKey, str] = field(default_factory=dict)
+    receivers: Mapping[RunKey, str] = field(default_factory=dict)
+    decided: Mapping[RunKey, tuple[str, str | None]] = field(default_factory=dict)
+    operators: Mapping[RunKey, tuple[str, str]] = field(default_factory=dict)
+    others: Collection[str] = ()
 
 
-def _key(line: int, col: int, end_line: int, end_col: int) -> tuple[int, int, int, int]:
-    return (line, col, end_line, end_col)
+@dataclass(frozen=True)
+class CellAnalysis:
+    """What the static analysis (`porter_ext.fix.checks.Analyzer`, ``porter lint``'s) found
+    in a cell, placed as libcst places the cell's nodes (`Span`, columns in characters)."""
+
+    #: the findings, by the span of their call or attribute read
+    sites: Mapping[Span, Site]
+    #: standard calls through a library's module, by span → (standard name, qualified
+    #: name, a creation from sizes): `Analyzer.through_library`
+    through_library: Mapping[Span, tuple[str, str, bool]]
+    #: writes into arrays, by where their statement starts → the ``xpx.at`` method
+    array_writes: Mapping[tuple[int, int], str]
 
 
 class CellCodemod(PortableMoves):
@@ -57,25 +84,25 @@ class CellCodemod(PortableMoves):
 
     def __init__(
         self,
-        sites: dict[tuple[int, int, int, int], Site],
         module: cst.Module,
-        only: Collection[tuple[int, int, str]] | None = None,
-        operators: Mapping[tuple[int, int, str], tuple[str, str]] | None = None,
-        arrays: Mapping[str, str] | None = None,
-        names: Mapping[str, str] | None = None,
-        decided: Mapping[tuple[int, int, str], tuple[str, str | None]] | None = None,
-        others: Collection[str] = (),
+        analysis: CellAnalysis,
+        names: Mapping[str, str],
+        arrays: Mapping[str, str],
+        run: RunKnowledge,
+        only: Collection[RunKey] | None = None,
     ) -> None:
-        super().__init__(module, dict(arrays or {}), binds_xp_at_top(module), others)
-        self.sites = sites
-        self.operators = dict(operators or {})
+        """``names``: local name → module, as the cell and earlier cells import them;
+        ``arrays``: the earlier cells' arrays (name → library); ``only``: the sites to
+        rewrite, the others left out (None: every one)."""
+        super().__init__(module, dict(arrays), run.others)
+        self.analysis = analysis
+        self.operators = run.operators
         self.only = None if only is None else set(only)
         #: the run's verdict (status, standard name) at sites the source leaves undecided
-        self.decided = dict(decided or {})
+        self.decided = run.decided
         self.statement_calls: set[cst.Call] = set()
         self.needs_extra = False
-        #: local name → module, as the cell and earlier cells import them
-        self.names = dict(names or {})
+        self.names = names
         #: calls whose tuple result is read one field at a time: call → field
         self.fields: dict[cst.Call, str | int] = {}
         #: those rewritten with their field, whose reading of it goes with them
@@ -97,16 +124,21 @@ class CellCodemod(PortableMoves):
 
     def _site(self, original: cst.CSTNode) -> Site | None:
         where = self.get_metadata(PositionProvider, original)
-        key = _key(where.start.line, where.start.column, where.end.line, where.end.column)
-        return self.sites.get(key)
+        start, end = where.start, where.end
+        return self.analysis.sites.get((start.line, start.column, end.line, end.column))
+
+    def _propose(
+        self, where: RunKey, text: str, replacement: str | None, why: str | None = None
+    ) -> None:
+        line, col, name = where
+        self.results.append(RewriteSiteEntry(line, col, name, text, replacement, reason=why))
 
     def _record(self, site: Site, text: str, replacement: str | None, why: str | None = None):
-        self.results.append(RewriteSite(site.line, site.col, site.name, text, replacement, why))
+        self._propose((site.line, site.col, site.name), text, replacement, why)
 
-    def _moved(self, where: tuple[int, int, str], text: str, replacement: str | None) -> None:
+    def _moved(self, where: RunKey, text: str, replacement: str | None) -> None:
         """A site of `PortableMoves`: applied, or left out by ``only`` (None)."""
-        why = None if replacement is not None else _LEFT_OUT
-        self.results.append(RewriteSite(*where, text, replacement, why))
+        self._propose(where, text, replacement, None if replacement is not None else _LEFT_OUT)
 
     # -- what is read from a call's tuple result --------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -299,7 +331,7 @@ class CellCodemod(PortableMoves):
             return updated
         text = self._code(updated)
         if self.only is not None and (line, col, name) not in self.only:
-            self.results.append(RewriteSite(line, col, name, text, None, _LEFT_OUT))
+            self._propose((line, col, name), text, None, _LEFT_OUT)
             return updated
         casts = {
             side: cst.parse_expression(
@@ -308,7 +340,7 @@ class CellCodemod(PortableMoves):
             for side, dtype in sides.items()
         }
         new = updated.with_changes(**casts)
-        self.results.append(RewriteSite(line, col, name, text, self._code(new)))
+        self._propose((line, col, name), text, self._code(new))
         scope = self.scopes[-1]
         scope["uses"] = True
         for side in arrays:  # where xp can be taken from

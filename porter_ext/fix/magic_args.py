@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from porter_ext.record.magic_code import code_magic_line
 
 if TYPE_CHECKING:
-    from porter_ext.fix.codemod import RewriteSite
     from porter_ext.fix.rewrite import CellRewrite
+    from porter_ext.model.entries import RewriteSiteEntry
 
 __all__ = ["close_code_magics", "magic_sites", "open_code_magics"]
 
@@ -68,7 +68,7 @@ def close_code_magics(source: str, opened: Mapping[str, str]) -> tuple[str, list
     return "\n".join(out), lost
 
 
-def magic_sites(result: CellRewrite, lines: Collection[int]) -> list[RewriteSite]:
+def magic_sites(result: CellRewrite, lines: Collection[int]) -> list[RewriteSiteEntry]:
     """The sites of ``result`` (a rewrite of the opened cell) on the magic ``lines`` whose
     rewrite did not fit back on the line, each refused with that reason."""
     return [

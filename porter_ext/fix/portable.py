@@ -9,16 +9,19 @@ calls (`every_part`), and a rewrite through NumPy finds it as ``np``.
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
 from porter_ext.backends import HOST_LIBRARY, backend_of_module
-from porter_ext.fix.cellscope import names_bound, names_read_text
+from porter_ext.fix.cellscope import names_read
 from porter_ext.fix.xpbind import XpBinding
 from porter_ext.spec.replacement import Replacement
 from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
+
+if TYPE_CHECKING:
+    from porter_ext.fix.codemod import CellAnalysis
 
 __all__ = ["PortableMoves", "every_part", "evaluates_nothing"]
 
@@ -28,18 +31,17 @@ _WRITE = "__setitem__"
 
 class PortableMoves(XpBinding):
     """The codemod's moves that are no table entry; the subclass gives ``_code``,
-    ``_operand``, ``only``, ``names`` and ``_moved`` (a site applied or left out)."""
+    ``_operand``, ``only``, ``names``, ``analysis`` (where the standard calls through a
+    library's module and the writes into arrays are) and ``_moved`` (a site applied or
+    left out)."""
+
+    analysis: CellAnalysis
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        #: standard calls through a library's module: position → (standard name,
-        #: qualified name, a creation from sizes), `Analyzer.through_library`
-        self.through_library: dict[tuple[int, int, int, int], tuple[str, str, bool]] = {}
         #: calls that are an operand (an argument, an index, a side of an operator), where
         #: a creation from sizes goes through ``xp`` (`_through_xp`)
         self.operands: set[cst.BaseExpression] = set()
-        #: writes into arrays: (line, col) → ``xpx.at`` method (`Analyzer.array_writes`)
-        self.array_writes: dict[tuple[int, int], str] = {}
         #: a rewrite reads NumPy as ``np`` and the cell does not bind that name
         self.needs_numpy = False
 
@@ -59,7 +61,7 @@ class PortableMoves(XpBinding):
         (None: it can, imported by the preamble where nothing binds ``np``)."""
         if "np." not in replacement or self.names.get("np") == HOST_LIBRARY:
             return None
-        if "np" in self.names or "np" in names_bound(self.module):
+        if "np" in self.names or "np" in self.assigned:
             return "np is not NumPy here: the rewrite reads NumPy as np"
         self.needs_numpy = True
         return None
@@ -74,14 +76,14 @@ class PortableMoves(XpBinding):
         a chain are where a cell's arrays come from, and stay."""
         where = self.get_metadata(PositionProvider, original)
         start, end = where.start, where.end
-        found = self.through_library.get((start.line, start.column, end.line, end.column))
+        found = self.analysis.through_library.get((start.line, start.column, end.line, end.column))
         if found is None:
             return updated
         name, qualname, creation = found
         if creation and (original not in self.operands or len(self.scopes) > 1):
             return updated
         modules = {n for n, m in self.names.items() if backend_of_module(m) is not None}
-        if modules & set(names_read_text(", ".join(self._code(a) for a in updated.args))):
+        if modules & set(names_read(*(a.value for a in updated.args))):
             return updated
         if self.only is not None and (start.line, start.column, qualname) not in self.only:
             self._moved((start.line, start.column, qualname), self._code(updated), None)
@@ -114,7 +116,7 @@ class PortableMoves(XpBinding):
         """``h[0] = v`` → ``h = xpx.at(h)[0].set(v)`` (``+=`` → ``.add``, ...): the same
         array updated in place where the library can, an updated copy where it cannot."""
         where = self.get_metadata(PositionProvider, original).start
-        method = self.array_writes.get((where.line, where.column))
+        method = self.analysis.array_writes.get((where.line, where.column))
         if method is None or not isinstance(target, cst.Subscript):
             return updated
         name = self._code(target.value)

@@ -7,32 +7,46 @@ entry applied where the source leaves it to values): a call whose entry depends 
 nobody saw is left alone with that reason, as is one whose rewrite would drop an argument
 (`porter_ext.spec.rewrites`). The codemod itself is `porter_ext.fix.codemod`; where a
 rewrite uses ``xp`` and the scope has none, ``xp = array_namespace(...)`` is introduced
-(`porter_ext.fix.xpbind`). The rewrite is a proposal: ``%%port --fix`` and ``porter fix``
-accept it only once replays verify it.
+(`porter_ext.fix.xpbind`), and the imports of the helpers the rewrites use are added by
+libcst's ``AddImportsVisitor``. The rewrite is a proposal: ``%%port --fix`` and ``porter
+fix`` accept it only once replays verify it.
+
+The analysis is ``porter lint``'s and reads ``ast``, whose columns count UTF-8 bytes; the
+codemod places nodes as libcst does, and the run as the recorder does, in characters. The
+one crossing between the two is `_analyse`.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper
 
-from porter_ext.fix.cellscope import ended, first_line_using, is_docstring, is_import
+from porter_ext.backends import HOST_LIBRARY, get_backend
+from porter_ext.fix.cellscope import ended, first_line_using
 from porter_ext.fix.checks import Analyzer
-from porter_ext.fix.codemod import CellCodemod, RewriteSite, _key
+from porter_ext.fix.codemod import CellAnalysis, CellCodemod, RunKey, RunKnowledge
 from porter_ext.fix.static import collect_imports
-from porter_ext.record.positions import LINE_BREAK, in_characters
-from porter_ext.spec.standard import DEFAULT_VERSION, standard
+from porter_ext.model.entries import RewriteSiteEntry
+from porter_ext.record.positions import LINE_BREAK, Columns, in_characters
+from porter_ext.spec.standard import DEFAULT_VERSION, Standard, standard
 
-__all__ = ["CellRewrite", "RewriteSite", "rewrite_source"]
+__all__ = ["CellRewrite", "RunKnowledge", "rewrite_source"]
 
-_HELPER_IMPORT = "from array_api_compat import array_namespace"
-_EXTRA_IMPORT = "import array_api_extra as xpx"
-_NUMPY_IMPORT = "import numpy as np"
+#: the helpers a rewrite reads, by the name it reads them as: the import that binds it,
+#: as ``AddImportsVisitor.add_needed_import`` takes it (module, object, alias); a rewrite
+#: through NumPy reads it as ``np``
+_HELPER_IMPORTS = {
+    "array_namespace": ("array_api_compat", "array_namespace", None),
+    "xpx": ("array_api_extra", None, "xpx"),
+    "np": (get_backend(HOST_LIBRARY).module, None, "np"),
+}
 
 
 @dataclass
@@ -41,14 +55,14 @@ class CellRewrite:
 
     original: str
     source: str
-    sites: list[RewriteSite] = field(default_factory=list)
+    sites: list[RewriteSiteEntry] = field(default_factory=list)
 
     @property
-    def applied(self) -> list[RewriteSite]:
+    def applied(self) -> list[RewriteSiteEntry]:
         return [s for s in self.sites if s.replacement is not None]
 
     @property
-    def refused(self) -> list[RewriteSite]:
+    def refused(self) -> list[RewriteSiteEntry]:
         return [s for s in self.sites if s.replacement is None]
 
     @property
@@ -69,60 +83,67 @@ class CellRewrite:
 
 
 def _with_preamble(
-    module: cst.Module, rewriter: CellCodemod, tree: ast.Module, provided: Collection[str] = ()
+    module: cst.Module, rewriter: CellCodemod, present: Collection[str]
 ) -> cst.Module:
-    """Imports of the helpers the rewrites use (unless the cell or, through ``provided``,
-    an earlier cell imports them), and ``xp`` for the cell's own level."""
+    """``xp`` for the cell's own level, and the imports of the helpers the rewrites use
+    but for those ``present`` names (the cell's own imports, the helpers an earlier cell
+    provides); ``AddImportsVisitor`` puts them after the cell's docstring and the imports
+    it starts with, ``from __future__`` ones among them."""
     top = rewriter.scopes[0]
-    names = {**collect_imports(tree), **dict.fromkeys(provided, "")}
-    lines: list[str] = []
-    any_xp = top["uses"] or "xp = array_namespace(" in module.code
-    if any_xp and "array_namespace" not in names:
-        lines.append(_HELPER_IMPORT)
-    if rewriter.needs_extra and "xpx" not in names:
-        lines.append(_EXTRA_IMPORT)
-    if rewriter.needs_numpy and "np" not in names:
-        lines.append(_NUMPY_IMPORT)
-    body = list(module.body)
     if top["uses"] and top["arrays"] and not rewriter.binds_xp:
-        first = first_line_using(module)
+        body = list(module.body)
         xp_line = cst.parse_statement(f"xp = array_namespace({top['arrays'][0]})")
-        body.insert(first, xp_line)
-    at = 1 if body and is_docstring(body[0]) else 0
-    while at < len(body) and is_import(body[at]):
-        at += 1
-    imports = [cst.parse_statement(line) for line in lines]
-    rest = body[at:]
-    if imports and rest and not is_import(rest[0]) and not rest[0].leading_lines:
-        rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine()])
-    return module.with_changes(body=[*body[:at], *imports, *rest])
+        body.insert(first_line_using(module), xp_line)
+        module = module.with_changes(body=body)
+    wanted = {
+        "array_namespace": top["uses"] or "xp = array_namespace(" in module.code,
+        "xpx": rewriter.needs_extra,
+        "np": rewriter.needs_numpy,
+    }
+    context = CodemodContext()
+    for name, needed in wanted.items():
+        if needed and name not in present:
+            AddImportsVisitor.add_needed_import(context, *_HELPER_IMPORTS[name])
+    return module.visit(AddImportsVisitor(context))
 
 
-def _in_bytes(
-    results: Mapping[tuple[int, int, str], str], lines: list[str]
-) -> dict[tuple[int, int, str], str]:
-    """The recorder's positions (columns in characters, qualified names) as the syntax tree
-    gives them (columns in UTF-8 bytes, the callee's last name)."""
+def _analyse(
+    tree: ast.Module,
+    lines: Sequence[str],
+    names: dict[str, str],
+    std: Standard,
+    arrays: dict[str, str] | None,
+    run: RunKnowledge,
+) -> CellAnalysis:
+    """``porter lint``'s analysis of the cell (`porter_ext.fix.checks.Analyzer`), told what
+    the run saw in its own terms (columns in UTF-8 bytes, the callee's last name), its
+    findings handed to the codemod in libcst's (columns in characters)."""
+    analyzer = Analyzer(names, std, arrays)
+    analyzer.results = _in_bytes(run.results, lines)
+    analyzer.receivers = _in_bytes(run.receivers, lines)
+    sites = in_characters(analyzer.run(tree), lines)
+    columns = Columns(lines=lines)
+    return CellAnalysis(
+        sites={(s.line, s.col, s.end_line, s.end_col): s for s in sites},
+        through_library={
+            (line, columns(line, col), end_line, columns(end_line, end_col)): found
+            for (line, col, end_line, end_col), found in analyzer.through_library.items()
+        },
+        array_writes={
+            (line, columns(line, col)): method
+            for (line, col), method in analyzer.array_writes.items()
+        },
+    )
+
+
+def _in_bytes(results: Mapping[RunKey, str], lines: Sequence[str]) -> dict[RunKey, str]:
+    """The recorder's positions (columns in characters, qualified names) as the analysis'
+    syntax tree gives them (columns in UTF-8 bytes, the callee's last name)."""
     out = {}
     for (line, col, name), library in results.items():
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         out[(line, len(text[:col].encode()), name.rpartition(".")[2])] = library
     return out
-
-
-def _through_library(
-    calls: Mapping[tuple[int, int, int, int], tuple[str, str, bool]], lines: list[str]
-) -> dict[tuple[int, int, int, int], tuple[str, str, bool]]:
-    """The analysis' positions (columns in UTF-8 bytes) in characters, as libcst's."""
-
-    def chars(line: int, col: int) -> int:
-        text = lines[line - 1] if 0 < line <= len(lines) else ""
-        return len(text.encode()[:col].decode(errors="ignore"))
-
-    return {
-        _key(line, chars(line, col), end_line, chars(end_line, end_col)): names
-        for (line, col, end_line, end_col), names in calls.items()
-    }
 
 
 def rewrite_source(
@@ -131,13 +152,9 @@ def rewrite_source(
     imports: dict[str, str] | None = None,
     arrays: dict[str, str] | None = None,
     version: str = DEFAULT_VERSION,
-    only: Collection[tuple[int, int, str]] | None = None,
-    operators: Mapping[tuple[int, int, str], tuple[str, str]] | None = None,
+    only: Collection[RunKey] | None = None,
     provided: Collection[str] = (),
-    results: Mapping[tuple[int, int, str], str] | None = None,
-    decided: Mapping[tuple[int, int, str], tuple[str, str | None]] | None = None,
-    receivers: Mapping[tuple[int, int, str], str] | None = None,
-    others: Collection[str] = (),
+    run: RunKnowledge | None = None,
 ) -> CellRewrite:
     """The cell's source with every rewrite the source decides applied (see module doc).
 
@@ -145,33 +162,16 @@ def rewrite_source(
     ``arrays`` names a run showed to be arrays (name → library), for parameters;
     ``only`` narrows the rewrite to those sites (``(line, col, name)``, as in the result),
     the others left as written: how a rewrite that does not verify as a whole is narrowed;
-    ``operators`` are the operators a run showed to mix dtype kinds (``(line, col, name)``
-    → the operands' dtypes, ``("bool", "float32")``): their bool operand is converted;
     ``provided`` names the helpers (``array_namespace``, ``xpx``) an earlier cell imports,
-    whose import is then not repeated; ``results`` are the calls a run showed to return
-    an array (``(line, col, name)`` as the recorder gives them → library), so that the
-    calls on their results are rewritten too (``torch.sigmoid(z).clamp(0, 1).log()``),
-    and ``receivers`` the method calls it saw on arrays, keyed alike (``a.flatten()`` on a
-    parameter ``a``);
-    ``decided`` are the verdicts a run recorded (``(line, col, name)`` → ``(status,
-    standard_name)``) where the source alone leaves the entry to values (``x.T``: is x 2-D?);
-    ``others`` the names a run showed to hold something other than an array (a list),
-    which ``xp`` is never taken from."""
+    whose import is then not repeated; ``run`` is what a run showed that the source
+    cannot tell (`RunKnowledge`)."""
+    run = run if run is not None else RunKnowledge()
     tree = ast.parse(source)
-    names = collect_imports(tree, dict(imports or {}))
-    # lint's columns are ast's (UTF-8 bytes); libcst's and the recorder's count characters
-    lines = LINE_BREAK.split(source)
-    analyzer = Analyzer(names, standard(version), arrays)
-    analyzer.results = _in_bytes(results or {}, lines)
-    analyzer.receivers = _in_bytes(receivers or {}, lines)
-    sites = in_characters(analyzer.run(tree), lines)
-    by_key = {_key(s.line, s.col, s.end_line, s.end_col): s for s in sites}
-    module = cst.parse_module(source)
-    wrapper = MetadataWrapper(module)
-    rewriter = CellCodemod(by_key, wrapper.module, only, operators, arrays, names, decided, others)
-    rewriter.through_library = _through_library(analyzer.through_library, lines)
-    rewriter.array_writes = analyzer.array_writes  # statements start after indentation
-    rewritten = wrapper.visit(rewriter)
-    rewritten = _with_preamble(rewritten, rewriter, tree, provided)
+    own = collect_imports(tree)
+    names = {**(imports or {}), **own}
+    analysis = _analyse(tree, LINE_BREAK.split(source), names, standard(version), arrays, run)
+    wrapper = MetadataWrapper(cst.parse_module(source))
+    rewriter = CellCodemod(wrapper.module, analysis, names, arrays or {}, run, only)
+    rewritten = _with_preamble(wrapper.visit(rewriter), rewriter, {*own, *provided})
     results = sorted(rewriter.results, key=lambda r: (r.line, r.col))
     return CellRewrite(source, rewritten.code, results)

@@ -92,9 +92,9 @@ class FixRun:
     in_effect: bool = False
     #: the cell's number for the recorder (calls of the rewritten definitions)
     cell: int | str = "fix"
-    #: operators the run showed to mix bool with numbers (see `rewrite_source`)
+    #: operators the run showed to mix bool with numbers (`RunKnowledge`)
     operators: dict = field(default_factory=dict)
-    #: what the run saw that the source cannot tell (`run_knowledge`, `rewrite_source`)
+    #: what the run saw that the source cannot tell (`run_knowledge`, `RunKnowledge`)
     seen: dict = field(default_factory=dict)
     #: parameters of functions nothing in the cell calls, used there as arrays of the
     #: notebook's one array library (`deferred.array_parameters`: verified at a call)
@@ -131,7 +131,7 @@ class FixRun:
         """The codemod's rewrite of the cell: its ``%time``/``%timeit`` statements
         rewritten in place (`porter_ext.fix.magic_args`), but those on the lines in
         ``keep``, and its other magics as written."""
-        from porter_ext.fix.rewrite import CellRewrite, rewrite_source
+        from porter_ext.fix.rewrite import CellRewrite, RunKnowledge, rewrite_source
 
         opened, magics = open_code_magics(self.source, keep)
         masked, lines = mask_magics(opened)
@@ -142,10 +142,12 @@ class FixRun:
             imports=imports,
             arrays={**self.parameters, **namespace_arrays(namespace)},
             only=only,
-            operators=self.operators,
             provided=provided,
-            others=namespace_others(namespace, masked),
-            **self.seen,
+            run=RunKnowledge(
+                **self.seen,
+                operators=self.operators,
+                others=namespace_others(namespace, masked),
+            ),
         )
         if not lines and not magics:
             return result

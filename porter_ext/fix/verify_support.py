@@ -14,7 +14,6 @@ from porter_ext.model.entries import RewriteEntry, RewriteSiteEntry
 from porter_ext.spec.dtype_categories import dtype_kind
 
 if TYPE_CHECKING:
-    from porter_ext.fix.codemod import RewriteSite
     from porter_ext.fix.rewrite import CellRewrite
     from porter_ext.model.calls import CallRecord
     from porter_ext.model.entries import ReplayEntry
@@ -56,8 +55,8 @@ def _mixed_dtypes(name: str, x: str, other: str) -> tuple[str, str] | None:
 
 
 def run_knowledge(calls: Sequence[CallRecord]) -> dict:
-    """What the original run saw that the source cannot tell, as `rewrite_source`'s
-    keywords: ``results``, ``receivers`` and ``decided``."""
+    """What the original run saw that the source cannot tell, as the fields of
+    `porter_ext.fix.rewrite.RunKnowledge`: ``results``, ``receivers`` and ``decided``."""
     return {
         "results": array_results(calls),
         "receivers": array_methods(calls),
@@ -68,7 +67,7 @@ def run_knowledge(calls: Sequence[CallRecord]) -> dict:
 def array_results(calls: Iterable[CallRecord]) -> dict:
     """The calls of the original run (written in this cell) that returned an array or a
     tuple of arrays, by ``(line, col, name)`` → library: what the codemod cannot tell from
-    the source (`rewrite_source`'s ``results``)."""
+    the source (`RunKnowledge`'s ``results``)."""
     return {
         (call.line, call.col, call.name): call.library
         for call in calls
@@ -78,7 +77,7 @@ def array_results(calls: Iterable[CallRecord]) -> dict:
 
 def array_methods(calls: Iterable[CallRecord]) -> dict:
     """The method calls of the original run (written in this cell) on arrays, by ``(line,
-    col, name)`` → library: their receivers are arrays (`rewrite_source`'s ``receivers``)."""
+    col, name)`` → library: their receivers are arrays (`RunKnowledge`'s ``receivers``)."""
     return {
         (call.line, call.col, call.name): call.library
         for call in calls
@@ -89,7 +88,7 @@ def array_methods(calls: Iterable[CallRecord]) -> dict:
 def run_verdicts(calls: Iterable[CallRecord]) -> dict:
     """The one verdict the original run gave at each site of this cell, by ``(line, col,
     name)`` → ``(status, standard_name)``: where the source leaves the table's entry to
-    values, the run tells it (`rewrite_source`'s ``decided``). A site the run judged two
+    values, the run tells it (`RunKnowledge`'s ``decided``). A site the run judged two
     ways (a loop over arrays of different ranks) is left out."""
     seen: dict = {}
     for call in calls:
@@ -99,7 +98,7 @@ def run_verdicts(calls: Iterable[CallRecord]) -> dict:
     return {key: next(iter(v)) for key, v in seen.items() if len(v) == 1}
 
 
-def site_key(site: RewriteSite) -> _Key:
+def site_key(site: RewriteSiteEntry) -> _Key:
     return (site.line, site.col, site.name)
 
 
@@ -166,7 +165,7 @@ def namespace_others(namespace: Mapping[str, Any], source: str) -> list[str]:
 
 
 def site_entries(
-    sites: Iterable[RewriteSite], kept: frozenset | None, reasons: Mapping[_Key, str]
+    sites: Iterable[RewriteSiteEntry], kept: frozenset | None, reasons: Mapping[_Key, str]
 ) -> list:
     out = []
     for site in sites:
@@ -184,7 +183,7 @@ def site_entries(
 
 def refused(
     source: str,
-    sites: Iterable[RewriteSite],
+    sites: Iterable[RewriteSiteEntry],
     reason: str,
     reasons: Mapping[_Key, str] | None = None,
 ) -> RewriteEntry:

@@ -17,16 +17,19 @@ used.
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import replace
 
 import libcst as cst
+from libcst.metadata import Scope, ScopeProvider
 
 from porter_ext.fix.cellscope import (
     ReplaceFirst,
     binds_xp,
     is_docstring,
-    names_bound,
+    names_assigned,
     names_read,
     names_read_text,
+    within,
 )
 from porter_ext.spec.rewrites import SourceCall
 
@@ -40,15 +43,14 @@ _NO_PARAMETER = (
 
 class XpBinding(cst.CSTTransformer):
     """The scopes of a cell (the cell, then each function) and the arrays their rewrites
-    read; subclasses record results in ``self.results`` (`RewriteSite`-like, with a
-    ``replacement`` and a ``reason``)."""
+    read; subclasses record results in ``self.results`` (the report's
+    `porter_ext.model.entries.RewriteSiteEntry`). What the cell binds is libcst's
+    ``ScopeProvider``'s, over the cell as written."""
+
+    METADATA_DEPENDENCIES = (ScopeProvider,)
 
     def __init__(
-        self,
-        module: cst.Module,
-        arrays: dict[str, str],
-        binds_at_top: bool,
-        others: Collection[str] = (),
+        self, module: cst.Module, arrays: dict[str, str], others: Collection[str] = ()
     ) -> None:
         super().__init__()
         self.module = module
@@ -60,8 +62,12 @@ class XpBinding(cst.CSTTransformer):
         self.statement: cst.SimpleStatementLine | None = None
         self.depth = 0
         self.hoists: dict[cst.SimpleStatementLine, tuple[str, cst.BaseExpression]] = {}
-        #: the cell binds xp itself at its top level (then no xp line is added)
-        self.binds_xp = binds_at_top
+        #: the cell binds xp itself at its top level (then no xp line is added), and the
+        #: names it assigns anywhere; both read when the cell is visited (`visit_Module`)
+        self.binds_xp = False
+        self.assigned: set[str] = set()
+        #: every scope of the cell, as libcst's ScopeProvider finds them
+        self.cell_scopes: list[Scope] = []
         #: arrays of earlier cells (name → library), for an xp taken from one of them
         self.arrays = arrays
         #: the cell's names the run showed to hold something other than an array
@@ -69,6 +75,12 @@ class XpBinding(cst.CSTTransformer):
         self.site_libraries: tuple[str, ...] = ()
 
     # -- statements and scopes -----------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        scopes = self.metadata[ScopeProvider].values()
+        self.cell_scopes = list(dict.fromkeys(s for s in scopes if s is not None))
+        self.binds_xp = binds_xp([self.get_metadata(ScopeProvider, node)])
+        self.assigned = names_assigned(self.cell_scopes)
+
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         if self.depth == 0:
             self.statement = node
@@ -105,7 +117,10 @@ class XpBinding(cst.CSTTransformer):
         self, original: cst.FunctionDef, updated: cst.FunctionDef
     ) -> cst.FunctionDef:
         scope = self.scopes.pop()
-        if not scope["uses"] or binds_xp(original):
+        if not scope["uses"]:
+            return updated
+        inner = within(self.get_metadata(ScopeProvider, original.body), self.cell_scopes)
+        if binds_xp(inner):  # the function's own, or one inside it
             return updated
         params = [p.name.value for p in original.params.params]
         params += [p.name.value for p in original.params.posonly_params]
@@ -116,7 +131,7 @@ class XpBinding(cst.CSTTransformer):
         if not arrays:  # the parameters its other array calls take (``torch.softmax(z)``)
             arrays = [a for a in scope.get("seen", []) if a in params]
         if not arrays:  # the cell's arrays, which the function does not bind itself
-            local = names_bound(cst.Module([original]))
+            local = names_assigned(inner)
             arrays = [a for a in scope["arrays"] if a not in local]
         if not arrays:
             self._leave_as_written(scope["first"], original.name.value)
@@ -134,9 +149,7 @@ class XpBinding(cst.CSTTransformer):
         for index in range(first, len(self.results)):
             site = self.results[index]
             if site.replacement is not None:
-                self.results[index] = type(site)(
-                    site.line, site.col, site.name, site.original, None, why
-                )
+                self.results[index] = replace(site, replacement=None, reason=why)
 
     # -- the cell's xp -------------------------------------------------------------------
     def unbound_xp(
@@ -183,9 +196,9 @@ class XpBinding(cst.CSTTransformer):
     def _earlier_array(self, libraries: Collection[str]) -> str | None:
         """An array of the site's library that an earlier cell bound (the run's
         ``arrays``) and this cell does not rebind: there before the cell's first line."""
-        bound = names_bound(self.module)
         return next(
-            (n for n, lib in self.arrays.items() if lib in libraries and n not in bound), None
+            (n for n, lib in self.arrays.items() if lib in libraries and n not in self.assigned),
+            None,
         )
 
     def _hoist(self, receiver: cst.BaseExpression | None) -> str | None:

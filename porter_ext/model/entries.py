@@ -76,7 +76,10 @@ REWRITE_STATUSES: tuple[str, ...] = ("verified", "partial", "refused")
 
 @dataclass(frozen=True)
 class RewriteSiteEntry:
-    """One call of a rewrite: applied (``replacement`` set, ``applied``) or not, and why."""
+    """One site of a cell's rewrite (a call, an attribute read, an operator, a write into an
+    array), one type from the fix stage's proposal to the report: its ``replacement`` (None:
+    left as written, ``reason`` says why), ``applied`` once verification keeps it in the
+    cell's rewrite."""
 
     line: int
     col: int

@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from porter_ext.fix.rewrite import rewrite_source
+from porter_ext.fix.rewrite import RunKnowledge, rewrite_source
 
 
 def _same(original: str, ported: str, names: list[str], setup: str = "") -> None:
@@ -51,7 +51,9 @@ def test_every_link_of_a_chain_on_a_call_the_source_cannot_type_is_rewritten():
     assert "loss = -(p.clamp(1e-6, 1 - 1e-6).log()).mean()" in alone.source
     # the run: torch.sigmoid at line 1, column 4 returned a torch array
     run = {(1, 4, "torch.sigmoid"): "torch"}
-    result = rewrite_source(cell, imports={"torch": "torch"}, arrays={"X": "torch"}, results=run)
+    result = rewrite_source(
+        cell, imports={"torch": "torch"}, arrays={"X": "torch"}, run=RunKnowledge(results=run)
+    )
     assert "loss = -xp.mean(xp.log(xp.clip(p, min=1e-6, max=1 - 1e-6)))\n" in result.source
     assert [s.name for s in result.applied] == [
         "torch.sigmoid",
@@ -72,7 +74,9 @@ def test_a_chain_in_a_function_on_an_untyped_local_is_rewritten_with_the_run():
         """
     )
     run = {(2, 8, "torch.softmax"): "torch"}
-    result = rewrite_source(cell, imports={"torch": "torch"}, arrays={"X": "torch"}, results=run)
+    result = rewrite_source(
+        cell, imports={"torch": "torch"}, arrays={"X": "torch"}, run=RunKnowledge(results=run)
+    )
     assert "    return -xp.mean(xp.sum(xp.log(xp.clip(p, min=1e-6, max=1)), axis=1))\n" in (
         result.source
     )
@@ -85,7 +89,9 @@ def test_methods_the_run_saw_on_a_parameter_are_rewritten():
     cell = "def g(a):\n    b = a.flatten()\n    b[0] = 99.0\n    return b.sum(0)\nt = g(x)\n"
     assert not rewrite_source(cell, imports={"np": "numpy"}, arrays={"x": "numpy"}).changed
     run = {(2, 8, "ndarray.flatten"): "numpy", (4, 11, "ndarray.sum"): "numpy"}
-    result = rewrite_source(cell, imports={"np": "numpy"}, arrays={"x": "numpy"}, receivers=run)
+    result = rewrite_source(
+        cell, imports={"np": "numpy"}, arrays={"x": "numpy"}, run=RunKnowledge(receivers=run)
+    )
     assert "    xp = array_namespace(a)\n    b = xp.reshape(xp.asarray(a, copy=True), (-1,))\n" in (
         result.source
     )
@@ -245,7 +251,7 @@ def test_the_run_decides_where_the_source_leaves_the_entry_to_values():
         (2, 4, "ndarray.T"): ("non_standard_usage", "permute_dims"),
         (4, 11, "torch.max"): ("non_standard_usage", "maximum"),
     }
-    result = rewrite_source(cell, imports=imports, arrays=arrays, decided=decided)
+    result = rewrite_source(cell, imports=imports, arrays=arrays, run=RunKnowledge(decided=decided))
     assert "y = xp.permute_dims(v, tuple(range(v.ndim - 1, -1, -1))) * 2\n" in result.source
     assert "    xp = array_namespace(a)\n    return xp.maximum(a, b)\n" in result.source
     _same(cell, result.source, ["y", "z"], setup)
@@ -278,7 +284,7 @@ def test_offsets_and_shapes_are_written_as_the_standard_takes_them():
         """
     )
     run = {(2, 4, "torch.ones"): ("non_standard_usage", "ones")}
-    result = rewrite_source(cell, imports={"torch": "torch"}, decided=run)
+    result = rewrite_source(cell, imports={"torch": "torch"}, run=RunKnowledge(decided=run))
     _has(
         result.source,
         "m = torch.ones((n, n))\n",
@@ -293,7 +299,7 @@ def test_xp_is_never_taken_from_a_name_the_run_saw_holding_a_list():
     """PythonDataScienceHandbook 02.03: ``x = [-1, 0, 1]; np.arcsin(x)`` became
     ``xp = array_namespace(x)``, which raises on a list."""
     cell = "x = [-1, 0, 1]\ny = np.arcsin(x)\n"
-    result = rewrite_source(cell, imports={"np": "numpy"}, others=["x"])
+    result = rewrite_source(cell, imports={"np": "numpy"}, run=RunKnowledge(others=["x"]))
     assert not result.changed
     (site,) = result.refused
     assert site.reason.startswith("x is not an array")
@@ -318,7 +324,7 @@ def test_item_is_written_as_the_python_type_of_the_dtype_the_run_saw():
         (1, 4, "Tensor.item"): ("host_sync", "__float__"),
         (2, 4, "Tensor.item"): ("host_sync", "__int__"),
     }
-    result = rewrite_source(cell, imports=imports, arrays=arrays, decided=decided)
+    result = rewrite_source(cell, imports=imports, arrays=arrays, run=RunKnowledge(decided=decided))
     _has(result.source, "s = float(xp.sum(X))\n", "n = int(xp.sum(X > 0))\n")
     _same(cell, result.source, ["s", "n"], TORCH + "from array_api_compat import array_namespace\n")
 
@@ -535,7 +541,7 @@ def test_a_site_the_run_saw_used_as_the_standard_says_is_no_site():
         cell,
         imports={"torch": "torch"},
         arrays={"X": "torch"},
-        decided={(1, 5, "Tensor.T"): ("standard", None)},
+        run=RunKnowledge(decided={(1, 5, "Tensor.T"): ("standard", None)}),
     )
     assert [s.name for s in result.sites] == ["Tensor.sum"] and not result.refused
     assert "Pt = X.T\n" in result.source

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from porter_ext.backends import get_backend
-from porter_ext.fix.rewrite import rewrite_source
+from porter_ext.fix.rewrite import RunKnowledge, rewrite_source
 
 FOO = textwrap.dedent(
     """\
@@ -132,14 +132,16 @@ def test_an_operator_the_run_saw_mixing_bool_and_float_gets_an_explicit_astype()
         (1, 4, "Tensor.__mul__"): ("bool", "float32"),
         (1, 18, "Tensor.__rmul__"): ("float32", "bool"),
     }
-    result = rewrite_source(source, imports={}, arrays={"x": "torch"}, operators=operators)
+    result = rewrite_source(
+        source, imports={}, arrays={"x": "torch"}, run=RunKnowledge(operators=operators)
+    )
     assert result.source.endswith(
         "y = xp.astype(x > 0, xp.float32) * r + r * xp.astype(x < 1, xp.float32)\n"
     )
     assert "xp = array_namespace(r)" in result.source
     assert [s.name for s in result.applied] == ["Tensor.__mul__", "Tensor.__rmul__"]
     # narrowed away, or not seen by a run: left as written
-    kept = rewrite_source(source, operators=operators, only=set())
+    kept = rewrite_source(source, run=RunKnowledge(operators=operators), only=set())
     assert kept.source == source and [s.reason[:8] for s in kept.sites] == ["left out"] * 2
     assert rewrite_source(source).source == source
 
@@ -239,3 +241,57 @@ def test_torch_cuda_runtime_calls_become_torch_accelerator_calls():
     for name in ("n", "i"):
         assert original[name] == ported[name]
     assert torch.equal(original["y"], ported["y"]) and original["y"].device == ported["y"].device
+
+
+def test_columns_after_non_ascii_text_on_the_line_count_characters():
+    """libcst places the cell's nodes in characters, as the recorder and editors count
+    columns; the static analysis (``ast``) counts UTF-8 bytes. A write into an array, a
+    call, and a call the run saw return an array, each after ``"température 🔥"`` on its
+    line, are found and rewritten, and reported at their columns in characters."""
+    line = 'label = "température 🔥"; h[0] = 0.5; y = np.sum(h, 0); z = f(h)'
+    source = f"import numpy as np\nh = np.zeros(3)\n{line}\nw = z.sum(0)\n"
+    run = RunKnowledge(results={(3, line.index("f(h)"), "f"): "numpy"})
+    result = rewrite_source(source, run=run)
+    assert 'label = "température 🔥"; h = xpx.at(h)[0].set(0.5); y = xp.sum(h, axis=0)' in (
+        result.source
+    )
+    assert "\nw = xp.sum(z, axis=0)\n" in result.source
+    assert [(s.line, s.col, s.name) for s in result.applied] == [
+        (3, line.index("h[0]"), "__setitem__"),
+        (3, line.index("np.sum"), "numpy.sum"),
+        (4, 4, "ndarray.sum"),
+    ]
+    namespace: dict = {"f": np.negative}
+    exec(result.source, namespace)
+    np.testing.assert_array_equal(namespace["w"], -0.5)
+
+
+def test_imports_go_after_the_cells_docstring_and_its_future_imports():
+    source = textwrap.dedent(
+        '''\
+        """A cell with a docstring."""
+        from __future__ import annotations
+        import numpy as np
+        # the data
+        h = np.zeros(3)
+        h[0] = 1.0
+        s = h.sum(0)
+        '''
+    )
+    result = rewrite_source(source)
+    assert result.source.startswith(
+        '"""A cell with a docstring."""\nfrom __future__ import annotations\nimport numpy as np\n'
+    )
+    lines = result.source.splitlines()
+    added = lines[3 : lines.index("# the data")]
+    assert sorted(added) == [
+        "",
+        "from array_api_compat import array_namespace",
+        "import array_api_extra as xpx",
+    ]
+    assert result.source.endswith(
+        "h = np.zeros(3)\nh = xpx.at(h)[0].set(1.0)\nxp = array_namespace(h)\ns = xp.sum(h, axis=0)\n"
+    )
+    namespace: dict = {}
+    exec(result.source, namespace)
+    assert namespace["s"] == 1.0

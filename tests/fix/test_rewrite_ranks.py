@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from porter_ext.fix.rewrite import rewrite_source
+from porter_ext.fix.rewrite import RunKnowledge, rewrite_source
 from tests.fix.test_chains import _has, _same
 
 IMPORTS = {"np": "numpy", "torch": "torch"}
@@ -48,7 +48,7 @@ def test_the_ranks_a_run_recorded_choose_the_rewrite():
     alone = rewrite_source(CELL, imports=IMPORTS, arrays=ARRAYS)
     assert not alone.applied
     assert all("depends on values" in s.reason for s in alone.refused)
-    result = rewrite_source(CELL, imports=IMPORTS, arrays=ARRAYS, decided=RUN)
+    result = rewrite_source(CELL, imports=IMPORTS, arrays=ARRAYS, run=RunKnowledge(decided=RUN))
     _has(
         result.source,
         "d = xp.matmul(A, B)\n",
@@ -70,7 +70,7 @@ def test_ranks_no_standard_call_matches_are_refused_with_the_reason():
         (4, 4, "numpy.exp2"): ("non_standard", None),
     }
     arrays = {**ARRAYS, "n": "numpy"}
-    result = rewrite_source(cell, imports=IMPORTS, arrays=arrays, decided=run)
+    result = rewrite_source(cell, imports=IMPORTS, arrays=arrays, run=RunKnowledge(decided=run))
     assert not result.applied and result.source == cell
     reasons = [s.reason for s in result.refused]
     assert "matmul only for operands of one or two dimensions" in reasons[0]
@@ -87,7 +87,9 @@ def test_torch_diagonal_of_a_matrix_keeps_its_offset():
         (1, 4, "torch.diagonal"): ("non_standard", "linalg.diagonal"),
         (2, 4, "torch.exp2"): ("non_standard", "pow"),
     }
-    result = rewrite_source(cell, imports=IMPORTS, arrays={"M": "torch"}, decided=run)
+    result = rewrite_source(
+        cell, imports=IMPORTS, arrays={"M": "torch"}, run=RunKnowledge(decided=run)
+    )
     _has(result.source, "w = xp.linalg.diagonal(M, offset=1)\n", "z = 2.0 ** M\n")
     _same(cell, result.source, ["w", "z"], setup)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from porter_ext.fix.rewrite import rewrite_source
+from porter_ext.fix.rewrite import RunKnowledge, rewrite_source
 from porter_ext.fix.verify_support import mixed_operators
 from porter_ext.model.calls import CallRecord
 from tests.fix.test_chains import _has
@@ -85,7 +85,7 @@ def test_integer_arrays_of_a_true_division_are_cast_to_float64():
         (3, 4, "ndarray.__rtruediv__"): ("int64", "int"),
     }
     result = rewrite_source(
-        CELL, imports={"np": "numpy"}, arrays={"i": "numpy"}, operators=operators
+        CELL, imports={"np": "numpy"}, arrays={"i": "numpy"}, run=RunKnowledge(operators=operators)
     )
     _has(
         result.source,
@@ -115,7 +115,7 @@ def test_a_torch_integer_division_is_cast_to_torch_default_float():
         cell,
         imports={"torch": "torch"},
         arrays={"ti": "torch"},
-        operators={(1, 4, "Tensor.__truediv__"): ("int64", "int")},
+        run=RunKnowledge(operators={(1, 4, "Tensor.__truediv__"): ("int64", "int")}),
     )
     _has(result.source, "r = xp.astype(ti, xp.float32) / 4\n")
     before: dict = {"ti": torch.arange(6)}
@@ -134,7 +134,7 @@ def test_a_float_array_divided_by_an_integer_array_casts_the_integer_one():
         cell,
         imports={"np": "numpy"},
         arrays={"f": "numpy", "i": "numpy"},
-        operators={(1, 7, "ndarray.__truediv__"): ("float64", "int64")},
+        run=RunKnowledge(operators={(1, 7, "ndarray.__truediv__"): ("float64", "int64")}),
     )
     _has(result.source, "tall = f / xp.astype(xp.max(i), xp.float64)\n")
     i = np.arange(1, 7)

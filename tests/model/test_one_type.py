@@ -25,9 +25,6 @@ LEFT = {
         "maxima, the largest magnitude) from which one row's numbers are taken"
     ),
     # pairs issue 17 names for merges outside the replay/compare/backend types
-    frozenset({"fix/codemod.py:RewriteSite", "model/entries.py:RewriteSiteEntry"}): (
-        "the codemod's sites and the report's rewrite sites (issue 17, another merge)"
-    ),
     frozenset({"fix/checks.py:Site", "model/calls.py:CallRecord"}): (
         "what the source alone says of a call (a static check: no devices, counts or "
         "values) and what a run recorded of it; both are placed in the source and named, "
