@@ -19,6 +19,7 @@ import {
   isMuted,
   verifiedRewrite
 } from './types';
+import { cellLabel } from './positions';
 
 /** The DOM event a view's Apply button sends; the notebook plugin acts on it. */
 export const APPLY_EVENT = 'porter-apply';
@@ -63,14 +64,13 @@ interface IReplayRow {
   replay: IReplay;
 }
 
-function cellLabel(entry: ICellEntry, i: number): string {
-  if (entry.index !== null && entry.index !== undefined) {
-    return `cell ${entry.index}`;
-  }
-  if (entry.execution_count !== null && entry.execution_count !== undefined) {
-    return `In [${entry.execution_count}]`;
-  }
-  return `#${i + 1}`;
+/** A row's cell as every view names it (`cellLabel`); a cell with neither a notebook
+ * position nor an execution count by its place in the report. */
+function rowCell(entry: ICellEntry, i: number): string {
+  const nameless =
+    (entry.index === null || entry.index === undefined) &&
+    (entry.execution_count === null || entry.execution_count === undefined);
+  return nameless ? `#${i + 1}` : cellLabel(entry.index, entry.execution_count);
 }
 
 function cellColumn<T extends { cell: string }>(
@@ -222,7 +222,7 @@ interface IRows {
 function gather(entries: readonly ICellEntry[]): IRows {
   const rows: IRows = { calls: [], outputs: [], findings: [], replays: [] };
   entries.forEach((entry, i) => {
-    const cell = cellLabel(entry, i);
+    const cell = rowCell(entry, i);
     for (const call of entry.calls ?? []) {
       rows.calls.push({ cell, call });
     }

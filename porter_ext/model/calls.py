@@ -32,13 +32,13 @@ class ErrorInfo:
 
 
 def cell_label(index: int | None, execution_count: int | None) -> str:
-    """How every view names a cell: its notebook position where there is a notebook,
-    else its execution count (``In [n]``, which views show beside a position)."""
-    if index is not None:
-        return f"cell {index}"
-    if execution_count is not None:
-        return f"In [{execution_count}]"
-    return "cell"
+    """How every view names a cell (the extension's ``cellLabel`` says the same): its
+    notebook position where there is a notebook, its execution count beside it
+    (``cell 3 · In [7]``), else the execution count alone (``In [7]``)."""
+    count = f"In [{execution_count}]" if execution_count is not None else ""
+    if index is None:
+        return count or "cell"
+    return f"cell {index} · {count}" if count else f"cell {index}"
 
 
 @dataclass(frozen=True)

@@ -49,8 +49,14 @@ class CellEntry:
 
     @property
     def label(self) -> str:
-        """How views name the cell: its notebook index, else its execution count."""
+        """How views name the cell (`cell_label`): ``cell 3 · In [7]``."""
         return cell_label(self.index, self.execution_count)
+
+    @property
+    def title(self) -> str:
+        """The label as a heading: ``Cell 3 · In [7]``."""
+        label = self.label
+        return label[:1].upper() + label[1:]
 
 
 #: kinds of difference a headline names a backend for (values that differ, or an output

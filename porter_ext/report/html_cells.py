@@ -282,9 +282,7 @@ def cell_view(
     lines, hidden = _source_lines(cell, calls)
     numerics, devices = _output_rows(cell)
     plots, omitted = _plots(cell, budget)
-    title = cell.label.capitalize()
-    if cell.index is not None and cell.execution_count is not None:
-        title += f" · In [{cell.execution_count}]"
+    title = cell.title
     return CellView(
         anchor=f"cell-{position}",
         title=title,

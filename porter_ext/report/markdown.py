@@ -90,9 +90,7 @@ def _has_news(cell: CellEntry, calls: list[PlacedCall]) -> bool:
 
 
 def _cell_section(cell: CellEntry, calls: list[PlacedCall]) -> list[str]:
-    title = md_text(cell.label.capitalize())
-    if cell.index is not None and cell.execution_count is not None:
-        title += f" · In \\[{cell.execution_count}\\]"
+    title = md_text(cell.title)
     out = [f"### {title}", "", fenced(cell.source), ""]
     notes = cell_notes(cell)
     if notes:

@@ -32,7 +32,7 @@ class PlacedCall:
 
     @property
     def note(self) -> str:
-        """``"called from cell 6, line 2"`` or ``"in code from In [2]"``; "" for a call
+        """``"called from cell 6 · In [9], line 2"`` or ``"in code from In [2]"``; "" for a call
         written where it is shown."""
         if self.called_from is not None:
             return f"called from {self.called_from}, line {self.call.line}"

@@ -92,18 +92,21 @@ def test_replay_failures_come_first_with_the_line_and_why_one_item_per_distinct_
     ]
     first = plan[0]
     # the same error in two cells is one fix, on every backend it broke
-    assert first.cells == ["cell 0", "cell 1"]
+    assert first.cells == ["cell 0 · In [1]", "cell 1 · In [2]"]
     assert "numpy, jax" in first.title and "line 3 `y = x.view(-1)`" in first.title
     assert VIEW in first.title and first.detail == f"AttributeError: {VIEW}"
-    assert [(s.cell, s.line) for s in first.sites] == [("cell 0", 3), ("cell 1", 1)]
+    assert [(s.cell, s.line) for s in first.sites] == [
+        ("cell 0 · In [1]", 3),
+        ("cell 1 · In [2]", 1),
+    ]
 
 
 def test_calls_are_grouped_by_replacement_and_ranked_by_cells_not_by_call_counts():
     plan = build_plan(_notebook())
     view, maximum = plan[1], plan[2]
     assert view.title == "Tensor.view → xp.reshape(x, (-1,))"
-    assert view.cells == ["cell 0", "cell 1"] and len(view.sites) == 2  # not 662
-    assert maximum.title == "torch.max → xp.maximum(a, b)" and maximum.cells == ["cell 1"]
+    assert view.cells == ["cell 0 · In [1]", "cell 1 · In [2]"] and len(view.sites) == 2  # not 662
+    assert maximum.title == "torch.max → xp.maximum(a, b)" and maximum.cells == ["cell 1 · In [2]"]
     # a call running 661 times in one cell ranks below a fix needed in two cells
     lone = CellEntry(0, 1, "y = x.view(-1)\n", calls=[_call(1, "Tensor.view", count=661)])
     two = [CellEntry(i, i, "m = a.T\n", calls=[_call(1, "Tensor.T")]) for i in (1, 2)]
@@ -126,7 +129,7 @@ def test_calls_are_grouped_by_replacement_and_ranked_by_cells_not_by_call_counts
         for i in range(3)
     ]
     (item,) = build_plan(sums)
-    assert item.cells == ["cell 0", "cell 1", "cell 2"]
+    assert item.cells == ["cell 0 · In [0]", "cell 1 · In [1]", "cell 2 · In [2]"]
     assert item.title == "ndarray.sum → xp.sum(a0)"
     device = [item for item in plan if item.kind == "device"]
     assert {item.title for item in device} == {
@@ -176,7 +179,7 @@ def test_html_report_opens_with_the_plan_collapses_quiet_cells_and_folds_tables(
     assert html.index('id="plan"') < html.index('id="summary"') < html.index('id="cells"')
     plan = html[html.index('id="plan"') : html.index('id="summary"')]
     assert plan.count("<li") == 5 and "needs you" in plan
-    assert '<a href="#cell-1">cell 1</a>' in plan
+    assert '<a href="#cell-1">cell 1 · In [2]</a>' in plan
     # a cell without array work is one line; the others keep their tables folded
     assert '<p class="cell quiet" id="cell-3"><b>Cell 3 · In [4]</b> · no array work' in html
     assert html.count('<section class="cell"') == 3

@@ -60,7 +60,7 @@ def test_sections_and_top_findings(report: Report) -> None:
     rows = [r for r in top.splitlines() if r.startswith("| <code>")]
     assert rows[0].startswith("| <code>Tensor.norm</code> | non\\_standard | 9 |")
     assert "torch.accelerator.synchronize()" in top
-    assert "cell 0, cell 1, cell 2" in top
+    assert "cell 0 · In \\[1\\], cell 1 · In \\[2\\], cell 2 · In \\[3\\]" in top
     _assert_tables_keep_their_shape(text)
 
 
@@ -68,7 +68,7 @@ def test_cells_show_only_what_needs_a_look(report: Report) -> None:
     text = render_markdown(report)
     assert "1 standard call site(s) not shown." in text
     assert "| 6:4 | <code>torch.zeros</code>" not in text  # a standard call
-    assert "Nothing to report in 1 cell(s): cell 3." in text
+    assert "Nothing to report in 1 cell(s): cell 3 · In \\[4\\]." in text
     assert "**Raised** <code>RuntimeError</code> at line 3" in text
     assert "**Replays that did not run**" in text
     assert "timed out after 30 s" in text
@@ -137,7 +137,7 @@ def test_empty_report_and_quiet_cells() -> None:
         replace(make_cell(1, calls=0, replays=0), device_findings=[]),
     ]
     text = render_markdown(Report.build(quiet, Environment("3.11"), array_api_version="x"))
-    assert "Nothing to report in 2 cell(s): cell 0, cell 1." in text
+    assert "Nothing to report in 2 cell(s): cell 0 · In \\[1\\], cell 1 · In \\[2\\]." in text
     assert "###" not in text
 
 
@@ -158,6 +158,9 @@ def test_max_cells_keeps_a_pull_request_comment_short() -> None:
     report = make_report(300, calls=20, replays=3)
     text = render_markdown(report, max_cells=5)
     assert text.count("### Cell") == 5
-    assert "295 more cell(s) with findings are in the full report: cell 5, cell 6" in text
+    assert (
+        "295 more cell(s) with findings are in the full report: cell 5 · In \\[6\\], cell 6 · In \\[7\\]"
+        in text
+    )
     assert len(text) < 65_000
     assert f"| 300 | {report.summary.calls} |" in text  # the summary covers every cell

@@ -177,7 +177,7 @@ def test_build_computes_the_summary_and_labels_cells() -> None:
     report = make_report(2)
     assert report.summary == Summary.of(report.cells)
     assert report.summary.device_findings == 2
-    assert report.cells[1].label == "cell 1"
+    assert report.cells[1].label == "cell 1 · In [2]"
     live = CellEntry(None, 7, "x")
     assert live.label == "In [7]"
     assert CellEntry(None, None, "").label == "cell"

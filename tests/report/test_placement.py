@@ -53,7 +53,7 @@ def test_the_finding_is_placed_in_the_writing_cell_naming_the_caller():
     assert calling == []
     [placed] = defining
     assert (placed.line, placed.col) == (4, 11)
-    assert placed.note == "called from cell 6, line 3"
+    assert placed.note == "called from cell 6 · In [9], line 3"
     # without a notebook (a live session): by execution count, named `In [n]`
     [placed] = calls_by_cell(_report(index=False).cells)[0]
     assert placed.note == "called from In [9], line 3"
@@ -67,19 +67,21 @@ def _section(text: str, start: str, end: str | None) -> str:
 def test_the_markdown_report_shows_it_under_the_writing_cell():
     text = render_markdown(_report())
     defining = _section(text, "### Cell 2", "Nothing to report")
-    assert "| 4:11 | <code>torch.max</code> (called from cell 6, line 3) |" in defining
+    assert "| 4:11 | <code>torch.max</code> (called from cell 6 · In \\[9\\], line 3) |" in defining
     # the calling cell has nothing of its own to show
-    assert "### Cell 6" not in text and "Nothing to report in 1 cell(s): cell 6." in text
+    assert (
+        "### Cell 6" not in text and "Nothing to report in 1 cell(s): cell 6 · In \\[9\\]." in text
+    )
 
 
 def test_the_html_report_shows_it_under_the_writing_cell_on_its_line():
     html = render_html(_report())
     defining = _section(html, 'id="cell-0"', 'id="cell-1"')
     calling = _section(html, 'id="cell-1"', None)
-    assert "called from cell 6, line 3" in defining
+    assert "called from cell 6 · In [9], line 3" in defining
     assert re.search(r"col 11: torch\.max — non_standard_usage → xp\.maximum\(x, -x\)", defining)
     assert "called from" not in calling
-    assert "code written in cell 2: shown there" in calling
+    assert "code written in cell 2 · In [5]: shown there" in calling
 
 
 def test_one_cells_own_output_names_the_writing_cell_and_its_line():
