@@ -24,14 +24,15 @@ LEFT = {
         "the bounded-memory array pass's raw measures (NumPy histogram rows and block "
         "maxima, the largest magnitude) from which one row's numbers are taken"
     ),
-    # pairs issue 17 names for merges outside the replay/compare/backend types
     frozenset({"fix/checks.py:Site", "model/calls.py:CallRecord"}): (
         "what the source alone says of a call (a static check: no devices, counts or "
         "values) and what a run recorded of it; both are placed in the source and named, "
         "and `porter lint` and `%%port` agree on the words, not on one record"
     ),
     frozenset({"model/calls.py:CallRecord", "spec/replacement.py:Replacement"}): (
-        "the spelling table's row and a call classified by it (issue 17, another merge)"
+        "a row of the spelling table (a template, for any call of that name) and a call "
+        "classified by it: its verdict names the row's kind, library and status, its "
+        "suggestion is the template spelled with the call's own expressions"
     ),
 }
 
