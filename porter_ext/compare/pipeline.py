@@ -114,7 +114,7 @@ def compare_replays(job: ReplayJob, run: CellRun) -> tuple[list[ReplayEntry], li
     for result, rows in compared:
         entries.append(
             ReplayEntry.of(
-                result, rows, result.calls, reason=result.reason or "; ".join(result.notes)
+                result, rows, result.calls, result.reason or "; ".join(result.notes) or None
             )
         )
         # a replay that never touched its target says nothing about its placement

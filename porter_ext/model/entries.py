@@ -60,14 +60,13 @@ class ReplayEntry(ReplayOutcome):
         outcome: ReplayOutcome,
         outputs: list[OutputComparison],
         calls: list[CallRecord] | None,
-        reason: str | None = None,
+        reason: str | None,
     ) -> ReplayEntry:
         """The entry of a replay whose ``outcome`` is known (a live replay's, say), with its
-        compared outputs; ``reason`` in place of the outcome's where given."""
+        compared outputs and ``reason``, what the entry says of it (the live replay's own
+        reason and notes)."""
         shared = {f.name: getattr(outcome, f.name) for f in _OUTCOME_FIELDS}
-        if reason is not None:
-            shared["reason"] = reason
-        return cls(**shared, outputs=outputs, calls=calls)
+        return cls(**{**shared, "reason": reason}, outputs=outputs, calls=calls)
 
 
 #: what became of a cell's proposed rewrite (``--fix``, ``porter fix``)
