@@ -80,6 +80,11 @@ def names_assigned(scopes: Iterable[Scope]) -> set[str]:
     }
 
 
+def names_bound(scopes: Iterable[Scope]) -> set[str]:
+    """Every name ``scopes`` bind: assigned, imported, defined or taken as a parameter."""
+    return {a.name for scope in scopes for a in scope.assignments}
+
+
 def binds_xp(scopes: Iterable[Scope]) -> bool:
     """Whether ``scopes`` assign ``xp`` or take it as a parameter."""
     return any(

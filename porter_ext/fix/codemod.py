@@ -90,14 +90,17 @@ class CellCodemod(PortableMoves):
         arrays: Mapping[str, str],
         run: RunKnowledge,
         only: Collection[RunKey] | None = None,
+        refused: Mapping[RunKey, str] | None = None,
     ) -> None:
         """``names``: local name → module, as the cell and earlier cells import them;
         ``arrays``: the earlier cells' arrays (name → library); ``only``: the sites to
-        rewrite, the others left out (None: every one)."""
-        super().__init__(module, dict(arrays), run.others)
+        rewrite, the others left out (None: every one); ``refused``: why some of those
+        others are left as written, where that is not verification (`XpBinding.mixed`)."""
+        super().__init__(module, dict(arrays), run.others, {**run.results, **run.receivers})
         self.analysis = analysis
         self.operators = run.operators
         self.only = None if only is None else set(only)
+        self.refused = refused or {}
         #: the run's verdict (status, standard name) at sites the source leaves undecided
         self.decided = run.decided
         self.statement_calls: set[cst.Call] = set()
@@ -138,7 +141,13 @@ class CellCodemod(PortableMoves):
 
     def _moved(self, where: RunKey, text: str, replacement: str | None) -> None:
         """A site of `PortableMoves`: applied, or left out by ``only`` (None)."""
-        self._propose(where, text, replacement, None if replacement is not None else _LEFT_OUT)
+        why = None if replacement is not None else self._why(where)
+        self._propose(where, text, replacement, why)
+
+    def _why(self, where: RunKey) -> str:
+        """Why a site ``only`` leaves out stays as written: its scope mixes libraries
+        (``refused``), or the rewrite did not verify with it."""
+        return self.refused.get(where, _LEFT_OUT)
 
     # -- what is read from a call's tuple result --------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -222,8 +231,9 @@ class CellCodemod(PortableMoves):
         except NoRewrite as exc:
             self._record(site, text, None, str(exc))
             return None
-        if self.only is not None and (site.line, site.col, site.name) not in self.only:
-            self._record(site, text, None, _LEFT_OUT)
+        key = (site.line, site.col, site.name)
+        if self.only is not None and key not in self.only:
+            self._record(site, text, None, self._why(key))
             return None
         self.site_libraries = site_libraries(site)
         replacement = self._portable(entry, call, field) or replacement
@@ -331,7 +341,7 @@ class CellCodemod(PortableMoves):
             return updated
         text = self._code(updated)
         if self.only is not None and (line, col, name) not in self.only:
-            self._propose((line, col, name), text, None, _LEFT_OUT)
+            self._propose((line, col, name), text, None, self._why((line, col, name)))
             return updated
         casts = {
             side: cst.parse_expression(
@@ -341,12 +351,8 @@ class CellCodemod(PortableMoves):
         }
         new = updated.with_changes(**casts)
         self._propose((line, col, name), text, self._code(new))
-        scope = self.scopes[-1]
-        scope["uses"] = True
-        for side in arrays:  # where xp can be taken from
-            operand = getattr(updated, side)
-            if isinstance(operand, cst.Name) and operand.value not in scope["arrays"]:
-                scope["arrays"].append(operand.value)
+        operands = (getattr(updated, side) for side in arrays)  # where xp can be taken from
+        self.note_casts([o.value for o in operands if isinstance(o, cst.Name)])
         return new
 
     def leave_Expr(self, original: cst.Expr, updated: cst.Expr) -> cst.BaseSmallStatement:

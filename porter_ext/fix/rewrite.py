@@ -164,14 +164,32 @@ def rewrite_source(
     the others left as written: how a rewrite that does not verify as a whole is narrowed;
     ``provided`` names the helpers (``array_namespace``, ``xpx``) an earlier cell imports,
     whose import is then not repeated; ``run`` is what a run showed that the source
-    cannot tell (`RunKnowledge`)."""
+    cannot tell (`RunKnowledge`).
+
+    A scope whose rewrites through ``xp`` read arrays of two libraries gets no ``xp``:
+    those sites are left as written, whichever ``only`` (`XpBinding.mixed`). Which scopes
+    mix is the full rewrite's to say, so a narrowed one is a second pass over the cell."""
     run = run if run is not None else RunKnowledge()
     tree = ast.parse(source)
     own = collect_imports(tree)
     names = {**(imports or {}), **own}
     analysis = _analyse(tree, LINE_BREAK.split(source), names, standard(version), arrays, run)
     wrapper = MetadataWrapper(cst.parse_module(source))
-    rewriter = CellCodemod(wrapper.module, analysis, names, arrays or {}, run, only)
-    rewritten = _with_preamble(wrapper.visit(rewriter), rewriter, {*own, *provided})
-    results = sorted(rewriter.results, key=lambda r: (r.line, r.col))
-    return CellRewrite(source, rewritten.code, results)
+    rewriter = CellCodemod(wrapper.module, analysis, names, arrays or {}, run)
+    module = wrapper.visit(rewriter)
+    results = rewriter.results
+    if only is not None or rewriter.mixed:  # narrowed, and the mixing sites as written
+        proposed = {_key(s) for s in results}
+        kept = (proposed if only is None else set(only)) - rewriter.mixed.keys()
+        mixed = rewriter.mixed
+        rewriter = CellCodemod(wrapper.module, analysis, names, arrays or {}, run, kept, mixed)
+        module = wrapper.visit(rewriter)
+        results = rewriter.results
+        if only is None:  # a move the full rewrite could not make (no xp) is still no site
+            results = [s for s in results if _key(s) in proposed]
+    rewritten = _with_preamble(module, rewriter, {*own, *provided})
+    return CellRewrite(source, rewritten.code, sorted(results, key=lambda r: (r.line, r.col)))
+
+
+def _key(site: RewriteSiteEntry) -> RunKey:
+    return (site.line, site.col, site.name)

@@ -57,7 +57,7 @@ from porter_ext.fix.verify_support import (
     unexercised_specs,
 )
 from porter_ext.model.cells import CellEntry
-from porter_ext.model.entries import DefinitionVerdict, RewriteEntry
+from porter_ext.model.entries import DefinitionVerdict, RewriteEntry, RewriteSiteEntry
 from porter_ext.record.magic_lines import mask_magics, unmask
 
 if TYPE_CHECKING:
@@ -234,7 +234,7 @@ class FixRun:
         if not full.sites:
             return None  # nothing porter could rewrite, nothing to say
         if not full.applied:
-            return refused(self.source, full.sites, "no call here has a rewrite")
+            return refused(self.source, full.sites, _nothing_applied(full.refused))
         if ctx.run.exception is not None:
             return refused(
                 self.source,
@@ -356,3 +356,12 @@ class FixRun:
     def _try(self, keys: set, ctx: Verification) -> Round:
         candidate = self._propose(ctx.namespace, keys)
         return self.replay(candidate, frozenset(site_key(s) for s in candidate.applied), ctx)
+
+
+def _nothing_applied(sites: list[RewriteSiteEntry]) -> str:
+    """Why a cell whose every site is left as written has no rewrite: the sites' one
+    reason where they share it (a cell mixing libraries), else that no call has one."""
+    reasons = {site.reason for site in sites}
+    if len(reasons) == 1 and None not in reasons:
+        return reasons.pop()
+    return "no call here has a rewrite"

@@ -12,21 +12,28 @@ used.
   not a name (``x = lib.linspace(...).reshape(3, 4)``), the creation call is split off
   into the statement's own target (``_hoist``), or an earlier cell's array of the same
   library gives ``xp``.
+- Nowhere for a scope whose rewrites through ``xp`` read arrays of two libraries (NumPy
+  arrays beside torch tensors, as the run showed them): one ``xp`` serves one library, and
+  replays, which move every input to one backend, never run such a cell mixed. Those
+  sites are named in ``mixed``, with that reason, and the cell is rewritten again with
+  them left as written (`porter_ext.fix.rewrite.rewrite_source`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 import libcst as cst
 from libcst.metadata import Scope, ScopeProvider
 
+from porter_ext.backends import LIBRARIES
 from porter_ext.fix.cellscope import (
     ReplaceFirst,
     binds_xp,
     is_docstring,
     names_assigned,
+    names_bound,
     names_read,
     names_read_text,
     within,
@@ -35,9 +42,16 @@ from porter_ext.spec.rewrites import SourceCall
 
 __all__ = ["XpBinding"]
 
+#: where a run saw a call: ``(line, col, name)``, as the recorder gives it
+_Key = tuple[int, int, str]
+
 _NO_PARAMETER = (
     "left as written with the rest of {name}: its rewrites read no parameter (only arrays "
     "it makes itself), so xp = array_namespace(...) at its top would read a name not bound yet"
+)
+_MIXED = (
+    "left as written: {scope} mixes {libraries} arrays{names}, and one "
+    "xp = array_namespace(...) serves only one library; port one library's arrays first"
 )
 
 
@@ -50,13 +64,19 @@ class XpBinding(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (ScopeProvider,)
 
     def __init__(
-        self, module: cst.Module, arrays: dict[str, str], others: Collection[str] = ()
+        self,
+        module: cst.Module,
+        arrays: dict[str, str],
+        others: Collection[str] = (),
+        seen: Mapping[_Key, str] | None = None,
     ) -> None:
+        """``seen``: the library of each call the run saw (`RunKnowledge`'s ``results``
+        and ``receivers``); those of array libraries tell what a site's array is."""
         super().__init__()
         self.module = module
         self.results: list = []
         #: function nesting: one dict per scope; the cell is the outermost
-        self.scopes: list[dict] = [{"uses": False, "arrays": [], "first": None}]
+        self.scopes: list[dict] = [_scope(None)]
         #: the cell-level statement being visited, and the one whose first-evaluated array
         #: is split off into its own assignment (`_hoist`): statement → (name, receiver)
         self.statement: cst.SimpleStatementLine | None = None
@@ -73,6 +93,15 @@ class XpBinding(cst.CSTTransformer):
         #: the cell's names the run showed to hold something other than an array
         self.others = frozenset(others)
         self.site_libraries: tuple[str, ...] = ()
+        #: the array library the run saw at each call, by ``(line, col, last name)`` (not
+        #: a builtin's ``abs(x)``, whose array is any library's)
+        self.seen = {
+            (line, col, name.rpartition(".")[2]): lib
+            for (line, col, name), lib in (seen or {}).items()
+            if lib in LIBRARIES
+        }
+        #: the sites through ``xp`` of scopes that mix libraries → why they stay as written
+        self.mixed: dict[_Key, str] = {}
 
     # -- statements and scopes -----------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -95,7 +124,14 @@ class XpBinding(cst.CSTTransformer):
         return updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scopes.append({"uses": False, "arrays": [], "first": len(self.results)})
+        scope = _scope(len(self.results))
+        inner = within(self.get_metadata(ScopeProvider, node.body), self.cell_scopes)
+        scope["local"] = names_bound(inner)
+        self.scopes.append(scope)
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        self._mixes(self.scopes[0], "this cell")
+        return updated
 
     def leave_SimpleStatementLine(
         self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
@@ -117,7 +153,7 @@ class XpBinding(cst.CSTTransformer):
         self, original: cst.FunctionDef, updated: cst.FunctionDef
     ) -> cst.FunctionDef:
         scope = self.scopes.pop()
-        if not scope["uses"]:
+        if not scope["uses"] or self._mixes(scope, original.name.value):
             return updated
         inner = within(self.get_metadata(ScopeProvider, original.body), self.cell_scopes)
         if binds_xp(inner):  # the function's own, or one inside it
@@ -150,6 +186,43 @@ class XpBinding(cst.CSTTransformer):
             site = self.results[index]
             if site.replacement is not None:
                 self.results[index] = replace(site, replacement=None, reason=why)
+
+    # -- scopes of two libraries -----------------------------------------------------
+    def _note_libraries(self, names: list[str]) -> None:
+        """The libraries the site just recorded (the last of ``self.results``, a rewrite
+        through ``xp``) reads, of its array's ``names``: the one the run saw at the call,
+        or where the run saw none, those of the cell's names the run showed to be arrays
+        (not a function's own: its parameter or local ``r`` is not the cell's ``r``)."""
+        site = self.results[-1]
+        scope = self.scopes[-1]
+        scope["sites"].append(len(self.results) - 1)
+        libraries = scope["libraries"]
+        seen = self.seen.get((site.line, site.col, site.name.rpartition(".")[2]))
+        if seen is not None:
+            libraries.setdefault(seen, [])
+        local = set().union(*(s["local"] for s in self.scopes))
+        for name in names:
+            library = seen or (self.arrays.get(name) if name not in local else None)
+            if library is not None and name not in libraries.setdefault(library, []):
+                libraries[library].append(name)
+
+    def _mixes(self, scope: dict, name: str) -> bool:
+        """Whether the scope's rewrites through ``xp`` read arrays of more than one
+        library; then its sites through ``xp`` are named in ``mixed``, with why."""
+        libraries = scope["libraries"]
+        if len(libraries) < 2:
+            return False
+        *most, last = libraries
+        names = list(dict.fromkeys(n for found in libraries.values() for n in found))
+        why = _MIXED.format(
+            scope=name,
+            libraries=f"{', '.join(most)} and {last}",
+            names=f" ({', '.join(names)})" if names else "",
+        )
+        for index in scope["sites"]:
+            site = self.results[index]
+            self.mixed[(site.line, site.col, site.name)] = why
+        return True
 
     # -- the cell's xp -------------------------------------------------------------------
     def unbound_xp(
@@ -241,6 +314,39 @@ class XpBinding(cst.CSTTransformer):
             scope["arrays"].append(array)
         elif array is not None:  # ``(x * x).sum(1)``: its names, for a function's xp
             scope.setdefault("mentions", []).extend(names_read_text(array))
+        self._note_libraries(self._array_names(array))
+
+    def _array_names(self, array: str | None) -> list[str]:
+        """The names of a site's array: itself where it is a name (a function's parameter
+        too), else those it reads that the run showed to be arrays (``(a * 2).sum(0)``)."""
+        if array is None or array.isidentifier():
+            return [array] if array else []
+        return [n for n in names_read_text(array) if n in self.arrays]
+
+    def note_casts(self, operands: list[str]) -> None:
+        """A converted operand (``xp.astype(x > 0, xp.float32) * r``), the site just
+        recorded: ``operands`` are the arrays beside it, names ``xp`` can be taken from."""
+        scope = self.scopes[-1]
+        scope["uses"] = True
+        for operand in operands:
+            if operand not in scope["arrays"]:
+                scope["arrays"].append(operand)
+        self._note_libraries(operands)
+
+
+def _scope(first: int | None) -> dict:
+    """A scope's record: whether its rewrites use ``xp`` and the arrays they read (names
+    ``xp`` can be taken from); ``first``, the index of its first site in ``results``;
+    ``sites``, those of its sites that go through ``xp``; ``libraries``, the libraries those
+    read (→ their arrays' names); ``local``, the names a function binds itself."""
+    return {
+        "uses": False,
+        "arrays": [],
+        "first": first,
+        "sites": [],
+        "libraries": {},
+        "local": set(),
+    }
 
 
 def _array_text(call: SourceCall) -> str | None:
