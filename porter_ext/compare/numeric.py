@@ -25,6 +25,7 @@ import numpy as np
 
 from porter_ext.guard import internal_error
 from porter_ext.model.comparison import OutputComparison
+from porter_ext.model.records import fields_of
 
 from .arrays import ArrayStats, ReferenceBound, compare_arrays
 from .kinds import Partition, partition_order, recognise
@@ -63,7 +64,7 @@ class NumericDiff(OutputComparison):
 
     def comparison(self) -> OutputComparison:
         """The model's row of this leaf: the fields `OutputComparison` declares."""
-        return OutputComparison(**{f.name: getattr(self, f.name) for f in _ROW_FIELDS})
+        return OutputComparison(**fields_of(self, OutputComparison))
 
 
 _ROW_FIELDS = fields(OutputComparison)

@@ -27,11 +27,12 @@ import re
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter_ext.fix.checks import CODES, Analyzer, Site
 from porter_ext.fix.static import collect_imports
+from porter_ext.model.records import fields_of
 from porter_ext.record.positions import in_characters
 from porter_ext.record.spelled import source_call, span_text
 from porter_ext.spec.rewrites import suggestion_from_source
@@ -70,7 +71,7 @@ class LintFinding(Site):
     @classmethod
     def of(cls, site: Site, path: str, cell: int | None, suggestion: str | None) -> LintFinding:
         """``site`` found in ``path`` (and ``cell``), suggesting ``suggestion``."""
-        shared = {f.name: getattr(site, f.name) for f in fields(Site)}
+        shared = fields_of(site, Site)
         return cls(**{**shared, "suggestion": suggestion}, path=path, cell=cell)
 
     def to_json(self) -> dict:

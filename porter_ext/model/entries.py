@@ -4,11 +4,12 @@ earlier cells' definitions that a cell's replay gave."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from porter_ext.model.calls import CallRecord, ErrorInfo
 from porter_ext.model.comparison import OutputComparison
+from porter_ext.model.records import fields_of
 
 ReplayStatus = Literal["ok", "error", "skipped", "timeout", "not_exercised"]
 REPLAY_STATUSES: tuple[str, ...] = get_args(ReplayStatus)
@@ -42,9 +43,6 @@ class ReplayOutcome:
     isolation: str | None = None
 
 
-_OUTCOME_FIELDS = fields(ReplayOutcome)
-
-
 @dataclass
 class ReplayEntry(ReplayOutcome):
     """A replay as the report holds it: its outcome, its outputs compared with the
@@ -65,7 +63,7 @@ class ReplayEntry(ReplayOutcome):
         """The entry of a replay whose ``outcome`` is known (a live replay's, say), with its
         compared outputs and ``reason``, what the entry says of it (the live replay's own
         reason and notes)."""
-        shared = {f.name: getattr(outcome, f.name) for f in _OUTCOME_FIELDS}
+        shared = fields_of(outcome, ReplayOutcome)
         return cls(**{**shared, "reason": reason}, outputs=outputs, calls=calls)
 
 

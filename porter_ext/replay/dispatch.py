@@ -132,6 +132,7 @@ def replay_in_workers(
     # sites' slots are numbered here; a kernel elsewhere parses and rewrites the cell
     compiled = exported_rewrite(code, settings.record)
     slots = max(capture.slots, transport.slots_in_use())
+    sites = transport.sites_in_use()  # one copy of the table for every request
     jobs = []
     for spec, role in wanted:
         remote = kernel_place(spec) is not None
@@ -152,7 +153,7 @@ def replay_in_workers(
             role=role,
             cwd=None if remote else os.getcwd(),
             slots=slots,
-            sites=transport.sites_in_use(),
+            sites=sites,
             promote=role == "reference",
             process=capture.process,
             compiled=None if remote else compiled,

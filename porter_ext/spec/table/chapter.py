@@ -3,12 +3,14 @@
 A chapter module makes one :class:`Chapter`, adds its entries in table order and
 declares them as its ``ENTRIES``. Names are relative to each library's array namespace
 (``"linalg.norm"``, ``"cuda.synchronize"`` for torch, ``"device_put"`` for jax's top
-level; jax.numpy functions are plain names). Suggestion templates follow the placeholder
-rules of ``replacements.render_suggestion``: the array of a method is ``x``, and
+level; jax.numpy functions are plain names). Suggestion templates are filled by
+``replacements.render_suggestion`` from the call's ``{fields}``: the array of a method is ``x``, and
 ``, axis={axis}`` disappears when the call passed no axis.
 """
 
 from __future__ import annotations
+
+from functools import partialmethod
 
 from porter_ext.spec.replacement import Replacement
 
@@ -103,8 +105,9 @@ class Chapter:
                 )
             )
 
-    def function(
+    def non_standard(
         self,
+        kind: str,
         libs: str,
         name: str,
         standard_name: str | None,
@@ -112,18 +115,11 @@ class Chapter:
         note: str,
         **rewrite: str,
     ) -> None:
-        """A function the standard lacks or names otherwise, for any call; ``rewrite``: `add`'s
-        keywords."""
-        self.add(libs, "function", name, NS, standard_name, suggestion, note, **rewrite)
+        """An entry of ``kind`` the standard lacks or names otherwise, for any call;
+        ``rewrite``: `add`'s keywords."""
+        self.add(libs, kind, name, NS, standard_name, suggestion, note, **rewrite)
 
-    def method(
-        self,
-        libs: str,
-        name: str,
-        standard_name: str | None,
-        suggestion: str,
-        note: str,
-        **rewrite: str,
-    ) -> None:
-        """An array method the standard lacks, for any call; ``rewrite``: `add`'s keywords."""
-        self.add(libs, "method", name, NS, standard_name, suggestion, note, **rewrite)
+    #: a function the standard lacks or names otherwise
+    function = partialmethod(non_standard, "function")
+    #: an array method the standard lacks
+    method = partialmethod(non_standard, "method")
