@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -23,6 +24,7 @@ LINE_USAGE = """\
 %port on | off | status | clear
 %port backends SPECS          (comma-separated LIB[:DEVICE]; "none" to stop replaying)
 %port version V               (the array API standard version checked against)
+%port paths [add DIR | remove DIR | clear]   (folders whose .py files are your code)
 %port report [-o PATH] [--format html|md|json] [--force]"""
 
 
@@ -71,6 +73,7 @@ def _port_options(magic: Any, line: str) -> PortOptions:
         no_control=args.no_control,
         fix=args.fix,
         version=_checked(check.choice, args.version, "--version", VERSIONS),
+        paths=_checked(check.folders, args.paths, "--paths") or [],
     )
 
 
@@ -114,6 +117,13 @@ class PortMagics(Magics):
         "--version",
         default=None,
         help=f"the array API standard version to check against ({', '.join(VERSIONS)})",
+    )
+    @argument(
+        "--paths",
+        action="append",
+        default=None,
+        metavar="DIR",
+        help="a folder whose Python files are your code too, for this cell (repeatable)",
     )
     @argument(
         "--fix",
@@ -197,12 +207,35 @@ class PortMagics(Magics):
                 raise UsageError(f"%port version takes one version\nusage:\n{LINE_USAGE}")
             session.config.version = _checked(check.choice, rest[0], "version", VERSIONS)
             print(f"porter: checking against the array API standard {session.config.version}")
+        elif command == "paths":
+            self._paths(rest)
         elif command == "report":
             args = _report_parser().parse_args(rest)
             return self._report(args.output, args.format, args.force)
         else:
             raise UsageError(f"unknown %port command {command!r}\nusage:\n{LINE_USAGE}")
         return None
+
+    def _paths(self, rest: list[str]) -> None:
+        """``%port paths``: list, add to or clear the folders the person added."""
+        from porter_ext.record import person_code
+
+        action, dirs = (rest[0], rest[1:]) if rest else ("list", [])
+        added = list(person_code.added())
+        if action == "add" and dirs:
+            added += _checked(check.folders, dirs, "%port paths add")
+        elif action == "remove" and dirs:
+            gone = {os.path.realpath(os.path.expanduser(d)) for d in dirs}
+            added = [p for p in added if p not in gone]
+        elif action == "clear" and not dirs:
+            added = []
+        elif action != "list" or dirs:
+            raise UsageError(
+                f"%port paths {' '.join(rest)}: not a paths command\nusage:\n{LINE_USAGE}"
+            )
+        person_code.configure(extra=added)
+        shown = ", ".join(person_code.folders())
+        print(f"porter: your code is the Python files under: {shown}")
 
     def _report(self, output: str | None, fmt: str | None, force: bool = False) -> Any:
         from porter_ext.guard import internal_error

@@ -30,6 +30,7 @@ KINDS_OF = {
     "timeout": [*NUMBERS, "0", "0.0"],
     "policy": ["", "nan", "inf", "-1", "abc", "'porter", "PORTER"],
     "version": ["", "nan", "inf", "-1", "2021.11", "'2025.12", "2025.12.1", "latest"],
+    "paths": ["", "/no/such/folder", "/etc/hostname", "'unbalanced"],
 }
 FORMATS = ["", "nan", "inf", "-1", "pdf", "'html"]
 OUTPUTS = ["", "DIR", "DIR/", "UNWRITABLE", "MISSING_DIR", "FOREIGN", "PDF"]

@@ -29,6 +29,20 @@ class ErrorInfo:
     type: str
     message: str
     line: int | None = None
+    #: where it was raised when that is a Python file of the person's (relative to the
+    #: notebook's folder) the cell called into, and the line there
+    file: str | None = None
+    file_line: int | None = None
+
+    @property
+    def where(self) -> str:
+        """Where it was raised, as every view says it: ``line 3``, ``mymod.py line 2
+        (called from line 1)``, or "" where no line is known."""
+        cell = f"line {self.line}" if self.line else ""
+        if self.file is None:
+            return cell
+        there = f"{self.file} line {self.file_line}" if self.file_line else self.file
+        return f"{there} (called from {cell})" if cell else there
 
 
 def cell_label(index: int | None, execution_count: int | None) -> str:
@@ -43,8 +57,9 @@ def cell_label(index: int | None, execution_count: int | None) -> str:
 
 @dataclass(frozen=True)
 class CallOrigin:
-    """Where code written in another cell (a function an earlier cell defined) made a
-    call: views show the finding there, and name the calling cell. ``index`` is that
+    """Where code written in another cell (a function an earlier cell defined) or in a
+    Python file of the person's made a call: views show the finding there, and name the
+    calling cell. ``index`` is that
     cell's notebook position where the run knows the notebook, ``cell_id`` the front
     end's id of it where the front end sent one; ``col`` counts characters."""
 
@@ -55,9 +70,14 @@ class CallOrigin:
     end_line: int | None = None
     end_col: int | None = None
     cell_id: str | None = None
+    #: a Python file of the person's (relative to the notebook's folder) where the code is
+    #: written, instead of a cell (then ``index`` and ``execution_count`` are None)
+    file: str | None = None
 
     @property
     def label(self) -> str:
+        if self.file is not None:
+            return self.file
         return cell_label(self.index, self.execution_count)
 
 

@@ -129,7 +129,7 @@ def _rewritten(cell: CellEntry) -> set[tuple[int, str]]:
 def _replay_failures(cells: Sequence[CellEntry], groups: _Groups) -> None:
     for position, cell in enumerate(cells):
         rewrite = _verified(cell)
-        failed: dict[tuple[str, str, int | None], list[str]] = {}
+        failed: dict[tuple[str, str, int | None, str | None, int | None], list[str]] = {}
         for replay in cell.replays:
             if replay.role != "target" or replay.status not in ("error", "timeout"):
                 continue
@@ -137,15 +137,19 @@ def _replay_failures(cells: Sequence[CellEntry], groups: _Groups) -> None:
             kind = error.type if error is not None else replay.status
             message = _one_line(error.message if error is not None else replay.reason)
             line = error.line if error is not None else None
-            failed.setdefault((kind, message, line), []).append(replay.backend)
+            file = error.file if error is not None else None
+            file_line = error.file_line if error is not None else None
+            failed.setdefault((kind, message, line, file, file_line), []).append(replay.backend)
         # one error message is one fix, wherever it struck (the first site names the line)
-        for (kind, message, line), backends in failed.items():
+        for (kind, message, line, file, file_line), backends in failed.items():
             text = _source_line(cell, line)
             at = (
                 f"line {line} `{_one_line(text, 80)}`"
                 if text
                 else (f"line {line}" if line else "the cell")
             )
+            if file is not None:  # raised in the person's file the cell called: there first
+                at = f"{file} line {file_line}, called from {at}"
             title = f"replay on {', '.join(backends)} fails at {at}: {kind}: {message}"
             covered = rewrite is not None and set(backends) <= set(rewrite.verified_on)
             detail = f"{kind}: {message}"

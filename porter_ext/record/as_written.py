@@ -23,6 +23,7 @@ import dis
 import functools
 import inspect
 import itertools
+import sys
 import threading
 import types
 import weakref
@@ -113,9 +114,22 @@ def _match(code: types.CodeType) -> types.CodeType | None:
     return plain if same and plain.co_flags == code.co_flags else None
 
 
-def _functions(namespace: Mapping[str, Any], files: set[str]) -> list[types.FunctionType]:
-    """Functions reachable from ``namespace`` whose code is a recorded cell's rewrite."""
+def functions(
+    namespace: Mapping[str, Any],
+    wanted: Callable[[types.CodeType], bool],
+    owned_class: Callable[[type], bool] | None = None,
+    owned_module: Callable[[types.ModuleType], bool] | None = None,
+) -> list[types.FunctionType]:
+    """Functions reachable from ``namespace`` whose code is ``wanted``: through its
+    functions (closures, ``__wrapped__``), the classes it owns (``owned_class``; default:
+    defined in the namespace's module) and their instances, the modules it owns
+    (``owned_module``; default: none) and containers, within `VISIT_LIMIT` objects."""
     home = namespace.get("__name__", "__main__")
+    if owned_class is None:
+
+        def owned_class(cls: type) -> bool:
+            return cls.__module__ == home
+
     found: list[types.FunctionType] = []
     seen: set[int] = set()
     todo = list(namespace.values())
@@ -127,14 +141,20 @@ def _functions(namespace: Mapping[str, Any], files: set[str]) -> list[types.Func
         seen.add(id(obj))
         budget -= 1
         if isinstance(obj, types.FunctionType):
-            code = obj.__code__
-            if code.co_filename in files and _rewritten(code):
+            if wanted(obj.__code__):
                 found.append(obj)
+                if owned_module is not None:  # its module's other functions
+                    module = sys.modules.get(getattr(obj, "__module__", "") or "")
+                    if module is not None and owned_module(module):
+                        todo.append(module)
             todo.extend(c.cell_contents for c in obj.__closure__ or () if _filled(c))
             todo.extend(vars(obj).values())  # __wrapped__ (functools.wraps), attributes
         elif isinstance(obj, type):
-            if obj.__module__ == home:  # a class of the person's: its methods
+            if _owned(owned_class, obj):  # a class of the person's: its methods
                 todo.extend(vars(obj).values())
+        elif isinstance(obj, types.ModuleType):
+            if owned_module is not None and owned_module(obj):
+                todo.extend(itertools.islice(vars(obj).values(), budget))
         elif isinstance(obj, (staticmethod, classmethod, types.MethodType)):
             todo.append(obj.__func__)
         elif isinstance(obj, property):
@@ -145,7 +165,7 @@ def _functions(namespace: Mapping[str, Any], files: set[str]) -> list[types.Func
             todo.extend(itertools.islice(obj, budget))
         elif isinstance(obj, dict):
             todo.extend(itertools.islice(obj.values(), budget))
-        elif type(obj).__module__ == home:  # an instance of the person's class
+        elif _owned(owned_class, type(obj)):  # an instance of the person's class
             todo.append(type(obj))
             with contextlib.suppress(TypeError):
                 todo.extend(itertools.islice(vars(obj).values(), budget))
@@ -154,6 +174,13 @@ def _functions(namespace: Mapping[str, Any], files: set[str]) -> list[types.Func
             if isinstance(wrapped, types.FunctionType):
                 todo.append(wrapped)
     return found
+
+
+def _owned(owned_class: Callable[[type], bool], cls: type) -> bool:
+    try:
+        return bool(owned_class(cls))
+    except Exception:  # noqa: BLE001 (an odd class of a library: not the person's)
+        return False
 
 
 def _filled(cell: types.CellType) -> bool:
@@ -176,7 +203,7 @@ def restore(
     keeps its rewrite for `armed`. Returns how many functions were given their code."""
     with _lock:
         files = {*_plain, filename}
-    found = _functions(namespace, files)
+    found = functions(namespace, lambda code: code.co_filename in files and _rewritten(code))
     if any(f.__code__.co_filename == filename for f in found):  # the cell made functions
         index = plain_code(source, filename, flags, transformers)
         with _lock:
@@ -197,6 +224,44 @@ def restore(
     return count
 
 
+def is_rewritten(code: types.CodeType) -> bool:
+    """Whether ``code`` (or code nested in it) is porter's rewrite."""
+    return _rewritten(code)
+
+
+def has_twin(function: types.FunctionType) -> bool:
+    """Whether ``function`` has a rewritten twin kept beside its code."""
+    with _lock:
+        return function in _twins
+
+
+def add_twin(function: types.FunctionType, rewritten: types.CodeType) -> None:
+    """Keep ``rewritten`` as the twin of ``function``'s own code (a function of the
+    person's written outside recorded cells: `person_code`)."""
+    with _lock:
+        _twins[function] = (rewritten, function.__code__)
+
+
+#: functions armed while a cell runs (a function of the person's first met there), for
+#: the `disarm` at its end
+_late: list[types.FunctionType] = []
+
+
+def arm_late(function: types.FunctionType) -> None:
+    """Arm one function while a recorded cell runs; the cell's `disarm` disarms it."""
+    with _lock:
+        rewritten, plain = _twins.get(function, (None, None))
+    if plain is not None and function.__code__ is plain:
+        function.__code__ = rewritten
+        _late.append(function)
+
+
+def arm_late_all() -> None:
+    """`arm` while a recorded cell runs (twins made during it); the cell's `disarm`
+    disarms them."""
+    _late.extend(arm())
+
+
 def arm() -> list[types.FunctionType]:
     """Give the functions of earlier recorded cells their rewritten code (for the run of
     a recorded cell, so that the calls inside them are recorded); returns them, for
@@ -212,9 +277,11 @@ def arm() -> list[types.FunctionType]:
 
 
 def disarm(armed: Iterable[types.FunctionType]) -> None:
-    """Give the functions `arm` armed their plain code back (unless the cell gave one
-    code of its own)."""
-    for function in armed:
+    """Give the functions `arm` armed (and those armed late in the cell) their plain code
+    back (unless the cell gave one code of its own)."""
+    late = list(_late)
+    _late.clear()
+    for function in [*armed, *late]:
         with _lock:
             rewritten, plain = _twins.get(function, (None, None))
         if plain is not None and function.__code__ is rewritten:

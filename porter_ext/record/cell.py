@@ -27,6 +27,7 @@ from typing import Any
 
 from porter_ext.guard import internal_error
 from porter_ext.model.calls import CallRecord, ErrorInfo
+from porter_ext.record import person_code
 from porter_ext.record.compiled import (
     RewriteKey,
     cached,
@@ -78,7 +79,14 @@ def error_info(exc: BaseException, filename: str) -> ErrorInfo:
         line = exc.lineno
     if line is None:
         line = getattr(exc, "line", None) if isinstance(getattr(exc, "line", None), int) else None
-    return ErrorInfo(type=type(exc).__name__, message=str(exc), line=line)
+    file = file_line = None
+    for frame in traceback.extract_tb(exc.__traceback__):  # the innermost of the person's files
+        real = person_code.person_file(frame.filename)
+        if real is not None:
+            file, file_line = person_code.shown_path(real), frame.lineno
+    return ErrorInfo(
+        type=type(exc).__name__, message=str(exc), line=line, file=file, file_line=file_line
+    )
 
 
 def _blank_head(text: str) -> int:
@@ -183,6 +191,8 @@ class RecordSettings:
     version: str = DEFAULT_VERSION
     compile_flags: int = 0
     loop_sample: int = 0
+    #: folders the person added whose Python files are their code (`person_code`)
+    paths: tuple[str, ...] = ()
 
 
 def exported_rewrite(source: str, settings: RecordSettings) -> bytes | None:

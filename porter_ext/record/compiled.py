@@ -141,6 +141,39 @@ def rewrite_and_compile(
     return code, last_code
 
 
+def rewrite_module(
+    source: str,
+    label: int | str,
+    filename: str,
+    flags: int = 0,
+    transformers: Sequence[Callable[[ast.Module], ast.Module]] = (),
+) -> dict[tuple[str, int], list[types.CodeType]]:
+    """The rewrite of a whole file or cell of the person's (code written outside the
+    recorded cell), its sites labelled ``label``: the code objects it defines, by
+    (qualified name, first line), as `as_written.plain_code` indexes the plain ones."""
+    tree = compile(source, filename, "exec", flags | ast.PyCF_ONLY_AST, dont_inherit=True)
+    rewriter = CallSiteTransformer(label, range_is_builtin=True, source=source)
+    tree = rewriter.visit(tree)
+    for transformer in transformers:
+        tree = transformer(tree)
+    ast.fix_missing_locations(tree)
+    module = compile(
+        tree, filename, "exec", flags | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
+    )
+    code = _named(module, {tuple(site): site for site in rewriter.site_values})
+    index: dict[tuple[str, int], list[types.CodeType]] = {}
+    for nested in _nested_code(code):
+        index.setdefault((nested.co_qualname, nested.co_firstlineno), []).append(nested)
+    return index
+
+
+def _nested_code(code: types.CodeType):
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from _nested_code(const)
+
+
 def compile_plain(tree: ast.Module, filename: str, flags: int, split_last: bool):
     """The cell compiled as it is (when its rewrite failed)."""
     last = None

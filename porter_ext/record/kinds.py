@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from porter_ext.backends import HELPERS, LIBRARIES
+from porter_ext.record import person_code
 from porter_ext.record.hooks_importlib_bootstrap import ARRAY_CALLABLES, ARRAY_RECEIVERS
 from porter_ext.record.resolve import (
     HOST_BUILTINS,
@@ -54,6 +55,8 @@ class CallableKinds:
     _method_kinds: dict[tuple, tuple]
     plain_receivers: dict[int, type]
     plain_callables: dict[int, Any]
+    #: the cell's lines about porter itself (`Recorder.warnings`)
+    warnings: list[str]
 
     #: provided by `Recorder`: report porter's own failure, fill a call's record slot
     _internal: Callable[[BaseException], None]
@@ -95,6 +98,9 @@ class CallableKinds:
         elif (t is type or t is _BUILTIN_FUNCTION) and f in PROTOCOL_BUILTINS:
             name = PROTOCOL_BUILTINS[f]
             kind = (_MAYBE, Callee("builtins", "function", name, name), None, "protocol")
+        elif person_code.persons(f):  # the person's code written elsewhere: recorded
+            person_code.arm_now(f, self.warnings)
+            kind = (_PLAIN, None, None, None)
         else:
             callee = resolve_function(f)
             if callee is None:
@@ -118,6 +124,9 @@ class CallableKinds:
             return (
                 (_ARRAY, callee, True, None) if callee is not None else (_PLAIN, None, None, None)
             )
+        if type(f) is _METHOD and person_code.persons(f):  # a method of the person's
+            person_code.arm_now(f, self.warnings)
+            return (_PLAIN, None, None, None)
         owner = resolve_function(s) if callable(s) and not isinstance(s, type) else None
         if owner is not None and owner.library in _ARRAY_LIBRARIES:
             return (_ARRAY, ufunc_method_callee(owner, f), None, None)

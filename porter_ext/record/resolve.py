@@ -118,6 +118,10 @@ def foreign_library(module: str) -> str | None:
         return None
     if backend_of_module(root) is not None or root not in sys.modules:
         return None
+    from porter_ext.record import person_code  # (it reads this module's caches)
+
+    if person_code.persons_module_name(root):  # the person's own module: not a library
+        return None
     return root
 
 

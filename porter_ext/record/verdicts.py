@@ -25,6 +25,7 @@ from porter_ext.record.classify import (
     value_sensitive,
 )
 from porter_ext.record.operators import classify_protocol
+from porter_ext.record.person_code import FILE_LABELS
 from porter_ext.record.positions import char_col
 from porter_ext.record.resolve import Callee
 from porter_ext.record.runners import FILENAMES
@@ -189,6 +190,7 @@ class Verdicts:
                     col=col,
                     end_line=end_line,
                     end_col=end_col,
+                    file=FILE_LABELS.get(cell) if isinstance(cell, str) else None,
                 )
                 caller = self._callers.get(place)
                 if caller is not None:

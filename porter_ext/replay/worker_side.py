@@ -327,6 +327,7 @@ def _run(
 ) -> tuple[ReplayResult, dict]:
     from porter_ext.backends import parse_spec
     from porter_ext.model.calls import ErrorInfo
+    from porter_ext.record import as_written, person_code
     from porter_ext.record.cell import cell_filename, run_recorded
     from porter_ext.record.syntax import CellSyntax
     from porter_ext.replay import rng
@@ -345,12 +346,21 @@ def _run(
         except Exception as error:  # the place answered but cannot serve (not a scheduler)
             where_text = f" at {where}" if where else ""
             return _skipped(result, f"{backend.name}{where_text} cannot run it: {error}"), {}
-        with sandbox.active(ns):
+        with sandbox.active(ns), person_code.more_paths(settings.record.paths):
             syntax = CellSyntax(request.code, filename, settings.record.compile_flags)
             syntax.compiled = request.compiled
-            run = run_recorded(
-                request.code, ns, settings.recording(), filename=filename, syntax=syntax
-            )
+            # the person's modules record their calls here too (imported plainly by the
+            # inputs' unpickling: their twins are made from the same files)
+            notes: list[str] = []
+            person_code.reachable(ns, notes)
+            armed = as_written.arm()
+            try:
+                run = run_recorded(
+                    request.code, ns, settings.recording(), filename=filename, syntax=syntax
+                )
+            finally:
+                as_written.disarm(armed)
+            result.notes += [n for n in notes if n not in result.notes]
         strays = confine.end_strays(before)
         outputs = {}
         if not isinstance(run.exception, KeyboardInterrupt):

@@ -63,7 +63,12 @@ def known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def error_to_dict(error: ErrorInfo | None) -> dict[str, Any] | None:
-    return None if error is None else record_dict(error)
+    if error is None:
+        return None
+    data = record_dict(error)
+    if data["file"] is None:  # raised in the cell: the keys it always had
+        del data["file"], data["file_line"]
+    return data
 
 
 def error_from_dict(data: Mapping[str, Any] | None) -> ErrorInfo | None:
@@ -73,8 +78,17 @@ def error_from_dict(data: Mapping[str, Any] | None) -> ErrorInfo | None:
 def call_to_dict(call: CallRecord) -> dict[str, Any]:
     data = record_dict(call)
     data["devices_in"] = list(call.devices_in)
-    data["origin"] = None if call.origin is None else record_dict(call.origin)
+    data["origin"] = None if call.origin is None else origin_to_dict(call.origin)
     del data["origin_cell"]  # the recorder's label: `origin` says it for readers
+    return data
+
+
+def origin_to_dict(origin: CallOrigin) -> dict[str, Any]:
+    """An origin's keys; ``file`` only for code written in a file (a cell's origin keeps
+    the keys it always had)."""
+    data = record_dict(origin)
+    if data["file"] is None:
+        del data["file"]
     return data
 
 

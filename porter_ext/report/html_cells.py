@@ -151,7 +151,7 @@ def _call_row(call: CallRecord, placed: PlacedCall | None = None) -> dict[str, A
 
 def _replay_view(replay: ReplayEntry) -> dict[str, Any]:
     if replay.error is not None:
-        where = f" (line {replay.error.line})" if replay.error.line else ""
+        where = f" ({replay.error.where})" if replay.error.where else ""
         detail = f"{replay.error.type}{where}: {clip(replay.error.message)}"
     else:
         detail = clip(replay.reason or "")

@@ -97,7 +97,7 @@ def _cell_section(cell: CellEntry, calls: list[PlacedCall]) -> list[str]:
         for _, text in notes:
             out += [f"> **Note:** {md_text(text)}", ""]
     if cell.error is not None:
-        line = f" at line {cell.error.line}" if cell.error.line else ""
+        line = f" at {cell.error.where}" if cell.error.where else ""
         out += [f"**Raised** {md_code(cell.error.type)}{line}: {md_text(cell.error.message)}", ""]
     flagged = [p for p in calls if p.call.is_finding]
     if flagged:
@@ -164,7 +164,7 @@ def _cell_section(cell: CellEntry, calls: list[PlacedCall]) -> list[str]:
         rows = []
         for r in troubled:
             if r.error is not None:
-                where = f" (line {r.error.line})" if r.error.line else ""
+                where = f" ({r.error.where})" if r.error.where else ""
                 detail = f"{md_code(r.error.type)}{where}: {md_text(r.error.message)}"
             else:
                 detail = md_text(r.reason or "")

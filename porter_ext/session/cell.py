@@ -19,7 +19,7 @@ from porter_ext.fix import verify_cell
 from porter_ext.guard import guarded
 from porter_ext.model.calls import ErrorInfo
 from porter_ext.model.cells import CellEntry
-from porter_ext.record import as_written
+from porter_ext.record import as_written, person_code
 from porter_ext.record.cell import CellRun, RecordSettings, cell_filename, run_recorded
 from porter_ext.record.syntax import CellSyntax
 from porter_ext.session.options import PortOptions
@@ -63,6 +63,8 @@ class CellJob:
     armed: list[FunctionType] = field(default_factory=list)
     #: the shell's other AST transformers (what the cell's definitions are compiled with)
     transformers: list[Callable[[ast.Module], ast.Module]] = field(default_factory=list)
+    #: lines about the person's code porter could not record (a file changed since import)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def plan(self) -> ReplayPlan | None:
@@ -100,6 +102,9 @@ def begin(
     )
     # the person's functions of earlier recorded cells record their calls again (their
     # rewrite, in this run and in the inputs its replays get) until the cell is done
+    notes: list[str] = []
+    with guarded("finding the person's code written outside the cell", notes):
+        person_code.reachable(namespace, notes)
     armed = as_written.arm()
     # parsed once, by the first that needs it: the analysis, then the rewrite
     syntax = CellSyntax(code, filename, flags) if filename is not None else None
@@ -112,6 +117,7 @@ def begin(
         strict=options.strict,
         version=options.version or session.config.version,
         compile_flags=flags,
+        paths=(*person_code.added(), *options.paths),
     )
     replay = session._job(plan, code, namespace, record, options)
     return CellJob(
@@ -127,6 +133,7 @@ def begin(
         fix=fix,
         armed=armed,
         transformers=session._transformers(),
+        notes=notes,
     )
 
 
@@ -161,7 +168,7 @@ def finish(session: Session, job: CellJob, run: CellRun) -> PortResult:
         error=run.error,
         calls=run.calls,
     )
-    warnings = list(run.warnings)
+    warnings = [*job.notes, *run.warnings]
     entry, more = session._replay(entry, job.replay, run)
     warnings += more
     if job.fix is not None:

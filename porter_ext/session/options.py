@@ -30,6 +30,8 @@ class PortOptions:
     no_control: bool = False
     #: propose a rewrite into the standard, verified by replays (``--fix``)
     fix: bool = False
+    #: more folders whose Python files are the person's code, for this cell (``--paths``)
+    paths: list[str] = field(default_factory=list)
 
 
 @dataclass

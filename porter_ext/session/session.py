@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
+import linecache
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ from porter_ext.fix.verify_cell import FixPlace
 from porter_ext.guard import internal_error
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.report import Report
+from porter_ext.record import person_code
 from porter_ext.record.cell import (
     NO_VALUE,
     CellRun,
@@ -94,8 +96,10 @@ class Session:
             else:
                 code = source
                 namespace = namespace if namespace is not None else {}
-            job = cell.begin(self, source, code, namespace, options or PortOptions())
-            return cell.run_cell(self, job)
+            options = options or PortOptions()
+            with person_code.more_paths(options.paths):
+                job = cell.begin(self, source, code, namespace, options)
+                return cell.run_cell(self, job)
         except SyntaxError as exc:
             cell.unparsed(self, source, exc)
             raise
@@ -124,6 +128,19 @@ class Session:
         if self.shell is None:
             return []
         return [t.visit for t in self.shell.ast_transformers if not isinstance(t, OnTransformer)]
+
+    def cell_source(self, filename: str) -> tuple[int, str, int, list] | None:
+        """The cell IPython compiled under ``filename``: (execution count, code as
+        compiled, compiler flags, AST transformers), or None for another file (what
+        `person_code` reads to record functions defined in plain cells)."""
+        shell = self.shell
+        names = getattr(getattr(shell, "compile", None), "_filename_map", None)
+        if not isinstance(names, dict) or filename not in names:
+            return None
+        cached = linecache.cache.get(filename)
+        if cached is None or not isinstance(names[filename], int):
+            return None
+        return names[filename], "".join(cached[2]), shell.compile.flags, self._transformers()
 
     def fixing(self, options: PortOptions, label: int | str) -> FixPlace:
         """Where ``--fix`` verifies the rewrite of the cell recorded under ``label``."""
@@ -352,6 +369,7 @@ def get_session(shell: InteractiveShell | None = None) -> Session:
     if session is None or session.shell is not shell:
         session = _sessions[key] = Session(shell)
         if shell is not None:
+            person_code.configure(cell_sources=session.cell_source)
             install_hooks(shell.user_ns)
             for name in _HIDDEN_NAMES:
                 shell.user_ns_hidden[name] = shell.user_ns[name]

@@ -90,6 +90,23 @@ def seconds(text: Any, option: str = "--timeout") -> float:
     return value
 
 
+def folders(paths: Any, option: str = "--paths") -> list[str]:
+    """Folders whose Python files are the person's code: each must be an existing folder
+    (a file, or a path that is not there, is named in one line)."""
+    if isinstance(paths, str):
+        paths = [paths]
+    found = []
+    for path in paths:
+        if not isinstance(path, str) or not path:
+            raise OptionError(f"{option} takes a folder, not {_shown(path)}")
+        expanded = os.path.expanduser(path)
+        if not os.path.isdir(expanded):
+            what = "is not a folder" if os.path.exists(expanded) else "does not exist"
+            raise OptionError(f"{option} {path}: {what}")
+        found.append(os.path.realpath(expanded))
+    return found
+
+
 def tolerance(text: Any, option: str) -> float:
     """A comparison tolerance: finite, 0 or more, at most `MAX_TOLERANCE`."""
     value = _number(text, option)

@@ -149,7 +149,7 @@ def call_detail_html(entry: CellEntry, call: CallRecord) -> str:
 def header_html(entry: CellEntry) -> str:
     parts = [f"<b>{_t(entry.headline.text)}</b> <small>({_t(entry.label)})</small>"]
     if entry.error is not None:
-        where = f" at line {entry.error.line}" if entry.error.line else ""
+        where = f" at {entry.error.where}" if entry.error.where else ""
         parts.append(
             f"<br>{_badge('raised', 'bad')} <code>{_t(entry.error.type)}</code>{where}: "
             f"{_t(entry.error.message)}"
@@ -216,7 +216,7 @@ def _replays_html(entry: CellEntry) -> str:
     rows = []
     for r in entry.replays:
         if r.error is not None:
-            where = f" at line {r.error.line}" if r.error.line else ""
+            where = f" at {r.error.where}" if r.error.where else ""
             detail = f"<code>{_t(r.error.type)}</code>{where}: {_t(r.error.message)}"
         else:
             detail = _t(r.reason or "")

@@ -53,7 +53,10 @@ def cell_text(entry: CellEntry) -> str:
         lines.append(f"  {line}: {finding.name} [{finding.kind}{where}] {finding.message}")
     for replay in entry.replays:
         if replay.status != "ok":
-            why = replay.error.message if replay.error else (replay.reason or "")
+            error = replay.error
+            why = replay.reason or ""
+            if error is not None:
+                why = f"{error.message} ({error.where})" if error.where else error.message
             lines.append(f"  replay {replay.backend}: {replay.status} {why}".rstrip())
     # every view shows bidi controls and invisible characters as their escapes
     return visible("\n".join(lines))

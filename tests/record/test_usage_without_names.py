@@ -267,7 +267,8 @@ def test_a_loop_over_what_cannot_be_iterated_raises_as_it_would(port_shell):
 def test_numpy_global_generator_functions_are_recorded(port_shell):
     """``np.random.choice`` and ``np.random.randn`` are methods of NumPy's global
     ``RandomState``, bound once in ``numpy.random``: recorded by that name, like the
-    module function ``np.random.seed``; a method of the person's own object is not."""
+    module function ``np.random.seed``; a method of the person's own object is not (the
+    calls inside it are)."""
     setup = (
         SETUP + "class Model:\n    def forward(self, a):\n        return a * 2\nmodel = Model()\n"
     )
@@ -281,6 +282,9 @@ def test_numpy_global_generator_functions_are_recorded(port_shell):
     (choice,) = calls[(2, "numpy.random.choice")]
     assert choice.status == "non_standard" and "rng.choice" in choice.suggestion
     assert _status(calls, 3, "numpy.random.randn") == {"non_standard"}
-    assert [name for line, name in calls if line == 4] == []
+    # the person's method is not a library's: only the calls inside it are recorded,
+    # placed where it is written (a plain cell of the person's)
+    assert [name for line, name in calls if line == 4] == ["ndarray.__mul__"]
+    assert all(c.origin is not None for c in calls[(4, "ndarray.__mul__")])
     np.random.seed(0)  # the cell drew from the global generator exactly as a plain run
     assert port_shell.user_ns["idx"].tolist() == np.random.choice(10, 3, replace=False).tolist()
