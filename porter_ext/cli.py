@@ -132,7 +132,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     backends = [str(s) for s in args.backends]
     try:
         report = run_notebook(
-            source, nb, timeout=args.timeout, backends=backends, progress=sys.stderr.isatty()
+            source,
+            nb,
+            timeout=args.timeout,
+            backends=backends,
+            progress=sys.stderr.isatty(),
+            paths=args.paths,
         )
     except RunError as exc:
         if exc.report is None:
@@ -178,6 +183,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             backends=backends,
             progress=sys.stderr.isatty(),
+            paths=args.paths,
         )
     except RunError as exc:
         raise CliError(f"{exc}; nothing was written") from None

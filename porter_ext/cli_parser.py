@@ -41,7 +41,7 @@ def _arg(check_one: Callable[..., Any], *args: Any) -> Callable[[str], Any]:
 
 
 def _replay_arguments(parser: argparse.ArgumentParser, backends_help: str) -> None:
-    """-b/--backends and --timeout, as ``porter run`` and ``porter fix`` share them."""
+    """-b/--backends, --paths and --timeout, as ``porter run`` and ``porter fix`` share them."""
     parser.add_argument(
         "-b",
         "--backends",
@@ -49,6 +49,15 @@ def _replay_arguments(parser: argparse.ArgumentParser, backends_help: str) -> No
         default=[],
         metavar="SPECS",
         help=backends_help,
+    )
+    parser.add_argument(
+        "--paths",
+        type=_arg(check.folder, "--paths"),
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder whose Python files are your code too (the notebook's folder always is; "
+        "repeatable)",
     )
     parser.add_argument(
         "--timeout",

@@ -98,6 +98,10 @@ def kernel_sync(
         from porter_ext.backends import parse_specs
 
         session.config.backends = parse_specs(setup["backends"])
+    if setup.get("paths"):
+        from porter_ext.record import person_code
+
+        person_code.configure(extra=[*person_code.added(), *setup["paths"]])
     data: dict[str, Any] = {
         "entries": [cell_to_dict(c) for c in session.cells if done is not None and c.index == done]
     }
@@ -158,9 +162,18 @@ class NotebookRun:
     """One ``porter run``: the kernel, the cells and what was collected from them."""
 
     def __init__(
-        self, path: Path, nb: NotebookNode, *, timeout: float, backends: list[str], progress: bool
+        self,
+        path: Path,
+        nb: NotebookNode,
+        *,
+        timeout: float,
+        backends: list[str],
+        progress: bool,
+        paths: list[str] | None = None,
     ):
         self.path, self.nb, self.timeout, self.backends = path, nb, timeout, backends
+        #: folders whose Python files are the person's code besides the notebook's (--paths)
+        self.paths = list(paths or [])
         self.cells = [
             CellOutcome(i, c.source)
             for i, c in enumerate(nb.cells)
@@ -279,7 +292,7 @@ class NotebookRun:
         finished = False
         try:
             first = self.cells[0].index if self.cells else None
-            await self.sync(None, first, backends=",".join(self.backends))
+            await self.sync(None, first, backends=",".join(self.backends), paths=self.paths)
             for position, outcome in enumerate(self.cells):
                 cell = self.nb.cells[outcome.index]
                 cell.source = port_source(outcome.source, self.timeout)
@@ -361,7 +374,7 @@ class NotebookRun:
             raise RunError(
                 f"cannot continue after cell {outcome.index} timed out: {exc}", self.report()
             ) from None
-        await self.sync(None, upcoming, backends=",".join(self.backends))
+        await self.sync(None, upcoming, backends=",".join(self.backends), paths=self.paths)
 
     def _kernel_said(self) -> str:
         """The kernel's last line on stderr, for the one-line reason."""
@@ -412,10 +425,17 @@ def _one_line(exc: BaseException) -> str:
 
 
 def run_notebook(
-    path: Path, nb: NotebookNode, *, timeout: float, backends: list[str], progress: bool
+    path: Path,
+    nb: NotebookNode,
+    *,
+    timeout: float,
+    backends: list[str],
+    progress: bool,
+    paths: list[str] | None = None,
 ) -> Report:
-    """Run the notebook headless and return its report; `RunError` when it cannot."""
-    run = NotebookRun(path, nb, timeout=timeout, backends=backends, progress=progress)
+    """Run the notebook headless and return its report; `RunError` when it cannot.
+    ``paths``: folders whose Python files are the person's code besides the notebook's."""
+    run = NotebookRun(path, nb, timeout=timeout, backends=backends, progress=progress, paths=paths)
     try:
         return asyncio.run(run.run())
     except asyncio.CancelledError:

@@ -107,6 +107,11 @@ def folders(paths: Any, option: str = "--paths") -> list[str]:
     return found
 
 
+def folder(text: Any, option: str = "--paths") -> str:
+    """One folder of the person's code (`folders`)."""
+    return folders([text], option)[0]
+
+
 def tolerance(text: Any, option: str) -> float:
     """A comparison tolerance: finite, 0 or more, at most `MAX_TOLERANCE`."""
     value = _number(text, option)
