@@ -160,6 +160,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     """Exit 0 when the ported notebook (and the report) were written, 2 when not."""
     import nbformat
 
+    from porter_ext.fix.files import settle_files, write_ported
     from porter_ext.fix.notebook import fix_sources, is_ported_notebook, ported_notebook
     from porter_ext.headless import RunError, run_notebook
     from porter_ext.report.write import same_file, write_text_atomic
@@ -188,6 +189,11 @@ def cmd_fix(args: argparse.Namespace) -> int:
     except RunError as exc:
         raise CliError(f"{exc}; nothing was written") from None
     ported, outcome, report = ported_notebook(nb, report, source.name)
+    files = settle_files(report.cells)
+    try:
+        write_ported(files, report.cells, source.resolve().parent, in_place=args.in_place)
+    except OSError as exc:
+        raise CliError(f"cannot write a ported file: {exc.strerror or exc}") from None
     if report_path is not None:
         _write(report, report_path, fmt, args, source)
     try:
@@ -197,6 +203,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
     print_plan(report.plan)
     for line in outcome.lines():
         print(f"porter: {line}")
+    for file in files:
+        print(f"porter: {file.line()}")
     print(
         f"porter: {len(outcome.applied)} cell(s) rewritten, {len(outcome.refused)} refused, "
         f"{outcome.unchanged} with nothing to rewrite; ported notebook written to {out}"
@@ -206,17 +214,23 @@ def cmd_fix(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_report(args: argparse.Namespace) -> int:
+def _load_report(source: Path) -> Report:
+    """A report written by porter, or the one line that says why it is not one."""
     from porter_ext.report import ReportError, load_report
 
-    source = check.input_file(args.report, "REPORT")
-    path, fmt = _destination(args, source, ("html", "md"), "html", "")
     try:
-        report = load_report(source)
+        return load_report(source)
     except ReportError as exc:
         raise CliError(" ".join(str(exc).split())[:300]) from None
     except RecursionError:
         raise CliError(f"{source}: not a porter report (nested too deeply to read)") from None
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+
+    source = check.input_file(args.report, "REPORT")
+    path, fmt = _destination(args, source, ("html", "md"), "html", "")
+    report = _load_report(source)
     out = _write(report, path, fmt, args, source)
     print(f"porter: report written to {out}")
     return 0
@@ -268,8 +282,13 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from porter_ext.fix.formats import render
     from porter_ext.fix.lint import LintError, lint_paths
 
+    recorded = None
+    if args.from_report is not None:
+        from porter_ext.fix.lint_recorded import Recorded
+
+        recorded = Recorded(_load_report(args.from_report))
     try:
-        result = lint_paths(args.paths)
+        result = lint_paths(args.paths, recorded=recorded)
     except LintError as exc:
         raise CliError(str(exc)) from None
     for reason in result.skipped:  # a FIFO or device found in a directory: never read

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter_ext.fix.checks import CODES, Analyzer, Site
+from porter_ext.fix.lint_recorded import Recorded, RecordedFile
 from porter_ext.fix.static import collect_imports
 from porter_ext.model.records import fields_of
 from porter_ext.record.positions import in_characters
@@ -197,11 +198,15 @@ def lint_source(
     version: str = DEFAULT_VERSION,
     imports: dict[str, str] | None = None,
     cell: int | None = None,
+    recorded: RecordedFile | None = None,
 ) -> list[LintFinding]:
     """Findings in one piece of Python source; ``imports`` adds names bound elsewhere
-    (earlier notebook cells). A syntax error is one finding-free `LintError`."""
+    (earlier notebook cells), ``recorded`` what a run recorded inside it (its arrays'
+    library, and findings the source alone misses). A syntax error is one finding-free
+    `LintError`."""
     lines = source.split("\n")
-    analyzer = Analyzer(dict(imports or {}), standard(version))
+    arrays = recorded.arrays(source) if recorded is not None else None
+    analyzer = Analyzer(dict(imports or {}), standard(version), arrays)
     sites: list[Site] = []
     with _collector_paused():
         try:
@@ -212,7 +217,11 @@ def lint_source(
             raise LintError(f"{_where(path, cell)}:{exc.lineno}: syntax error: {exc.msg}") from None
         except RecursionError:
             raise LintError(f"{_where(path, cell)}: nested too deeply to lint") from None
-        return _findings(sites, lines, path, cell)
+        found = _findings(sites, lines, path, cell)
+        if recorded is not None:  # columns of recorded calls already count characters
+            found += [LintFinding.of(s, path, cell, s.suggestion) for s in recorded.missed(found)]
+            found.sort(key=lambda f: (f.line, f.col, f.code))
+        return found
 
 
 def _findings(
@@ -347,14 +356,18 @@ def _lint_notebook(path: Path, version: str) -> tuple[list[LintFinding], list[st
     return findings, errors
 
 
-def lint_file(path: Path, *, version: str = DEFAULT_VERSION) -> tuple[list[LintFinding], list[str]]:
-    """Findings in one ``.py`` file or notebook, and the cells that could not be parsed."""
+def lint_file(
+    path: Path, *, version: str = DEFAULT_VERSION, recorded: Recorded | None = None
+) -> tuple[list[LintFinding], list[str]]:
+    """Findings in one ``.py`` file or notebook, and the cells that could not be parsed;
+    ``recorded``: what a run's report recorded in the person's files."""
     with _collector_paused():
         if path.suffix == ".ipynb":
             return _lint_notebook(path, version)
         source = _read(path)
+        known = recorded.for_path(path) if recorded is not None else None
         try:
-            return lint_source(source, str(path), version=version), []
+            return lint_source(source, str(path), version=version, recorded=known), []
         except LintError as exc:
             return [], [str(exc)]
 
@@ -394,13 +407,19 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
                 yield candidate
 
 
-def lint_paths(paths: Iterable[str | Path], *, version: str = DEFAULT_VERSION) -> LintResult:
+def lint_paths(
+    paths: Iterable[str | Path],
+    *,
+    version: str = DEFAULT_VERSION,
+    recorded: Recorded | None = None,
+) -> LintResult:
     """Lint every file under ``paths``; files that do not parse are reported in ``errors``,
-    files that are not regular ones (a FIFO found in a directory) in ``skipped``."""
+    files that are not regular ones (a FIFO found in a directory) in ``skipped``;
+    ``recorded``: what a run's report recorded in the person's files (``--from-report``)."""
     result = LintResult([], 0, [])
     for path in iter_files(paths):
         try:
-            found, failed = lint_file(path, version=version)
+            found, failed = lint_file(path, version=version, recorded=recorded)
         except NotRegularFile as exc:
             result.skipped.append(str(exc))
             continue

@@ -220,7 +220,9 @@ def shown_path(real: str) -> str:
     return real if relative.startswith(os.pardir + os.sep + os.pardir) else relative
 
 
-def _read(real: str) -> str:
+def read_source(real: str) -> str:
+    """The text of a Python file of the person's, decoded as Python decodes it; raises
+    `Unreadable` naming why not (what every reader of the person's files says)."""
     try:
         with open(real, "rb") as handle:
             data = handle.read()
@@ -247,16 +249,17 @@ def _written(code: types.CodeType) -> Written | None:
     if real is None:
         return None
     FILE_LABELS.setdefault(real, shown_path(real))
-    return Written(real, _read(real))
+    return Written(real, read_source(real))
 
 
-def _index(code: types.CodeType, written: Written) -> dict | None:
+def _index(code: types.CodeType, written: Written, keyed: bool = True) -> dict | None:
     """The twins of the code objects of ``code``'s file: key → (plain, rewritten);
     compiled once per source (None: it does not compile)."""
-    filename = code.co_filename
     digest = hashlib.blake2b(written.source.encode("utf-8", "surrogatepass")).hexdigest()
+    filename = code.co_filename
+    key = filename if keyed else f"{filename}\0{digest}"
     with _lock:
-        hit = _compiled.get(filename)
+        hit = _compiled.get(key)
     if hit is not None and hit[0] == digest:
         return hit[1]
     try:
@@ -268,13 +271,40 @@ def _index(code: types.CodeType, written: Written) -> dict | None:
     except (SyntaxError, ValueError):
         index = None
     with _lock:
-        _compiled[filename] = (digest, index)
+        _compiled[key] = (digest, index)
     return index
 
 
+#: other texts a file's code may have been compiled from (`also_written`): real path →
+#: sources
+_also: dict[str, list[str]] = {}
+
+
+def also_written(real: str, source: str) -> None:
+    """Code compiled from ``source`` under the file name ``real`` (porter fix's
+    verification runs a file's rewrite) is recorded as the file's own code is."""
+    sources = _also.setdefault(real, [])
+    if source not in sources:
+        sources.append(source)
+        del sources[:-4]
+
+
 def _twin(code: types.CodeType, written: Written) -> types.CodeType | None:
-    """The rewritten twin of ``code``, when the source is the one it was compiled from."""
-    index = _index(code, written)
+    """The rewritten twin of ``code``, when the source is the one it was compiled from
+    (the file as it is now, or a text `also_written` under its name)."""
+    try:
+        return _twin_from(code, written)
+    except Unreadable:
+        if not isinstance(written.label, str):
+            raise
+        for other in _also.get(written.label, []):
+            with contextlib.suppress(Unreadable):
+                return _twin_from(code, Written(written.label, other), keyed=False)
+        raise
+
+
+def _twin_from(code: types.CodeType, written: Written, keyed: bool = True) -> types.CodeType | None:
+    index = _index(code, written, keyed)
     if index is None:
         raise Unreadable("does not compile now")
     plains, rewrittens = index.get((code.co_qualname, code.co_firstlineno), ([], []))
