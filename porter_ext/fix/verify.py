@@ -195,8 +195,7 @@ class FixRun:
             ctx = Verification(
                 self._specs(run), namespace, run, settings, policy, finding_count(entry.calls)
             )
-            if self.in_effect:  # porter fix: the person's files this cell called into
-                files = verify_files(self, entry, ctx)
+            files = verify_files(self, entry, ctx)  # the person's files it called into
             if self.deferred:
                 verdicts = settle_at_call(self, entry, ctx)
             rewrite = self._verify(entry, ctx)

@@ -193,6 +193,9 @@ class RecordSettings:
     loop_sample: int = 0
     #: folders the person added whose Python files are their code (`person_code`)
     paths: tuple[str, ...] = ()
+    #: the person's modules the recording process has loaded, (name, file): a replay's
+    #: worker imports those names from the same files
+    modules: tuple[tuple[str, str], ...] = ()
 
 
 def exported_rewrite(source: str, settings: RecordSettings) -> bytes | None:

@@ -456,3 +456,26 @@ def arm_now(f: Any, notes: list[str]) -> None:
 def rewritten(function: types.FunctionType) -> bool:
     """Whether ``function`` runs porter's rewrite now (tests: never outside a cell)."""
     return as_written.is_rewritten(function.__code__)
+
+
+def loaded_modules() -> tuple[tuple[str, str], ...]:
+    """The person's modules this process has loaded: (name, real path of the file)."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        filename = getattr(module, "__file__", None)
+        if isinstance(filename, str):
+            real = person_file(filename)
+            if real is not None:
+                found.append((name, real))
+    return tuple(found)
+
+
+def forget_other_files(modules: Iterable[tuple[str, str]]) -> None:
+    """A worker: drop each of the person's ``modules`` it holds loaded from another file
+    (the person's kernel now imports that name from elsewhere), so that the replay's
+    inputs import it again as the kernel has it."""
+    for name, real in modules:
+        module = sys.modules.get(name)
+        filename = getattr(module, "__file__", None)
+        if isinstance(filename, str) and os.path.realpath(filename) != real:
+            del sys.modules[name]

@@ -297,6 +297,10 @@ def _namespace(
 
     transport.reserve_slots(request.slots)
     transport.adopt_sites(request.sites)
+    from porter_ext.record import person_code
+
+    # a module of the person's this worker loaded from a file the kernel no longer uses
+    person_code.forget_other_files(request.settings.record.modules)
     # a block other workers read too is mapped copy-on-write (no copy of the inputs per
     # worker); where it cannot be, each array is copied before the replay may write it
     shared = not request.exclusive and shared_blocks.maps_privately(parcel.shm_name)
