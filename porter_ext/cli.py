@@ -191,7 +191,13 @@ def cmd_fix(args: argparse.Namespace) -> int:
     ported, outcome, report = ported_notebook(nb, report, source.name)
     files = settle_files(report.cells)
     try:
-        write_ported(files, report.cells, source.resolve().parent, in_place=args.in_place)
+        write_ported(
+            files,
+            report.cells,
+            source.resolve().parent,
+            write_text_atomic,
+            in_place=args.in_place,
+        )
     except OSError as exc:
         raise CliError(f"cannot write a ported file: {exc.strerror or exc}") from None
     if report_path is not None:
