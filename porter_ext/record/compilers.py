@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from porter_ext.backends import all_backends
 from porter_ext.record import as_written
 from porter_ext.record.resolve import Callee
 from porter_ext.record.runners import FILENAMES, Runner
@@ -40,16 +41,8 @@ if TYPE_CHECKING:
 #: what the recorder forces on a call of a compiled callable (see `Recorder.before`)
 COMPILED = "compiled"
 
-#: the attribute torch.compile sets on the function it returns: the callable it compiles
-_DYNAMO_TARGET = "_torchdynamo_orig_callable"
-#: what ``torch._dynamo.disable`` (which torch applies to some of its own functions) sets
-#: on the same kind of wrapper: its callable runs as it is, never compiled
-_DYNAMO_DISABLED = "_torchdynamo_disable"
-#: TorchScript's callables (``torch.jit.script``/``trace`` of a function or a module)
-_SCRIPT_TYPES = frozenset(
-    {"ScriptFunction", "ScriptMethod", "RecursiveScriptModule", "TopLevelTracedModule"}
-)
-_TORCH_MODULE = ("torch.nn.modules.module", "Module")
+#: the library whose compiler is recognised here rather than by a backend (it is none)
+_NUMBA = "numba"
 
 
 @dataclass(frozen=True)
@@ -63,7 +56,7 @@ class CompiledCallee(Callee):
     def note(self) -> str:
         return (
             f"{self.qualname} runs code {self.compiler} compiled: porter does not record "
-            "the calls inside it (it runs them as written)"
+            "the calls inside it (it runs your functions as written)"
         )
 
 
@@ -89,54 +82,32 @@ def compiled_callee(f: Any) -> CompiledCallee | None:
 
 
 def _named(target: Any) -> str:
-    if isinstance(target, str):
-        return target
     name = getattr(target, "__qualname__", None)
     return name if isinstance(name, str) else type(target).__name__
 
 
-def _made(library: str, compiler: str, target: Any) -> CompiledCallee:
-    name = compiler.rpartition(".")[2]
-    shown = "TorchScript" if compiler == "torch.jit" else compiler
-    return CompiledCallee(library, "transformation", name, f"{compiler}({_named(target)})", shown)
-
-
 def _recognised(f: Any) -> CompiledCallee | None:
     t = type(f)
-    if t is types.FunctionType:
-        attrs = f.__dict__
-        if _DYNAMO_TARGET in attrs and _DYNAMO_DISABLED not in attrs:
-            return _made("torch", "torch.compile", attrs[_DYNAMO_TARGET])
-        module = f.__module__
-        if isinstance(module, str) and module.partition(".")[0] == "numba":
-            # numba's decorators: one given signatures compiles the function it is given
-            return CompiledCallee(
-                "numba", "transformation", f.__name__, f"numba.{f.__name__}", "numba"
-            )
-        return None
     if t is types.MethodType:  # a method torch.compile wrapped (``@torch.compile`` in a class)
         return _recognised(f.__func__)
-    module = t.__module__ if isinstance(t.__module__, str) else ""
-    root = module.partition(".")[0]
-    if root == "numba":  # a dispatcher (``numba.njit``), a ``vectorize`` ufunc
-        target = inspect.getattr_static(f, "py_func", f)
-        return _made("numba", "numba.jit", target)
-    if root == "torch":
-        if t.__name__ == "OptimizedModule":
-            return _made("torch", "torch.compile", vars(f).get("_orig_mod", f))
-        if t.__name__ in _SCRIPT_TYPES:
-            # named by the function (its ``name``) or the module's class
-            name = getattr(f, "original_name", None) or getattr(f, "name", None)
-            return _made("torch", "torch.jit", name if isinstance(name, str) else f)
-    attrs = getattr(f, "__dict__", None)
-    if isinstance(attrs, dict) and any(
-        (c.__module__, c.__name__) == _TORCH_MODULE for c in t.__mro__
-    ):
-        forward = inspect.getattr_static(t, "forward", None)
-        compiled = attrs.get("_compiled_call_impl") is not None or (
-            isinstance(forward, types.FunctionType) and _DYNAMO_TARGET in forward.__dict__
-        )
-        return _made("torch", "torch.compile", f) if compiled else None
+    for backend in all_backends():  # torch.compile, TorchScript
+        found = backend.compiled(f)
+        if found is not None:
+            call, compiler, target = found
+            name = call.rpartition(".")[2]
+            return CompiledCallee(
+                backend.name, "transformation", name, f"{call}({target})", compiler
+            )
+    if t is types.FunctionType:
+        module = f.__module__
+        if not isinstance(module, str) or module.partition(".")[0] != _NUMBA:
+            return None
+        # numba's decorators: one given signatures compiles the function it is given
+        name = f.__name__
+        return CompiledCallee(_NUMBA, "transformation", name, f"{_NUMBA}.{name}", _NUMBA)
+    if t.__module__.partition(".")[0] == _NUMBA:  # a dispatcher (``numba.njit``), a ufunc
+        target = _named(inspect.getattr_static(f, "py_func", f))
+        return CompiledCallee(_NUMBA, "transformation", "jit", f"{_NUMBA}.jit({target})", _NUMBA)
     return None
 
 

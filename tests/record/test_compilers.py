@@ -128,16 +128,6 @@ TORCH_COMPILE_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(TORCH_COMPILE_CASES))
-def test_torch_compile_computes_and_raises_as_without_porter(port_shell, case):
-    pytest.importorskip("torch")
-    cells = TORCH_COMPILE_CASES[case]
-    recorded = _recorded(port_shell, cells)
-    assert_same(recorded, _plain(cells))
-    if recorded["error"] is None:
-        compiled_calls(recorded["calls"], "torch.compile")
-
-
 def test_torch_compile_under_port_on(port_shell):
     pytest.importorskip("torch")
     cells = [TORCH, "%port on", G + COMPILE, "y = cg(x)\n", "%port off"]
@@ -181,16 +171,6 @@ TORCHSCRIPT_CASES = {
     ],
     "an exception inside": [TORCH, PORT + SCRIPT_RAISES + "ts = torch.jit.script(s)\ny = ts(x)\n"],
 }
-
-
-@pytest.mark.parametrize("case", list(TORCHSCRIPT_CASES))
-def test_torchscript_computes_and_raises_as_without_porter(port_shell, case):
-    pytest.importorskip("torch")
-    cells = TORCHSCRIPT_CASES[case]
-    recorded = _recorded(port_shell, cells)
-    assert_same(recorded, _plain(cells))
-    if recorded["error"] is None:
-        compiled_calls(recorded["calls"], "torch.jit")
 
 
 # -- JAX transformations ---------------------------------------------------------------
@@ -254,11 +234,22 @@ NUMBA_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(NUMBA_CASES))
-def test_numba_computes_and_raises_as_without_porter(port_shell, case):
-    pytest.importorskip("numba")
-    cells = NUMBA_CASES[case]
+#: every case of compiled code: (the library it needs, its cells, how its call is named)
+COMPILED_CASES = {
+    **{
+        f"torch.compile, {k}": ("torch", c, "torch.compile") for k, c in TORCH_COMPILE_CASES.items()
+    },
+    **{f"TorchScript, {k}": ("torch", c, "torch.jit") for k, c in TORCHSCRIPT_CASES.items()},
+    **{f"numba, {k}": ("numba", c, "numba.jit") for k, c in NUMBA_CASES.items()},
+}
+
+
+@pytest.mark.parametrize("case", list(COMPILED_CASES))
+def test_compiled_code_computes_and_raises_as_without_porter(port_shell, case):
+    """The compiled call is one call with its note; values and exceptions as plain."""
+    library, cells, named = COMPILED_CASES[case]
+    pytest.importorskip(library)
     recorded = _recorded(port_shell, cells)
     assert_same(recorded, _plain(cells))
     if recorded["error"] is None:
-        compiled_calls(recorded["calls"], "numba.jit")
+        compiled_calls(recorded["calls"], named)
