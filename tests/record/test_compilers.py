@@ -106,6 +106,14 @@ TORCH_COMPILE_CASES = {
         PORT + G + COMPILE + "y = cg(x)\n",
         PORT + "y = cg(x + 1)\n",
     ],
+    "defined in a plain cell, called in a recorded one": [
+        TORCH + G + COMPILE,
+        PORT + "y = cg(x)\n",
+    ],
+    "a plain cell's helper inside": [
+        TORCH + "def h(v):\n    return torch.cos(v) * 2\n",
+        PORT + "def g(x):\n    return h(x).sum(1)\n" + COMPILE + "y = (h(x), cg(x), h(x))\n",
+    ],
     "decorator": [TORCH, PORT + "@torch.compile(backend='eager')\n" + G + "y = g(x)\n"],
     "a helper of an earlier recorded cell inside": [
         TORCH,
@@ -210,6 +218,7 @@ NUMBA = "import numba\nimport numpy as np\na = np.arange(6.0)\n"
 NB = "@numba.njit\ndef nb(u):\n    return np.sin(u).sum()\n"
 NUMBA_CASES = {
     "one cell": [NUMBA, PORT + NB + "y = nb(a)\n"],
+    "defined in a plain cell, first called in a recorded one": [NUMBA + NB, PORT + "y = nb(a)\n"],
     "defined in one recorded cell, first called in the next": [
         NUMBA,
         PORT + NB,
