@@ -351,6 +351,14 @@ class Backend(ABC):
         ``torch.device("cuda:1")``); None when ``obj`` names none."""
         return None
 
+    # -- compilers (recognised by their attributes and types: the library is never imported)
+    def compiled(self, f: object) -> tuple[str, str, str] | None:
+        """Where this library's compiler made the callable ``f`` (a function or module it
+        runs from its own compiled code, which Python-level recording cannot enter): how
+        its call is named (``torch.compile``), the compiler as people know it
+        (``TorchScript``) and what it compiled (``g``); None for anything else."""
+        return None
+
     # -- autograd (libraries without it keep the defaults) -------------------------------
     def autograd_node(self, x: Any) -> str | None:
         """The name of the operation that made ``x`` in an autograd graph (torch's
