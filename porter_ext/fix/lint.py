@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import gc
-import json
 import os
 import re
 import stat
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter_ext.fix.checks import CODES, Analyzer, Site
+from porter_ext.fix.notebook_input import NotebookError, check_cells, load_json
 from porter_ext.fix.static import collect_imports
 from porter_ext.model.records import fields_of
 from porter_ext.record.positions import in_characters
@@ -190,6 +190,28 @@ def _where(path: str, cell: int | None) -> str:
     return f"{path}[cell {cell}]" if cell is not None else path
 
 
+def _not_python_text(source: str) -> tuple[int, str] | None:
+    """``(line, what)`` for the first character no Python source may hold: a NUL, or a
+    lone surrogate (a byte that was not UTF-8, or an escape in a notebook's JSON), which
+    the parser refuses with an error of its own; None for text it can read."""
+    nul = source.find("\x00")
+    try:
+        source.encode("utf-8")
+        bad = -1
+    except UnicodeEncodeError as exc:
+        bad = exc.start
+    if nul < 0 and bad < 0:
+        return None
+    at = min(i for i in (nul, bad) if i >= 0)
+    line = source.count("\n", 0, at) + 1
+    if at == nul:
+        return line, "a NUL character (\\x00) in the source: remove it"
+    return line, (
+        f"a lone surrogate (U+{ord(source[at]):04X}), text that is not valid Unicode: "
+        "save the source as UTF-8"
+    )
+
+
 def lint_source(
     source: str,
     path: str = "<source>",
@@ -200,6 +222,9 @@ def lint_source(
 ) -> list[LintFinding]:
     """Findings in one piece of Python source; ``imports`` adds names bound elsewhere
     (earlier notebook cells). A syntax error is one finding-free `LintError`."""
+    odd = _not_python_text(source)
+    if odd is not None:
+        raise LintError(f"{_where(path, cell)}:{odd[0]}: {odd[1]}")
     lines = source.split("\n")
     analyzer = Analyzer(dict(imports or {}), standard(version))
     sites: list[Site] = []
@@ -303,9 +328,12 @@ _KINDS = (
 def _notebook_cells(path: Path) -> list[tuple[int, str]]:
     text = _read(path)
     try:
-        data = json.loads(text)
+        data = load_json(text, path)
+        check_cells(data, path)
         cells = data["cells"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except NotebookError as exc:
+        raise LintError(str(exc)) from None
+    except (KeyError, TypeError) as exc:  # an older format: its cells are in worksheets
         raise LintError(f"cannot read {path}: not a notebook ({type(exc).__name__})") from None
     found = []
     for index, cell in enumerate(cells):
@@ -327,6 +355,10 @@ def _lint_notebook(path: Path, version: str) -> tuple[list[LintFinding], list[st
     errors = []
     imports: dict[str, str] = {}
     for index, python in _notebook_cells(path):
+        odd = _not_python_text(python)
+        if odd is not None:
+            errors.append(f"{shown}[cell {index}]:{odd[0]}: {odd[1]}")
+            continue
         try:
             tree = ast.parse(python)
         except SyntaxError as exc:

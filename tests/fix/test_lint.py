@@ -234,7 +234,7 @@ def test_unreadable_paths(tmp_path, capsys):
     bad = tmp_path / "bad.ipynb"
     bad.write_text("{not json")
     assert main(["lint", str(bad)]) == 2
-    assert "not a notebook" in capsys.readouterr().err
+    assert "not a valid notebook (not JSON" in capsys.readouterr().err
     assert main(["lint", "--format", "xml", str(bad)]) == 2
 
 
