@@ -251,6 +251,12 @@ def _findings(
     ]
 
 
+#: spelled suggestions by what decides them (entries, suggestion, the call's text): a
+#: call written the same way many times is parsed and rendered once; cleared when full
+_SPELLED: dict[tuple, str | None] = {}
+_SPELLED_MAX = 4096
+
+
 def _spelled(site: Site, lines: list[str]) -> str | None:
     """The site's suggestion written with the call's own expressions, as ``%%port``
     records it (`porter_ext.record.spelled`); as rendered from what the source shows of
@@ -262,9 +268,18 @@ def _spelled(site: Site, lines: list[str]) -> str | None:
     if len(rendered) != len(entries):
         return site.suggestion
     text = span_text(lines, site.line, site.col, site.end_line, site.end_col)
+    key = (*entries, site.suggestion, text)
+    if key not in _SPELLED:
+        if len(_SPELLED) >= _SPELLED_MAX:
+            _SPELLED.clear()
+        _SPELLED[key] = _spelled_from(text, entries, rendered, site.suggestion)
+    return _SPELLED[key]
+
+
+def _spelled_from(text: str, entries: list, rendered: list[str], suggestion: str) -> str | None:
     call = source_call(text, entries[0].kind) if text else None
     if call is None:
-        return site.suggestion
+        return suggestion
     spelled = [
         suggestion_from_source(entry.suggestion, call, entry) or value
         for entry, value in zip(entries, rendered, strict=True)
