@@ -111,6 +111,9 @@ class _Sender(cloudpickle.Pickler):
         reduction = generator_reduction(obj)  # a generator that pickles through its state
         if reduction is not None:
             return reduction
+        reduction = _guarded_container_reduction(obj)
+        if reduction is not None:
+            return reduction
         return super().reducer_override(obj)
 
     def _array(self, x: Any) -> Any:
@@ -140,6 +143,52 @@ class _Sender(cloudpickle.Pickler):
         )
         self.hosts.append(host)
         return _restore_array, (meta, backend.gradient(x) if tracks else None)
+
+
+def _guarded_container_reduction(obj: Any) -> tuple | None:
+    """How a dict or list subclass that refuses item assignment (a ``frozendict`` whose
+    ``__setitem__`` raises) travels: pickle's default fills it through ``__setitem__`` or
+    ``append``, which would fail on the receiving side; this fills it through ``dict``'s
+    and ``list``'s own methods once it exists (so it may hold itself), then sets its state.
+    None for every other object (pickled as pickle does it)."""
+    kind = type(obj)
+    if kind is dict or kind is list or not isinstance(obj, dict | list):
+        return None
+    if kind.__reduce_ex__ is not object.__reduce_ex__ or kind.__reduce__ is not object.__reduce__:
+        return None  # the class says how it pickles
+    guarded = (
+        kind.__setitem__ is not dict.__setitem__
+        if isinstance(obj, dict)
+        else kind.append is not list.append or kind.extend is not list.extend
+    )
+    if not guarded:
+        return None
+    new, args, state, *_ = obj.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+    items = list(obj.items()) if isinstance(obj, dict) else list(obj)
+    return new, args, (items, state), None, None, _fill_guarded
+
+
+def _fill_guarded(obj: Any, filling: tuple[list, Any]) -> None:
+    """`_guarded_container_reduction`'s receiving side: the items, then the state as
+    pickle would set it (``__setstate__``, or the ``__dict__`` and slots)."""
+    items, state = filling
+    if isinstance(obj, dict):
+        dict.update(obj, items)
+    else:
+        list.extend(obj, items)
+    if state is None:
+        return
+    setstate = getattr(obj, "__setstate__", None)
+    if setstate is not None:
+        setstate(state)
+        return
+    slots = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slots = state
+    if state:
+        vars(obj).update(state)
+    for name, value in (slots or {}).items():
+        object.__setattr__(obj, name, value)
 
 
 def pack(values: dict[str, Any], *, local: bool = True, results: bool = False) -> Parcel:

@@ -312,3 +312,21 @@ def test_torch_generators_travel_as_their_state(ip):
     torch_replay = replays(port)["torch"]
     assert torch_replay.status == "ok", (torch_replay.error, torch_replay.reason)
     assert {o.name: o.within_tolerance for o in torch_replay.outputs} == {"u": True}
+
+
+def test_a_mapping_that_refuses_item_assignment_reaches_the_workers(ip):
+    """A person's frozendict among a cell's inputs: every replay failed in preparation
+    ("porter could not prepare the replay: frozendict.__setitem__() …")."""
+    setup = (
+        "import numpy as np\nclass frozendict(dict):\n    def __setitem__(self, key, value):\n"
+        "        raise TypeError(f'frozendict.__setitem__() is not allowed: {key!r}')\n"
+        "cfg = frozendict(n=3, w=np.arange(12.0))"
+    )
+    cell = "y = cfg['w'].reshape(cfg['n'], 4).sum(axis=1)"
+    port = same_as_plain(ip, setup, cell, "-b numpy,torch --quiet", "y.tolist()", ("y",))
+    found = replays(port)
+    assert {b: (r.status, r.error) for b, r in found.items()} == {
+        "numpy": ("ok", None),
+        "torch": ("ok", None),
+    }
+    assert all(o.within_tolerance for r in found.values() for o in r.outputs)
