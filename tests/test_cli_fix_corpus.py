@@ -53,3 +53,38 @@ def test_a_plotting_cell_verifies_the_function_it_plots(tmp_path):
     assert rewrite["status"] == "verified", rewrite
     assert "verified f at its call in cell 2" in rewrite["reason"], rewrite["reason"]
     assert "xp.sum(x, axis=1)" in ported[1].source
+
+
+def _printed(cells: list) -> list[str]:
+    """What each code cell of a notebook prints when nbclient runs it."""
+    from nbclient import NotebookClient
+
+    from porter_ext.headless import kernel_manager
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c.source) for c in cells if c.cell_type == "code"]
+    NotebookClient(nb, km=kernel_manager(), timeout=300).execute()  # raises on any error
+    return [
+        "".join(o.get("text", "") for o in c.outputs if o.output_type == "stream") for c in nb.cells
+    ]
+
+
+def test_an_in_place_method_on_a_view_is_rewritten_in_place(tmp_path):
+    """``r = t[0]; r.zero_()`` zeroes a row of ``t``; the verified rewrite ``r =
+    xp.zeros_like(r)`` rebound ``r`` and left ``t`` alone, so the next cell printed
+    other values than the original's."""
+    pytest.importorskip("torch")
+    sources = (
+        "import torch\nt = torch.ones(2, 3)\nr = t[0]\nv = torch.full((3,), 2.0)",
+        "r.zero_()\nr.add_(v)\nr.mul_(3.0)",
+        "print(t.tolist())",
+    )
+    done, ported, cells = _fix(tmp_path, *sources, backends="numpy")
+    rewrite = cells[1]["rewrite"]
+    assert rewrite["status"] == "verified", rewrite
+    assert ported[1].source.endswith(
+        "r[...] = 0\nxp = array_namespace(r)\nr[...] = xp.add(r, v)\nr[...] = xp.multiply(r, 3.0)"
+    ), ported[1].source
+    original = _printed([nbformat.v4.new_code_cell(s) for s in sources])
+    assert original[2] == "[[6.0, 6.0, 6.0], [1.0, 1.0, 1.0]]\n"
+    assert _printed(ported) == original
