@@ -88,3 +88,21 @@ def test_an_in_place_method_on_a_view_is_rewritten_in_place(tmp_path):
     original = _printed([nbformat.v4.new_code_cell(s) for s in sources])
     assert original[2] == "[[6.0, 6.0, 6.0], [1.0, 1.0, 1.0]]\n"
     assert _printed(ported) == original
+
+
+def test_the_persons_classes_stay_theirs_in_porter_fixs_own_run(tmp_path):
+    """makemore's layers: a cell defines ``Tanh`` and makes ``layers`` with it; its
+    verified rewrite, put in effect, bound a new ``Tanh``, so that a later cell's
+    ``isinstance(layer, Tanh)`` was false in porter fix's run (and verified against that)."""
+    pytest.importorskip("torch")
+    _, ported, cells = _fix(
+        tmp_path,
+        "import torch",
+        "class Tanh:\n    def __call__(self, x):\n        self.out = x.tanh()\n        return self.out\n\n"
+        "layers = [Tanh()]\nx = torch.ones(2, 3)\ny = layers[0](x)",
+        "flags = [isinstance(layer, Tanh) for layer in layers]\nassert all(flags), flags\n"
+        "z = layers[0](x)",
+    )
+    assert cells[1]["rewrite"]["status"] == "verified", cells[1]["rewrite"]
+    assert "self.out = xp.tanh(x)" in ported[1].source
+    assert cells[2]["error"] is None, cells[2]["error"]
