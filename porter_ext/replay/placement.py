@@ -142,7 +142,8 @@ class Placer:
             grad = source.gradient(x)
             if grad is not None:
                 grad = convert_to(grad, self.backend, self.device).value
-            value = source.with_autograd(value, tracks=True, gradient=grad)
+            graph = source.autograd_node(x)
+            value = source.with_autograd(value, tracks=True, gradient=grad, graph=graph)
         self.conversions[path] = conversion_label(conv)
         for text in conv.notes:
             self.notes.setdefault(text, []).append(path)

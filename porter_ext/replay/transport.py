@@ -7,8 +7,9 @@ its bytes go separately: into one block of shared memory on the same machine (on
 which is also the pre-run snapshot), or into the kernel protocol's message buffers for a
 kernel elsewhere. The receiver rebuilds each array in its own library and device where it
 can (zero-copy from shared memory through DLPack), keeping the autograd state its
-library's adapter reads (torch's gradients and parameter classes); random generators that
-cannot be pickled travel as their state, as their adapter says.
+library's adapter reads (torch's gradients and parameter classes; a tensor of an autograd
+graph, whose graph cannot travel, arrives as a copy of its data that records gradients);
+random generators that cannot be pickled travel as their state, as their adapter says.
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ class ArrayMeta:
     dtype: str  # the array's own dtype ("bfloat16" travels as float32 bytes)
     host_dtype: str
     shape: tuple[int, ...]
-    tracks_gradient: bool = False  # a leaf that autograd records operations on
+    tracks_gradient: bool = False  # autograd records operations on it
     subclass: type | None = None  # a subclass of the library's array type to rebuild
+    #: the operation of an autograd graph that made it (its graph stays with the sender)
+    graph: str | None = None
 
 
 @dataclass
@@ -119,18 +122,17 @@ class _Sender(cloudpickle.Pickler):
     def _array(self, x: Any) -> Any:
         backend = backend_for(x)
         node = backend.autograd_node(x)
-        if node is not None and not self.graphs:
-            raise pickle.PicklingError(
-                f"it is part of an autograd graph (made by {node}), which cannot leave this "
-                "process; replay a cell that builds the graph itself"
-            )
+        # a tensor of an autograd graph goes as its data (a graph cannot leave this
+        # process); an input is rebuilt there as a tensor made by an operation that
+        # records gradients (`Backend.with_autograd`), a replay's output as data alone
+        graph = node if not self.graphs else None
         try:
             host = backend.to_host(x)
         except Exception as error:  # a tracer, a meta tensor: no data to send
             raise pickle.PicklingError(
                 f"{type(x).__name__} has no data to send ({error})"
             ) from None
-        tracks = node is None and backend.tracks_gradient(x)
+        tracks = (node is None or graph is not None) and backend.tracks_gradient(x)
         meta = ArrayMeta(
             index=len(self.hosts),
             library=backend.name,
@@ -140,6 +142,7 @@ class _Sender(cloudpickle.Pickler):
             shape=tuple(int(n) for n in host.shape),
             tracks_gradient=tracks,
             subclass=backend.array_subclass(x),
+            graph=graph,
         )
         self.hosts.append(host)
         return _restore_array, (meta, backend.gradient(x) if tracks else None)
@@ -194,7 +197,8 @@ def _fill_guarded(obj: Any, filling: tuple[list, Any]) -> None:
 def pack(values: dict[str, Any], *, local: bool = True, results: bool = False) -> Parcel:
     """Serialise ``values`` (name → object) as they are now. Raises `Unsendable` naming the
     first value that cannot travel (an open file, a lock, a generator object).
-    ``results``: a replay's outputs, where a tensor of an autograd graph goes as its data."""
+    ``results``: a replay's outputs, where a tensor of an autograd graph goes as its data
+    alone (an input goes as its data too, rebuilt as made by an operation: `ArrayMeta`)."""
     hosts: list[Any] = []
     stream = io.BytesIO()
     try:
@@ -367,7 +371,7 @@ def _restore_array(meta: ArrayMeta, grad: Any) -> Any:
     backend = backend_for(value)  # a host NumPy copy of a tensor (an output read back) stays NumPy
     if backend is not None and (meta.tracks_gradient or meta.subclass is not None):
         value = backend.with_autograd(
-            value, tracks=meta.tracks_gradient, gradient=grad, kind=meta.subclass
+            value, tracks=meta.tracks_gradient, gradient=grad, kind=meta.subclass, graph=meta.graph
         )
     return value
 
