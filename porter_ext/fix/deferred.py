@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from porter_ext.fix.in_effect import put_in_effect
 from porter_ext.fix.verify_support import site_entries, site_key
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import DefinitionVerdict, RewriteEntry
@@ -34,7 +35,6 @@ __all__ = [
     "defer",
     "idle_functions",
     "pending",
-    "put_in_effect",
     "settle",
     "settle_at_call",
     "unexercised_defs",
@@ -277,19 +277,6 @@ def settle_at_call(fix: Any, entry: CellEntry, ctx: Any) -> list[DefinitionVerdi
             fix.prefix += deferred.code
             put_in_effect(deferred.code, ctx.namespace, deferred.record_cell)
     return verdicts
-
-
-def put_in_effect(code: str, namespace: Any, cell: int | str) -> None:
-    """Run a rewritten cell's definitions and imports (never its other statements, which
-    already ran as the original and agree) so later cells use the portable functions."""
-    from porter_ext.record.transformer import transform
-
-    tree = ast.parse(code)
-    keep = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
-    tree.body = [node for node in tree.body if isinstance(node, keep)]
-    if tree.body:  # recorded like any cell's code, so later cells see its calls
-        tree = ast.fix_missing_locations(transform(tree, cell, source=code))
-        exec(compile(tree, f"<porter fix of cell {cell}>", "exec"), namespace)  # noqa: S102
 
 
 # --- porter's side, once the notebook ran ------------------------------------------------

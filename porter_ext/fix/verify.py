@@ -29,11 +29,11 @@ from porter_ext.fix.deferred import (
     defer,
     idle_functions,
     not_run_reason,
-    put_in_effect,
     settle_at_call,
     unexercised_defs,
 )
 from porter_ext.fix.files import file_notes, verify_files
+from porter_ext.fix.in_effect import put_in_effect
 from porter_ext.fix.magic_args import close_code_magics, magic_sites, open_code_magics
 from porter_ext.fix.verify_rounds import (
     Judge,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from porter_ext.backends import LIBRARIES
 from porter_ext.fix.verify_rounds import Round
 from porter_ext.model.entries import RewriteEntry, RewriteSiteEntry
 from porter_ext.spec.dtype_categories import dtype_kind
@@ -67,21 +68,28 @@ def run_knowledge(calls: Sequence[CallRecord]) -> dict:
 def array_results(calls: Iterable[CallRecord]) -> dict:
     """The calls of the original run (written in this cell) that returned an array or a
     tuple of arrays, by ``(line, col, name)`` → library: what the codemod cannot tell from
-    the source (`RunKnowledge`'s ``results``)."""
+    the source (`RunKnowledge`'s ``results``). Only array libraries' calls: the recorder
+    also sees other libraries handed arrays (``ax.plot(t)``), which the codemod has no
+    entries for."""
     return {
         (call.line, call.col, call.name): call.library
         for call in calls
-        if call.origin is None and call.device_out is not None and call.kind != "operator"
+        if call.origin is None
+        and call.device_out is not None
+        and call.kind != "operator"
+        and call.library in LIBRARIES
     }
 
 
 def array_methods(calls: Iterable[CallRecord]) -> dict:
     """The method calls of the original run (written in this cell) on arrays, by ``(line,
-    col, name)`` → library: their receivers are arrays (`RunKnowledge`'s ``receivers``)."""
+    col, name)`` → library: their receivers are arrays (`RunKnowledge`'s ``receivers``);
+    a method of another library's object given an array (matplotlib's ``ax.plot(t)``)
+    has no array for its receiver."""
     return {
         (call.line, call.col, call.name): call.library
         for call in calls
-        if call.origin is None and call.kind == "method"
+        if call.origin is None and call.kind == "method" and call.library in LIBRARIES
     }
 
 

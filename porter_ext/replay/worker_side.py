@@ -303,6 +303,14 @@ def replay(
         ns.clear()
 
 
+def _cut_graphs_reached() -> list[str]:
+    """The graph operations whose stand-ins a backward pass reached since the last call
+    (`Backend.cut_graphs_reached`), of every library."""
+    from porter_ext.backends import all_backends
+
+    return [name for backend in all_backends() for name in backend.cut_graphs_reached()]
+
+
 def _skipped(result: ReplayResult, reason: str) -> ReplayResult:
     result.status, result.reason = "skipped", reason
     return result
@@ -365,6 +373,7 @@ def _run(
     settings = request.settings
     filename = cell_filename(f"{settings.record.cell}@{request.label}", request.code)
     rng.restore(request.states)
+    _cut_graphs_reached()  # none yet: forget any an earlier replay left
     sandbox = _worker.sandbox
     where = parse_spec(request.label).where
     before = confine.processes() if confine.in_own_pid_namespace() else set()
@@ -408,6 +417,15 @@ def _run(
         result.error = ErrorInfo("SideEffectRefused", sandbox.refused[0], line)
     elif run.error is not None:
         result.status, result.error = "error", run.error
+    reached = _cut_graphs_reached()
+    if reached and result.status != "timeout":
+        result.status, result.error = "skipped", None
+        result.reason = (
+            "the cell's backward pass reached an input that arrived without its autograd "
+            f"graph (made by {', '.join(dict.fromkeys(reached))}): the gradients that pass "
+            "gives the tensors which made that input exist only where the graph is, in "
+            "your process"
+        )
     for command in sandbox.skipped_commands:
         result.notes.append(f"the replay did not run !{command}: shell commands are side effects")
     if strays:
