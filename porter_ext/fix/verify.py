@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from porter_ext.fix.deferred import (
+    Deferred,
     array_parameters,
+    def_spans,
     defer,
     idle_functions,
     not_run_reason,
@@ -33,6 +35,7 @@ from porter_ext.fix.deferred import (
     settle_at_call,
     unexercised_defs,
 )
+from porter_ext.fix.every_call import defined_in, ported_back, register, verify_calls
 from porter_ext.fix.magic_args import close_code_magics, magic_sites, open_code_magics
 from porter_ext.fix.verify_rounds import (
     Judge,
@@ -107,6 +110,9 @@ class FixRun:
     index: int | None = None
     #: earlier cells' deferred definitions this cell reads (`porter_ext.fix.deferred`)
     deferred: list = field(default_factory=list)
+    #: the rewritten functions in effect, which the cell's run calls as the person wrote
+    #: them and its replays as ported (`porter_ext.fix.every_call.InEffect`)
+    ported: list = field(default_factory=list)
     #: verified definitions the rounds run before the cell (their code, plain Python)
     prefix: str = ""
     #: what the rounds are judged against: the original cell's own replay on each
@@ -177,7 +183,7 @@ class FixRun:
     def verify(
         self,
         entry: CellEntry,
-        namespace: Mapping[str, Any],
+        namespace: MutableMapping[str, Any],
         run: CellRun,
         settings: ReplaySettings,
         policy: TolerancePolicy,
@@ -190,14 +196,25 @@ class FixRun:
             ctx = Verification(
                 self._specs(run), namespace, run, settings, policy, finding_count(entry.calls)
             )
+            if self.ported:
+                verdicts = verify_calls(self, entry, ctx)
             if self.deferred:
-                verdicts = settle_at_call(self, entry, ctx)
+                verdicts += settle_at_call(self, entry, ctx)
             rewrite = self._verify(entry, ctx)
         finally:
             if self.plan is not None and self.plan.capture is not None:
                 self.plan.capture.release()
+            if self.session is not None:
+                ported_back(self.session, namespace)
         if rewrite is not None and rewrite.status != "refused" and self.in_effect:
-            put_in_effect(self.code_of(rewrite.source), namespace, self.cell)
+            spans = def_spans(self.source)
+            changed = {
+                name: (a, b)
+                for name, (a, b) in spans.items()
+                if any(a <= s.line <= b for s in rewrite.sites if s.applied)
+            }
+            code = self.code_of(rewrite.source)
+            self.take_effect(code, defined_in(self.index, code, self.cell, changed), namespace)
         notes = [*entry.notes, *(v.note() for v in verdicts)]
         return dataclasses.replace(
             entry,
@@ -205,6 +222,21 @@ class FixRun:
             notes=notes,
             definition_verdicts=[*entry.definition_verdicts, *verdicts],
         )
+
+    def take_effect(
+        self,
+        code: str,
+        definitions: list[Deferred],
+        namespace: MutableMapping[str, Any],
+        cell: int | str | None = None,
+    ) -> None:
+        """Put a verified rewrite's definitions and imports in effect in the namespace
+        (recorded as of the recorder's ``cell``, this one's by default), its changed
+        functions (``definitions``) verified again at every later call
+        (`porter_ext.fix.every_call`)."""
+        before = put_in_effect(code, namespace, self.cell if cell is None else cell)
+        if self.session is not None and self.index is not None:
+            register(self.session, definitions, namespace, before)
 
     def _judge(self, entry: CellEntry, namespace: Mapping[str, Any], run: CellRun) -> Judge:
         """What every round of this cell (its deferred definitions' too) is judged against."""
@@ -305,10 +337,16 @@ class FixRun:
 
     # -- the rounds --------------------------------------------------------------------
     def replay(
-        self, candidate: CellRewrite, keys: frozenset, ctx: Verification, prefix: str | None = None
+        self,
+        candidate: CellRewrite,
+        keys: frozenset,
+        ctx: Verification,
+        prefix: str | None = None,
+        judge: Judge | None = None,
     ) -> Round:
         """One replay of ``candidate`` (after ``prefix``: verified definitions of earlier
-        cells, `FixRun.prefix` by default), judged by `FixRun.judge` (`judged`)."""
+        cells, `FixRun.prefix` by default), judged by ``judge`` (`FixRun.judge` by
+        default, `judged`)."""
         from porter_ext.compare.pipeline import replay_entries
         from porter_ext.replay.analysis import analyse
 
@@ -323,7 +361,8 @@ class FixRun:
         )
         entries, _ = replay_entries(plan, code, ctx.namespace, ctx.run, ctx.settings, ctx.policy)
         targets = [e for e in entries if e.role == "target"]
-        result = judged(keys, candidate.source, targets, self.judge, ctx, prefix.count("\n"))
+        judge = self.judge if judge is None else judge
+        result = judged(keys, candidate.source, targets, judge, ctx, prefix.count("\n"))
         self.rounds.append(result)
         return result
 
