@@ -22,7 +22,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from porter_ext.fix.verify_support import site_entries, site_key
+from porter_ext.fix.verify_support import (
+    own_semantics_arrays,
+    own_semantics_reason,
+    site_entries,
+    site_key,
+)
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import DefinitionVerdict, RewriteEntry
 from porter_ext.record.magic_lines import mask_magics
@@ -261,7 +266,7 @@ def settle_at_call(fix: Any, entry: CellEntry, ctx: Any) -> list[DefinitionVerdi
         return result
 
     waiting = pending(fix.session)
-    verdicts = judge_calls(fix.source, called, replayed)
+    verdicts = judge_calls(fix.source, called, replayed, ctx.namespace)
     for deferred, given in zip(called, verdicts, strict=True):
         if deferred in waiting:
             waiting.remove(deferred)
@@ -272,11 +277,19 @@ def settle_at_call(fix: Any, entry: CellEntry, ctx: Any) -> list[DefinitionVerdi
 
 
 def judge_calls(
-    source: str, called: list[Deferred], replayed: Callable[[list[Deferred]], Any]
+    source: str,
+    called: list[Deferred],
+    replayed: Callable[[list[Deferred]], Any],
+    namespace: Mapping[str, Any],
 ) -> list[DefinitionVerdict]:
     """The calling cell's (``source``) verdict on each of ``called``, in order, from
     ``replayed`` (its replay with the given definitions before it, a `Round`): all
-    together, and each alone where together they do not agree."""
+    together, and each alone where together they do not agree. A cell that reads an
+    array subclass of its own semantics (a masked array) refuses them unreplayed: its
+    replays would move it as a plain array."""
+    held = own_semantics_reason(own_semantics_arrays(namespace, mask_magics(source)[0]))
+    if held is not None:
+        return [verdict(d, False, call_site(source, d.names), held) for d in called]
     together = replayed(called)
     results = {id(d): together for d in called}
     if not together.accepted and len(called) > 1:  # which one: each alone

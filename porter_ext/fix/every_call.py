@@ -144,7 +144,7 @@ def verify_calls(fix: Any, entry: Any, ctx: Any) -> list[DefinitionVerdict]:
         return judged(frozenset(), fix.source, result.entries, judge, original, prefix.count("\n"))
 
     dtypes = fix.judge.dtypes
-    verdicts = judge_calls(fix.source, [e.definition for e in called], replayed)
+    verdicts = judge_calls(fix.source, [e.definition for e in called], replayed, ctx.namespace)
     registry = in_effect(fix.session)
     for item, given in zip(called, verdicts, strict=True):
         if given.accepted:

@@ -48,16 +48,19 @@ from porter_ext.fix.verify_rounds import (
     site_reasons,
 )
 from porter_ext.fix.verify_support import (
+    OWN_SEMANTICS,
     accepted_entry,
     mixed_operators,
     namespace_arrays,
     namespace_imports,
     namespace_others,
+    own_semantics_sites,
     provided_helpers,
     refused,
     run_knowledge,
     site_key,
     unexercised_specs,
+    with_reasons,
 )
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import DefinitionVerdict, RewriteEntry, RewriteSiteEntry
@@ -143,18 +146,25 @@ class FixRun:
         masked, lines = mask_magics(opened)
         imports = namespace_imports(namespace)
         provided = provided_helpers(imports) if self.in_effect else ()
-        result = rewrite_source(
-            masked,
-            imports=imports,
-            arrays={**self.parameters, **namespace_arrays(namespace)},
-            only=only,
-            provided=provided,
-            run=RunKnowledge(
-                **self.seen,
-                operators=self.operators,
-                others=namespace_others(namespace, masked),
-            ),
+        knowledge = RunKnowledge(
+            **self.seen, operators=self.operators, others=namespace_others(namespace, masked)
         )
+        arrays = {**self.parameters, **namespace_arrays(namespace)}
+        result = rewrite_source(
+            masked, imports=imports, arrays=arrays, only=only, provided=provided, run=knowledge
+        )
+        held = own_semantics_sites(result.sites, namespace, masked)
+        if held.keys() & {site_key(s) for s in result.applied}:  # those sites as written
+            narrowed = {site_key(s) for s in result.applied} - held.keys()
+            result = rewrite_source(
+                masked,
+                imports=imports,
+                arrays=arrays,
+                only=narrowed,
+                provided=provided,
+                run=knowledge,
+            )
+        result.sites = with_reasons(result.sites, held)
         if not lines and not magics:
             return result
         source, lost = close_code_magics(unmask(result.source, lines), magics)
@@ -399,8 +409,10 @@ class FixRun:
 
 def _nothing_applied(sites: list[RewriteSiteEntry]) -> str:
     """Why a cell whose every site is left as written has no rewrite: the sites' one
-    reason where they share it (a cell mixing libraries), else that no call has one."""
+    reason where they share it (a cell mixing libraries), else that an array subclass
+    holds them (`own_semantics_reason`), else that no call has one."""
     reasons = {site.reason for site in sites}
     if len(reasons) == 1 and None not in reasons:
         return reasons.pop()
-    return "no call here has a rewrite"
+    held = [r for r in reasons if r is not None and r.endswith(OWN_SEMANTICS)]
+    return held[0] if held else "no call here has a rewrite"
