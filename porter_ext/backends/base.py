@@ -415,6 +415,13 @@ class Backend(ABC):
                 return type(x)
         return None
 
+    def own_semantics(self, x: Any) -> str | None:
+        """The name of ``x``'s class when it is one of the library's array subclasses
+        whose operations mean something the plain array's do not (NumPy's masked arrays,
+        matrices, record arrays): a rewrite through ``xp`` would make it a plain array.
+        None otherwise."""
+        return None
+
     @contextlib.contextmanager
     def replay_context(self, where: str | None) -> Iterator[ReplayScope]:
         """Entered around a replay's run on this backend (``where``: the spec's WHERE);

@@ -20,17 +20,21 @@ __all__ = ["put_in_effect"]
 _OWN = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__"})
 
 
-def put_in_effect(code: str, namespace: Any, cell: int | str) -> None:
+def put_in_effect(code: str, namespace: Any, cell: int | str) -> dict[str, Any]:
     """Run a rewritten cell's definitions and imports (never its other statements, which
     already ran as the original and agree) so later cells use the portable functions; a
-    class already bound to its name keeps its identity (`_rebody`)."""
+    class already bound to its name keeps its identity (`_rebody`). Returns what each
+    function name held before (the person's own function), so that later cells run it
+    and verify the portable one (`porter_ext.fix.every_call`)."""
     from porter_ext.record.transformer import transform
 
     tree = ast.parse(code)
     keep = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
     tree.body = [node for node in tree.body if isinstance(node, keep)]
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    before = {n.name: namespace.get(n.name) for n in tree.body if isinstance(n, functions)}
     if not tree.body:
-        return
+        return before
     # recorded like any cell's code, so later cells see its calls
     tree = ast.fix_missing_locations(transform(tree, cell, source=code))
     filename = f"<porter fix of cell {cell}>"
@@ -45,6 +49,7 @@ def put_in_effect(code: str, namespace: Any, cell: int | str) -> None:
             if isinstance(made, type) and made is not held:
                 _rebody(held, made)
                 namespace[statement.name] = held
+    return before
 
 
 def _rebody(held: type, made: type) -> bool:
