@@ -12,6 +12,7 @@ The command line itself (subcommands, options, their checks) is
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -43,14 +44,24 @@ _SUFFIX = {"json": ".json", "html": ".html", "md": ".md"}
 
 
 def _read_notebook(path: Path) -> NotebookNode:
+    """The notebook, its cells checked (`porter_ext.fix.notebook_input`) before and after
+    nbformat converts an older format."""
     import warnings
 
     import nbformat
 
+    from porter_ext.fix.notebook_input import NotebookError, check_cells, load_json
+
     try:
+        text = path.read_text(encoding="utf-8")
+        check_cells(load_json(text, path), path)
         with warnings.catch_warnings():  # nbformat's advice on old notebooks is not porter's
             warnings.simplefilter("ignore")
-            return nbformat.read(path, as_version=4)
+            nb = nbformat.reads(text, as_version=4)
+        check_cells(nb, path)
+        return nb
+    except NotebookError as exc:
+        raise CliError(str(exc)) from None
     except Exception as exc:  # nbformat raises many kinds for a file that is no notebook
         reason = " ".join(str(exc).split())[:200] or type(exc).__name__
         raise CliError(f"cannot read {path}: not a valid notebook ({reason})") from None
@@ -124,6 +135,7 @@ def _write(report: Report, path: Path, fmt: str, args: argparse.Namespace, sourc
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from porter_ext.fix.notebook_input import shown_name
     from porter_ext.headless import RunError, run_notebook
 
     source = check.input_file(args.notebook, "NOTEBOOK")
@@ -147,7 +159,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = _write(report, path, fmt, args, source)
     summary = asdict(report.summary)
     print_plan(report.plan)
-    print(f"porter: {source.name}: {summary_line(summary)}")
+    print(f"porter: {shown_name(source)}: {summary_line(summary)}")
     print(f"porter: report written to {out}")
     matched = [k for k in args.fail_on if any(summary[c] for c in _FAIL_COUNTERS[k])]
     if matched:
@@ -160,7 +172,9 @@ def cmd_fix(args: argparse.Namespace) -> int:
     """Exit 0 when the ported notebook (and the report) were written, 2 when not."""
     import nbformat
 
+    from porter_ext.fix.files import settle_files, write_ported
     from porter_ext.fix.notebook import fix_sources, is_ported_notebook, ported_notebook
+    from porter_ext.fix.notebook_input import shown_name
     from porter_ext.headless import RunError, run_notebook
     from porter_ext.report.write import same_file, write_text_atomic
 
@@ -187,7 +201,18 @@ def cmd_fix(args: argparse.Namespace) -> int:
         )
     except RunError as exc:
         raise CliError(f"{exc}; nothing was written") from None
-    ported, outcome, report = ported_notebook(nb, report, source.name)
+    ported, outcome, report = ported_notebook(nb, report, shown_name(source))
+    files = settle_files(report.cells)
+    try:
+        write_ported(
+            files,
+            report.cells,
+            source.resolve().parent,
+            write_text_atomic,
+            in_place=args.in_place,
+        )
+    except OSError as exc:
+        raise CliError(f"cannot write a ported file: {exc.strerror or exc}") from None
     if report_path is not None:
         _write(report, report_path, fmt, args, source)
     try:
@@ -197,6 +222,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
     print_plan(report.plan)
     for line in outcome.lines():
         print(f"porter: {line}")
+    for file in files:
+        print(f"porter: {file.line()}")
     print(
         f"porter: {len(outcome.applied)} cell(s) rewritten, {len(outcome.refused)} refused, "
         f"{outcome.unchanged} with nothing to rewrite; ported notebook written to {out}"
@@ -206,17 +233,23 @@ def cmd_fix(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_report(args: argparse.Namespace) -> int:
+def _load_report(source: Path) -> Report:
+    """A report written by porter, or the one line that says why it is not one."""
     from porter_ext.report import ReportError, load_report
 
-    source = check.input_file(args.report, "REPORT")
-    path, fmt = _destination(args, source, ("html", "md"), "html", "")
     try:
-        report = load_report(source)
+        return load_report(source)
     except ReportError as exc:
         raise CliError(" ".join(str(exc).split())[:300]) from None
     except RecursionError:
         raise CliError(f"{source}: not a porter report (nested too deeply to read)") from None
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+
+    source = check.input_file(args.report, "REPORT")
+    path, fmt = _destination(args, source, ("html", "md"), "html", "")
+    report = _load_report(source)
     out = _write(report, path, fmt, args, source)
     print(f"porter: report written to {out}")
     return 0
@@ -268,8 +301,13 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from porter_ext.fix.formats import render
     from porter_ext.fix.lint import LintError, lint_paths
 
+    recorded = None
+    if args.from_report is not None:
+        from porter_ext.fix.lint_recorded import Recorded
+
+        recorded = Recorded(_load_report(args.from_report))
     try:
-        result = lint_paths(args.paths)
+        result = lint_paths(args.paths, recorded=recorded)
     except LintError as exc:
         raise CliError(str(exc)) from None
     for reason in result.skipped:  # a FIFO or device found in a directory: never read
@@ -296,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     # is checked for the "iri" format, so porter's own process goes without it.
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
+    for stream in (sys.stdout, sys.stderr):  # text that is not valid Unicode (a lone
+        with contextlib.suppress(AttributeError, ValueError):  # surrogate) is escaped
+            stream.reconfigure(errors="backslashreplace")
     try:
         args = build_parser().parse_args(argv)
         return HANDLERS[args.command](args)

@@ -106,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _replay_arguments(fix, "verify every rewrite on these specs too (the original backend always)")
     fix.add_argument("--force", action="store_true", help="replace files porter did not write")
+    fix.add_argument(
+        "--in-place",
+        action="store_true",
+        help="write a verified rewrite of your Python files over them (a backup NAME.py.orig "
+        "first) instead of beside them as NAME.ported.py",
+    )
 
     report = sub.add_parser("report", help="convert a JSON report to HTML or Markdown")
     report.add_argument("report", metavar="REPORT")
@@ -128,6 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=_arg(check.choice, "--format", ("text", "json", "sarif", "github")),
         default="text",
         help="text, json, sarif or github (annotations); default text",
+    )
+    lint.add_argument(
+        "--from-report",
+        type=_arg(check.input_file, "--from-report"),
+        default=None,
+        metavar="REPORT",
+        help="a report of porter run: what its recorded cells saw in your .py files (the "
+        "library of their functions' arrays) makes the checks see it too",
     )
 
     backends = sub.add_parser("backends", help="list every backend spec porter can see")

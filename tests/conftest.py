@@ -23,3 +23,19 @@ def port_shell():
     yield shell
     shell.run_line_magic("unload_ext", "porter_ext")
     shell.reset(new_session=False)
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch, port_shell):
+    """The person's folder (the kernel's working directory) with ``mymod.py`` in it
+    (`tests.snippets.MYMOD`), importable; the module forgotten afterwards."""
+    import sys
+
+    from tests.snippets import MYMOD
+
+    (tmp_path / "mymod.py").write_text(MYMOD, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in [m for m in sys.modules if m == "mymod" or m.startswith("mymod.")]:
+        del sys.modules[name]

@@ -35,3 +35,25 @@ def run_two_cpus(code: str, timeout: float = 180) -> Any:
     """`run_snippet` where JAX sees ``cpu:0`` and ``cpu:1``."""
     flags = f"{os.environ.get('XLA_FLAGS', '')} {TWO_CPUS}".strip()
     return run_snippet(code, {"XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}, timeout)
+
+
+#: a module of the person's beside the notebook (the ``folder`` fixture writes it)
+MYMOD = textwrap.dedent(
+    """\
+    def norm_rows(m):
+        n = m.pow(2).sum(1, keepdim=True).sqrt()
+        return m / n
+
+
+    def twice(m):
+        return norm_rows(m) * 2
+
+
+    class Scaler:
+        def __init__(self, k):
+            self.k = k
+
+        def __call__(self, m):
+            return m.mul(self.k)
+    """
+)

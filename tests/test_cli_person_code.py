@@ -77,3 +77,27 @@ def test_paths_names_a_folder_of_the_persons_code(tmp_path):
     missing = porter("run", str(nb), "-o", str(out), "--force", "--paths", str(tmp_path / "no"))
     assert missing.returncode == 2
     assert missing.stderr.count("\n") == 1 and "does not exist" in missing.stderr
+
+
+def test_lint_of_the_module_uses_what_the_run_recorded(example_run):
+    """`porter lint norms.py` alone cannot know ``m`` is a tensor; with the run's report
+    it flags ``m.pow(2)`` and the rest with their suggestions."""
+    folder = example_run["folder"]
+    alone = porter("lint", str(folder / "norms.py"), "--format", "json")
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert json.loads(alone.stdout)["findings"] == []
+    informed = porter(
+        "lint",
+        str(folder / "norms.py"),
+        "--format",
+        "json",
+        "--from-report",
+        str(folder / "report.json"),
+    )
+    assert informed.returncode == 1, informed.stderr
+    findings = {f["name"]: f for f in json.loads(informed.stdout)["findings"]}
+    assert set(findings) == {"Tensor.pow", "Tensor.sum", "Tensor.sqrt"}
+    assert findings["Tensor.pow"]["line"] == 5
+    assert findings["Tensor.pow"]["suggestion"] == "xp.pow(m, 2)"
+    bad = porter("lint", str(folder / "norms.py"), "--from-report", str(folder / "norms.py"))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1

@@ -72,6 +72,8 @@ KINDS_OF = {
     ("lint", "paths"): ["", "MISSING", "'quoted"],
     ("install-kernels", "prefix"): ["", "MISSING", "FOREIGN", "PROC", "'quoted"],
     ("lint", "path"): ["", "MISSING", "'quoted"],
+    (None, "paths"): ["", "MISSING", "PYFILE", "'quoted"],
+    ("lint", "from_report"): [*INPUTS, "DEEP", "NOT_JSON", "PYFILE"],
 }
 
 

@@ -255,7 +255,8 @@ def settle_at_call(fix: Any, entry: CellEntry, ctx: Any) -> list[DefinitionVerdi
     same = CellRewrite(fix.source, fix.source, [])
 
     def replayed(group: list[Deferred]) -> Any:
-        result = fix.replay(same, frozenset(), ctx, prefix="".join(d.code for d in group))
+        prefix = fix.files_prefix + "".join(d.code for d in group)  # (verified files first)
+        result = fix.replay(same, frozenset(), ctx, prefix=prefix)
         fix.rounds.remove(result)  # the cell's own rewrite is judged on its own rounds
         return result
 

@@ -33,6 +33,7 @@ from porter_ext.fix.deferred import (
     settle_at_call,
     unexercised_defs,
 )
+from porter_ext.fix.files import file_notes, verify_files
 from porter_ext.fix.magic_args import close_code_magics, magic_sites, open_code_magics
 from porter_ext.fix.verify_rounds import (
     Judge,
@@ -57,7 +58,7 @@ from porter_ext.fix.verify_support import (
     unexercised_specs,
 )
 from porter_ext.model.cells import CellEntry
-from porter_ext.model.entries import DefinitionVerdict, RewriteEntry, RewriteSiteEntry
+from porter_ext.model.entries import DefinitionVerdict, FileVerdict, RewriteEntry, RewriteSiteEntry
 from porter_ext.record.magic_lines import mask_magics, unmask
 
 if TYPE_CHECKING:
@@ -109,6 +110,9 @@ class FixRun:
     deferred: list = field(default_factory=list)
     #: verified definitions the rounds run before the cell (their code, plain Python)
     prefix: str = ""
+    #: the verified rewrites of the person's files the cell calls into, put in place
+    #: before the cell in every later round (`porter_ext.fix.files.install`)
+    files_prefix: str = ""
     #: what the rounds are judged against: the original cell's own replay on each
     #: backend, and the original run's dtypes (what the backend alone changes, a default
     #: dtype, is not held against the rewrite: `verify_rounds.Judge`)
@@ -185,11 +189,13 @@ class FixRun:
         """The entry with its ``rewrite`` (and the verdicts on earlier cells' deferred
         definitions it calls, with a note for each); releases the capture."""
         verdicts: list[DefinitionVerdict] = []
+        files: list[FileVerdict] = []
         try:
             self.judge = self._judge(entry, namespace, run)
             ctx = Verification(
                 self._specs(run), namespace, run, settings, policy, finding_count(entry.calls)
             )
+            files = verify_files(self, entry, ctx)  # the person's files it called into
             if self.deferred:
                 verdicts = settle_at_call(self, entry, ctx)
             rewrite = self._verify(entry, ctx)
@@ -198,12 +204,13 @@ class FixRun:
                 self.plan.capture.release()
         if rewrite is not None and rewrite.status != "refused" and self.in_effect:
             put_in_effect(self.code_of(rewrite.source), namespace, self.cell)
-        notes = [*entry.notes, *(v.note() for v in verdicts)]
+        notes = [*entry.notes, *(v.note() for v in verdicts), *file_notes(files)]
         return dataclasses.replace(
             entry,
             rewrite=rewrite,
             notes=notes,
             definition_verdicts=[*entry.definition_verdicts, *verdicts],
+            file_verdicts=[*entry.file_verdicts, *files],
         )
 
     def _judge(self, entry: CellEntry, namespace: Mapping[str, Any], run: CellRun) -> Judge:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from porter_ext.model.calls import CallRecord, ErrorInfo, cell_label
 from porter_ext.model.comparison import DeviceFinding
-from porter_ext.model.entries import DefinitionVerdict, ReplayEntry, RewriteEntry
+from porter_ext.model.entries import DefinitionVerdict, FileVerdict, ReplayEntry, RewriteEntry
 from porter_ext.model.headline import Headline, HeadlineCounts
 from porter_ext.model.plan import PlanItem, build_plan
 
@@ -35,6 +35,9 @@ class CellEntry:
     #: verdicts on earlier cells' definitions this cell called (``porter fix``); written
     #: only when there is one
     definition_verdicts: list[DefinitionVerdict] = field(default_factory=list)
+    #: ``porter fix``: what this cell's replays said of the rewrite of each Python file of
+    #: the person's it called into
+    file_verdicts: list[FileVerdict] = field(default_factory=list)
     #: the counts and the one line every view shows (`headline_of`): derived here, once
     #: per entry, so no view counts; `dataclasses.replace` derives it again for the
     #: changed entry

@@ -102,6 +102,26 @@ class RewriteEntry:
 
 
 @dataclass(frozen=True)
+class FileVerdict:
+    """What a cell's replays said of the rewrite of a Python file of the person's that the
+    cell called into (``porter fix``): ``file`` relative to the notebook's folder, the
+    ``digest`` of its text when recorded (nothing is written to a file that changed
+    since), the rewritten ``source``, and whether the cell's replays with it agreed with
+    the cell's original run. Carried by the calling cell's entry; porter's side accepts
+    the file's rewrite when every calling cell did."""
+
+    file: str
+    digest: str
+    source: str
+    accepted: bool
+    verified_on: list[str] = field(default_factory=list)
+    sites: list[RewriteSiteEntry] = field(default_factory=list)
+    reason: str | None = None
+    #: the calling cell, as views name it
+    where: str | None = None
+
+
+@dataclass(frozen=True)
 class DefinitionVerdict:
     """What a cell's replay said of a function an earlier cell defined, whose rewrite
     waited for a call (``porter fix``: a cell that only defines functions runs none of

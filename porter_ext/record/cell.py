@@ -36,6 +36,7 @@ from porter_ext.record.compiled import (
     imported,
     rewrite_and_compile,
 )
+from porter_ext.record.compilers import CellCode
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.runners import register_cell_file
 from porter_ext.record.sites import LoopSite
@@ -193,6 +194,9 @@ class RecordSettings:
     loop_sample: int = 0
     #: folders the person added whose Python files are their code (`person_code`)
     paths: tuple[str, ...] = ()
+    #: the person's modules the recording process has loaded, (name, file): a replay's
+    #: worker imports those names from the same files
+    modules: tuple[tuple[str, str], ...] = ()
 
 
 def exported_rewrite(source: str, settings: RecordSettings) -> bytes | None:
@@ -254,6 +258,7 @@ def run_recorded(
             )
     install_hooks(namespace)
     rec.namespace = namespace
+    rec.cell_code = CellCode(source, filename, settings.compile_flags, tuple(transformers))
     return _execute(source, compiled, namespace, filename, cell, rec, warnings)
 
 

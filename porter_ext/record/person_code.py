@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from porter_ext.record import as_written
+from porter_ext.record import as_written, resolve
 from porter_ext.record.compiled import rewrite_module
 from porter_ext.record.hooks_importlib_bootstrap import bind
 from porter_ext.record.runners import register_cell_file
@@ -120,8 +120,6 @@ def more_paths(paths: Iterable[str]) -> Iterator[None]:
 
 
 def _forget_verdicts() -> None:
-    from porter_ext.record import resolve
-
     with _lock:
         _verdicts.clear()
     resolve.clear_caches()  # which module is a library depends on the folders
@@ -220,7 +218,9 @@ def shown_path(real: str) -> str:
     return real if relative.startswith(os.pardir + os.sep + os.pardir) else relative
 
 
-def _read(real: str) -> str:
+def read_source(real: str) -> str:
+    """The text of a Python file of the person's, decoded as Python decodes it; raises
+    `Unreadable` naming why not (what every reader of the person's files says)."""
     try:
         with open(real, "rb") as handle:
             data = handle.read()
@@ -247,16 +247,17 @@ def _written(code: types.CodeType) -> Written | None:
     if real is None:
         return None
     FILE_LABELS.setdefault(real, shown_path(real))
-    return Written(real, _read(real))
+    return Written(real, read_source(real))
 
 
-def _index(code: types.CodeType, written: Written) -> dict | None:
+def _index(code: types.CodeType, written: Written, keyed: bool = True) -> dict | None:
     """The twins of the code objects of ``code``'s file: key → (plain, rewritten);
     compiled once per source (None: it does not compile)."""
-    filename = code.co_filename
     digest = hashlib.blake2b(written.source.encode("utf-8", "surrogatepass")).hexdigest()
+    filename = code.co_filename
+    key = filename if keyed else f"{filename}\0{digest}"
     with _lock:
-        hit = _compiled.get(filename)
+        hit = _compiled.get(key)
     if hit is not None and hit[0] == digest:
         return hit[1]
     try:
@@ -268,13 +269,40 @@ def _index(code: types.CodeType, written: Written) -> dict | None:
     except (SyntaxError, ValueError):
         index = None
     with _lock:
-        _compiled[filename] = (digest, index)
+        _compiled[key] = (digest, index)
     return index
 
 
+#: other texts a file's code may have been compiled from (`also_written`): real path →
+#: sources
+_also: dict[str, list[str]] = {}
+
+
+def also_written(real: str, source: str) -> None:
+    """Code compiled from ``source`` under the file name ``real`` (porter fix's
+    verification runs a file's rewrite) is recorded as the file's own code is."""
+    sources = _also.setdefault(real, [])
+    if source not in sources:
+        sources.append(source)
+        del sources[:-4]
+
+
 def _twin(code: types.CodeType, written: Written) -> types.CodeType | None:
-    """The rewritten twin of ``code``, when the source is the one it was compiled from."""
-    index = _index(code, written)
+    """The rewritten twin of ``code``, when the source is the one it was compiled from
+    (the file as it is now, or a text `also_written` under its name)."""
+    try:
+        return _twin_from(code, written)
+    except Unreadable:
+        if not isinstance(written.label, str):
+            raise
+        for other in _also.get(written.label, []):
+            with contextlib.suppress(Unreadable):
+                return _twin_from(code, Written(written.label, other), keyed=False)
+        raise
+
+
+def _twin_from(code: types.CodeType, written: Written, keyed: bool = True) -> types.CodeType | None:
+    index = _index(code, written, keyed)
     if index is None:
         raise Unreadable("does not compile now")
     plains, rewrittens = index.get((code.co_qualname, code.co_firstlineno), ([], []))
@@ -426,3 +454,29 @@ def arm_now(f: Any, notes: list[str]) -> None:
 def rewritten(function: types.FunctionType) -> bool:
     """Whether ``function`` runs porter's rewrite now (tests: never outside a cell)."""
     return as_written.is_rewritten(function.__code__)
+
+
+def loaded_modules() -> tuple[tuple[str, str], ...]:
+    """The person's modules this process has loaded: (name, real path of the file)."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        filename = getattr(module, "__file__", None)
+        if isinstance(filename, str):
+            real = person_file(filename)
+            if real is not None:
+                found.append((name, real))
+    return tuple(found)
+
+
+def forget_other_files(modules: Iterable[tuple[str, str]]) -> None:
+    """A worker: drop each of the person's ``modules`` it holds loaded from another file
+    (the person's kernel now imports that name from elsewhere), so that the replay's
+    inputs import it again as the kernel has it."""
+    for name, real in modules:
+        module = sys.modules.get(name)
+        filename = getattr(module, "__file__", None)
+        if isinstance(filename, str) and os.path.realpath(filename) != real:
+            del sys.modules[name]
+
+
+resolve.persons_module = persons_module_name  # the person's modules are no library

@@ -16,7 +16,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from porter_ext.model.cells import CellEntry
-from porter_ext.model.entries import DefinitionVerdict, ReplayEntry, RewriteEntry, RewriteSiteEntry
+from porter_ext.model.entries import (
+    DefinitionVerdict,
+    FileVerdict,
+    ReplayEntry,
+    RewriteEntry,
+    RewriteSiteEntry,
+)
 from porter_ext.model.headline import Headline, HeadlineCounts
 from porter_ext.model.plan import PlanItem, PlanSite
 from porter_ext.model.report import BackendEntry, Environment, Report, Source, Summary
@@ -91,20 +97,29 @@ def replay_from_dict(data: Mapping[str, Any]) -> ReplayEntry:
     )
 
 
-def rewrite_to_dict(rewrite: RewriteEntry) -> dict[str, Any]:
+def rewrite_to_dict(rewrite: RewriteEntry | FileVerdict) -> dict[str, Any]:
+    """A rewrite (a cell's, or a file's verdict) with its specs and sites as lists."""
     data = record_dict(rewrite)
     data["verified_on"] = list(rewrite.verified_on)
     data["sites"] = [record_dict(s) for s in rewrite.sites]
     return data
 
 
-def rewrite_from_dict(data: Mapping[str, Any]) -> RewriteEntry:
-    values = known(RewriteEntry, data)
+def _rewrite_values(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    values = known(cls, data)
     values["verified_on"] = [str(s) for s in data.get("verified_on", [])]
     values["sites"] = [
         RewriteSiteEntry(**known(RewriteSiteEntry, s)) for s in data.get("sites", [])
     ]
-    return RewriteEntry(**values)
+    return values
+
+
+def rewrite_from_dict(data: Mapping[str, Any]) -> RewriteEntry:
+    return RewriteEntry(**_rewrite_values(RewriteEntry, data))
+
+
+def file_verdict_from_dict(data: Mapping[str, Any]) -> FileVerdict:
+    return FileVerdict(**_rewrite_values(FileVerdict, data))
 
 
 def verdict_to_dict(verdict: DefinitionVerdict) -> dict[str, Any]:
@@ -171,8 +186,8 @@ def plan_item_from_dict(data: Mapping[str, Any]) -> PlanItem:
 
 
 def cell_to_dict(cell: CellEntry) -> dict[str, Any]:
-    """The cell entry of the report; ``notes`` and ``definition_verdicts`` only where
-    there are some."""
+    """The cell entry of the report; ``notes``, ``definition_verdicts`` and
+    ``file_verdicts`` only where there are some."""
     data = {
         "index": cell.index,
         "execution_count": cell.execution_count,
@@ -189,6 +204,8 @@ def cell_to_dict(cell: CellEntry) -> dict[str, Any]:
         data["notes"] = list(cell.notes)
     if cell.definition_verdicts:
         data["definition_verdicts"] = [verdict_to_dict(v) for v in cell.definition_verdicts]
+    if cell.file_verdicts:
+        data["file_verdicts"] = [rewrite_to_dict(v) for v in cell.file_verdicts]
     return data
 
 
@@ -207,6 +224,7 @@ def cell_from_dict(data: Mapping[str, Any]) -> CellEntry:
         notes=[str(n) for n in data.get("notes", [])],
         rewrite=rewrite_from_dict(rewrite) if rewrite else None,
         definition_verdicts=[verdict_from_dict(v) for v in data.get("definition_verdicts", [])],
+        file_verdicts=[file_verdict_from_dict(v) for v in data.get("file_verdicts", [])],
     )
     # the derived fields are not arguments of a frozen entry: set them as written
     if data.get("headline"):

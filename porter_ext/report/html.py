@@ -19,7 +19,7 @@ from porter_ext.model.calls import STATUSES
 from porter_ext.model.report import Report
 from porter_ext.report.findings import group_findings
 from porter_ext.report.html_cells import PlotBudget, cell_view, clip
-from porter_ext.report.placement import calls_by_cell
+from porter_ext.report.placement import calls_by_cell, calls_by_file
 from porter_ext.report.text import visible
 
 if TYPE_CHECKING:
@@ -132,6 +132,7 @@ def render_html(report: Report, *, max_plots: int = MAX_PLOTS) -> str:
             meta_json=Markup(script_json(meta)),
             stats=stats,
             plan=_plan_view(report),
+            files=calls_by_file(report.cells),
             groups=groups,
             statuses=STATUSES,
             cells=[

@@ -13,7 +13,7 @@ import re
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.report import Report
 from porter_ext.report.findings import group_findings
-from porter_ext.report.placement import PlacedCall, calls_by_cell
+from porter_ext.report.placement import PlacedCall, calls_by_cell, calls_by_file
 from porter_ext.report.text import cell_notes, visible
 
 MAX_CELL_TEXT = 300  #: characters of one table cell (an exception may print an array)
@@ -200,6 +200,28 @@ def _plan_section(report: Report) -> list[str]:
     return ["## Port plan", "", table(["#", "kind", "fix", "cells", ""], rows), ""]
 
 
+def _files_section(report: Report) -> list[str]:
+    """The findings in the person's Python files, each site once with its callers."""
+    files = calls_by_file(report.cells)
+    if not files:
+        return []
+    out = ["## Your files", ""]
+    for file, found in files.items():
+        rows = [
+            [
+                str(f.line),
+                md_code(f.call.name),
+                md_text(f.call.status),
+                md_code(f.call.suggestion) if f.call.suggestion else "",
+                md_text(", ".join(f.callers)),
+            ]
+            for f in found
+        ]
+        out += [f"### {md_text(file)}", ""]
+        out += [table(["line", "call", "status", "suggestion", "called from"], rows), ""]
+    return out
+
+
 def render_markdown(report: Report, *, max_cells: int | None = None) -> str:
     """The report as GitHub-flavoured Markdown text.
 
@@ -283,6 +305,7 @@ def render_markdown(report: Report, *, max_cells: int | None = None) -> str:
             table(["backend", "version", "available", "devices", "reason"], rows),
             "",
         ]
+    out += _files_section(report)
     written = {id(c): p for c, p in zip(report.cells, calls_by_cell(report.cells), strict=True)}
     newsworthy = [c for c in report.cells if _has_news(c, written[id(c)])]
     quiet = [c for c in report.cells if not _has_news(c, written[id(c)])]

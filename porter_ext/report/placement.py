@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from porter_ext.model.calls import CallOrigin, CallRecord
 from porter_ext.model.cells import CellEntry
 
-__all__ = ["PlacedCall", "calls_by_cell"]
+__all__ = ["FileFinding", "PlacedCall", "calls_by_cell", "calls_by_file"]
 
 
 @dataclass(frozen=True)
@@ -89,3 +89,41 @@ def calls_by_cell(cells: Sequence[CellEntry]) -> list[list[PlacedCall]]:
     for calls in placed:
         calls.sort(key=lambda p: (p.line, p.col))
     return placed
+
+
+@dataclass
+class FileFinding:
+    """One call site in a Python file of the person's, once however many cells reached it:
+    the call (its count summed over them) and the cells whose runs made it."""
+
+    call: CallRecord
+    callers: list[str]
+
+    @property
+    def line(self) -> int:
+        return self.call.origin.line if self.call.origin is not None else self.call.line
+
+
+def calls_by_file(cells: Sequence[CellEntry]) -> dict[str, list[FileFinding]]:
+    """The findings written in the person's files (``origin.file``), file by file in name
+    order, one per site and status with the cells that called it, in line order."""
+    import dataclasses
+
+    sites: dict[tuple, FileFinding] = {}
+    for cell in cells:
+        for call in cell.calls:
+            origin = call.origin
+            if origin is None or origin.file is None or not call.is_finding:
+                continue
+            key = (origin.file, origin.line, origin.col, call.name, call.status)
+            found = sites.get(key)
+            if found is None:
+                sites[key] = FileFinding(dataclasses.replace(call), [cell.label])
+                continue
+            found.call.count += call.count
+            if cell.label not in found.callers:
+                found.callers.append(cell.label)
+    files: dict[str, list[FileFinding]] = {}
+    for key in sorted(sites, key=lambda k: (k[0], k[1], k[2], k[3])):
+        files.setdefault(key[0], []).append(sites[key])
+    return files

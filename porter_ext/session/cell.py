@@ -118,6 +118,7 @@ def begin(
         version=options.version or session.config.version,
         compile_flags=flags,
         paths=(*person_code.added(), *options.paths),
+        modules=person_code.loaded_modules(),
     )
     replay = session._job(plan, code, namespace, record, options)
     return CellJob(

@@ -9,50 +9,19 @@ from __future__ import annotations
 import json
 import os
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from porter_ext.record import person_code
 from tests.replay.isolation import run
+from tests.snippets import MYMOD
 
 torch = pytest.importorskip("torch")
-
-MYMOD = textwrap.dedent(
-    """\
-    def norm_rows(m):
-        n = m.pow(2).sum(1, keepdim=True).sqrt()
-        return m / n
-
-
-    def twice(m):
-        return norm_rows(m) * 2
-
-
-    class Scaler:
-        def __init__(self, k):
-            self.k = k
-
-        def __call__(self, m):
-            return m.mul(self.k)
-    """
-)
 
 
 def _calls(ip) -> dict[str, dict]:
     return {c["name"]: c for c in json.loads(ip.user_ns["_port"].to_json())["calls"]}
-
-
-@pytest.fixture
-def folder(tmp_path, monkeypatch, port_shell):
-    """The person's folder (the kernel's working directory) with ``mymod.py`` in it."""
-    (tmp_path / "mymod.py").write_text(MYMOD, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield tmp_path
-    for name in [m for m in sys.modules if m == "mymod" or m.startswith("mymod.")]:
-        del sys.modules[name]
 
 
 def test_a_helper_from_a_plain_cell_is_recorded_where_it_is_written(port_shell):
@@ -232,3 +201,23 @@ def test_replays_import_the_persons_module_and_place_its_failure_there(folder, p
     assert ok["status"] == "ok", ok
     recorded = {c["name"]: c for c in ok.get("calls", [])}
     assert recorded["Tensor.pow"]["origin"]["file"] == "mymod.py"
+
+
+def test_a_module_that_fails_to_import_fails_as_without_porter(folder, port_shell):
+    """The person's import is theirs: porter does not hook it, so a module that raises
+    while it is imported raises the same in a recorded cell, placed in the file."""
+    ip = port_shell
+    (folder / "broken_mod.py").write_text("x = 1\nraise ValueError('not today')\n")
+    plain = run(ip, "import broken_mod\n")
+    recorded = run(ip, "%%port --no-replay --quiet\nimport broken_mod\n")
+    for result in (plain, recorded):
+        assert isinstance(result.error_in_exec, ValueError)
+        assert str(result.error_in_exec) == "not today"
+    error = json.loads(ip.user_ns["_port"].to_json())["error"]
+    assert (error["type"], error["file"], error["file_line"], error["line"]) == (
+        "ValueError",
+        "broken_mod.py",
+        2,
+        1,
+    )
+    sys.modules.pop("broken_mod", None)

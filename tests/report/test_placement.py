@@ -88,3 +88,39 @@ def test_one_cells_own_output_names_the_writing_cell_and_its_line():
     calling = _report(index=False).cells[1]
     assert "  In [5] line 4: torch.max [non_standard_usage]" in cell_text(calling)
     assert "in code from" not in cell_text(calling)
+
+
+def _in_file(line: int) -> CallRecord:
+    return CallRecord(
+        line=line,  # where each calling cell called into the module
+        col=0,
+        name="Tensor.pow",
+        library="torch",
+        kind="method",
+        status="non_standard",
+        suggestion="xp.pow(m, 2)",
+        origin=CallOrigin(None, None, line=5, col=8, end_line=5, end_col=16, file="norms.py"),
+    )
+
+
+def test_a_site_in_a_file_reached_from_several_cells_is_one_finding_with_its_callers():
+    """Issue 26: the same site of ``norms.py`` called by two cells is one finding under
+    the file, naming both cells, in the Markdown and HTML reports."""
+    first = CellEntry(index=1, execution_count=2, source="b = f(a)\n", calls=[_in_file(1)])
+    second = CellEntry(index=3, execution_count=4, source="\nc = f(a)\n", calls=[_in_file(2)])
+    report = Report.build(
+        [first, second], make_environment(), array_api_version="2025.12", porter_version="0"
+    )
+    markdown = render_markdown(report)
+    section = markdown.split("## Your files", 1)[1].split("\n## ", 1)[0]
+    assert "### norms.py" in section
+    rows = [row for row in section.splitlines() if "Tensor.pow" in row]
+    assert len(rows) == 1
+    assert "cell 1 · In \\[2\\], cell 3 · In \\[4\\]" in rows[0] and "| 5 |" in rows[0]
+    html = render_html(report)
+    files = html.split('<section id="files">', 1)[1].split("</section>", 1)[0]
+    assert files.count("Tensor.pow") == 1
+    assert "cell 1 · In [2], cell 3 · In [4]" in files
+    # a report without file findings has no such section
+    assert "## Your files" not in render_markdown(_report())
+    assert 'id="files"' not in render_html(_report())
