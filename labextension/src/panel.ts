@@ -5,7 +5,8 @@
  * cell and line, grouped by replacement (collapsible, with porter's counts), filtered
  * by a query and sorted by a column. Only the rows in view are built, so thousands of
  * findings scroll smoothly. A click selects the cell and puts the cursor on the line
- * and column. The rows are `diagnostics.ts`'s, drawn by `panelrows.ts`.
+ * and column; a finding in a Python file of the person's opens the file there. The
+ * rows are `diagnostics.ts`'s, drawn by `panelrows.ts`.
  */
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { ICodeCellModel } from '@jupyterlab/cells';
@@ -34,6 +35,7 @@ import {
   SortKey,
   windowOf
 } from './diagnostics';
+import { resolveFile } from './findings';
 import { invalidate, notebookCells, resultsChanged } from './notebookcells';
 import {
   renderDetail,
@@ -154,6 +156,25 @@ export class PortingPanel extends Widget {
       });
     }
     this._render();
+  }
+
+  /** Opens a file (a server path) in an editor with the cursor at a line (1-based) and
+   * column (characters); set by the plugin, which has the document manager. */
+  openFile: ((path: string, line: number | null, col: number) => void) | null =
+    null;
+
+  /** True when a finding of the notebook shown is in the file at server path `path`:
+   * the panel keeps showing the notebook while that file's editor is current. */
+  showsFile(path: string): boolean {
+    const panel = this._notebook;
+    return (
+      !!panel &&
+      this._rows.some(
+        row =>
+          row.file !== null &&
+          resolveFile(panel.context.path, row.file) === path
+      )
+    );
   }
 
   /** The rows the panel holds now, in the order shown (for tests and commands). */
@@ -357,7 +378,19 @@ export class PortingPanel extends Widget {
       return;
     }
     this._select(index);
-    this.reveal(item.row.cell, item.row.line, item.row.col);
+    const row = item.row;
+    if (row.file !== null) {
+      const panel = this._notebook;
+      if (panel && this.openFile) {
+        this.openFile(
+          resolveFile(panel.context.path, row.file),
+          row.line,
+          row.col
+        );
+      }
+      return;
+    }
+    this.reveal(row.cell, row.line, row.col);
   }
 
   private _select(index: number): void {

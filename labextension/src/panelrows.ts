@@ -4,7 +4,13 @@
  * of a selected finding. Every string is the report's, put on the page as text
  * (`text.ts`); rows have one fixed height so that the list can be windowed.
  */
-import { IDiagnostic, IGroup, rowTitle, SortKey } from './diagnostics';
+import {
+  IDiagnostic,
+  IGroup,
+  rowPlace,
+  rowTitle,
+  SortKey
+} from './diagnostics';
 import { Severity } from './positions';
 import { appendText, el, visibleText } from './text';
 
@@ -100,6 +106,9 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
   item.style.height = `${ROW_HEIGHT}px`;
   item.dataset.porterRow = row.id;
   item.dataset.porterCell = String(row.cell);
+  if (row.file !== null) {
+    item.dataset.porterFile = row.file;
+  }
   item.dataset.porterLine = row.line === null ? '' : String(row.line);
   item.dataset.porterCol = String(row.col);
   item.dataset.porterStatus = row.status;
@@ -119,6 +128,10 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
     item.classList.add('porter-stale');
     msg.appendChild(el('span', 'porter-stale-tag', 'stale'));
   }
+  if (row.file !== null) {
+    // shown in a file: the row says where (the Cell column names the calling cell)
+    msg.appendChild(el('span', 'porter-diag-place', `${rowPlace(row)}: `));
+  }
   appendText(msg, row.message);
   if (row.calledFrom) {
     msg.appendChild(
@@ -127,7 +140,9 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
   }
   // the cell's position in the column (narrow), its full label in the title
   const cell = el('span', 'porter-diag-cell', row.cell);
-  cell.title = visibleText(row.cellLabel);
+  cell.title = visibleText(
+    row.file === null ? row.cellLabel : `called from ${row.calledFrom}`
+  );
   cell.setAttribute('role', 'gridcell');
   const line = el(
     'span',
@@ -139,19 +154,23 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
   return item;
 }
 
-/** A group's head: its replacement and porter's count of the calls in it. */
+/** A group's head: its replacement (or its file) and porter's count of the calls in it. */
 export function renderGroup(group: IGroup, collapsed: boolean): HTMLElement {
   const head = el(
     'div',
     `porter-diag-group porter-clickable porter-sev-${group.severity}`
   );
+  if (group.file !== null) {
+    head.classList.add('porter-diag-group-file');
+    head.dataset.porterFile = group.file;
+  }
   head.setAttribute('role', 'row');
   head.style.height = `${ROW_HEIGHT}px`;
   head.dataset.porterGroup = group.key;
   head.setAttribute('aria-expanded', collapsed ? 'false' : 'true');
   head.title = collapsed ? 'Show these findings' : 'Hide these findings';
   head.appendChild(el('span', 'porter-caret'));
-  head.appendChild(el('code', 'porter-code', group.key));
+  head.appendChild(el('code', 'porter-code', group.label));
   head.appendChild(el('span', 'porter-count', ` ×${group.count}`));
   return head;
 }

@@ -26,6 +26,7 @@ function row(over: Partial<IDiagnostic> = {}): IDiagnostic {
     group: `replay failures${EVIL}`,
     cell: 3,
     cellLabel: 'cell 3 · In [4]',
+    file: null,
     line: 2,
     col: 0,
     calledFrom: `cell 5${EVIL}`,
@@ -67,7 +68,14 @@ describe('the panel’s rows put hostile strings on the page as text', () => {
 
   it('renders a group’s replacement as text', () => {
     const node = renderGroup(
-      { key: `xp.sum${EVIL}`, rows: [row()], count: 7, severity: 'error' },
+      {
+        key: `xp.sum${EVIL}`,
+        label: `xp.sum${EVIL}`,
+        file: null,
+        rows: [row()],
+        count: 7,
+        severity: 'error'
+      },
       false
     );
     expect(active(node)).toBe(0);
@@ -98,7 +106,14 @@ describe('the rows of the windowed list', () => {
   it('have the one fixed height the windowing counts with', () => {
     expect(renderRow(row(), false).style.height).toBe(`${ROW_HEIGHT}px`);
     const group = renderGroup(
-      { key: 'k', rows: [], count: 1, severity: 'info' },
+      {
+        key: 'k',
+        label: 'k',
+        file: null,
+        rows: [],
+        count: 1,
+        severity: 'info'
+      },
       true
     );
     expect(group.style.height).toBe(`${ROW_HEIGHT}px`);
@@ -141,5 +156,50 @@ describe('the rows of the windowed list', () => {
     expect(
       renderHead('place', true).querySelectorAll('[aria-sort]').length
     ).toBe(1);
+  });
+});
+
+describe('a finding in the person’s module', () => {
+  const inFile = row({
+    file: 'lib/norms.py',
+    line: 5,
+    col: 8,
+    cell: 5,
+    cellLabel: 'cell 5 · In [3]',
+    calledFrom: 'cell 5 · In [3], line 1',
+    message: 'Tensor.pow: array methods are not in the standard'
+  });
+
+  it('says its file and line, and the calling cell', () => {
+    const node = renderRow(inFile, false);
+    expect(node.dataset.porterFile).toBe('lib/norms.py');
+    expect(node.dataset.porterLine).toBe('5');
+    const msg = node.querySelector('.porter-diag-msg')!;
+    expect(msg.textContent).toMatch(
+      /^lib\/norms\.py line 5: Tensor\.pow: .* \(called from cell 5 · In \[3\], line 1\)$/
+    );
+    const cell = node.querySelector('.porter-diag-cell') as HTMLElement;
+    expect(cell.title).toBe('called from cell 5 · In [3], line 1');
+  });
+
+  it('is under its file’s group head', () => {
+    const head = renderGroup(
+      {
+        key: 'file:lib/norms.py',
+        label: 'lib/norms.py',
+        file: 'lib/norms.py',
+        rows: [inFile],
+        count: 2,
+        severity: 'error'
+      },
+      false
+    );
+    expect(head.classList).toContain('porter-diag-group-file');
+    expect(head.dataset.porterFile).toBe('lib/norms.py');
+    expect(head.textContent).toBe('lib/norms.py ×2');
+  });
+
+  it('has no file attribute when it is in a cell', () => {
+    expect(renderRow(row(), false).dataset.porterFile).toBeUndefined();
   });
 });
