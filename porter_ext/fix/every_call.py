@@ -19,11 +19,16 @@ import dataclasses
 import weakref
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from porter_ext.fix.deferred import Deferred, definitions_only, judge_calls
 from porter_ext.fix.verify_rounds import Judge, Round, judged
 from porter_ext.model.entries import DefinitionVerdict
+
+if TYPE_CHECKING:
+    from porter_ext.fix.verify import FixRun
+    from porter_ext.fix.verify_rounds import Verification
+    from porter_ext.model.cells import CellEntry
 
 __all__ = [
     "InEffect",
@@ -112,7 +117,7 @@ def ported_back(session: object, namespace: MutableMapping[str, Any]) -> None:
             namespace[entry.name] = entry.ported
 
 
-def verify_calls(fix: Any, entry: Any, ctx: Any) -> list[DefinitionVerdict]:
+def verify_calls(fix: FixRun, entry: CellEntry, ctx: Verification) -> list[DefinitionVerdict]:
     """The verdicts on the functions in effect that the cell of ``fix`` (a `FixRun`)
     called: its replay on the original backend with their portable definitions put
     before it, judged against its run (which called the person's functions). A refused
