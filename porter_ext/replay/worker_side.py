@@ -74,6 +74,9 @@ class ReplayRequest:
     #: the cell's rewrite as the kernel compiled it (`record.cell.exported_rewrite`): the
     #: worker neither parses nor rewrites the cell; None: it does
     compiled: bytes | None = None
+    #: the plain code of the person's functions armed in the kernel
+    #: (`as_written.armed_plain_codes`): what a compiler traces in the worker too
+    plain_codes: bytes | None = None
 
 
 @dataclass
@@ -346,6 +349,9 @@ def _namespace(
             values = found[0]
     ns = home_globals(values)
     ns = ns if ns is not None else {}
+    from porter_ext.record import as_written
+
+    as_written.adopt_plain_codes(values, request.plain_codes)
     for name in HOOK_NAMES:  # the recorder binds this worker's own hooks when it runs
         ns.pop(name, None)
     ns["__name__"] = "__main__"
