@@ -114,6 +114,14 @@ RULES = [
         rf"\g<1>max_steps = {STEPS}  # prepare.py: was 200000",
     ),
     Rule(
+        "loss-curve-chunks",
+        f"part 5 plots the loss averaged over chunks of 1000 steps, which {STEPS} steps "
+        "cannot be cut into (view raises); chunks of 100 draw the same curve",
+        r"\.view\(-1, 1000\)(.*)$",
+        r".view(-1, 100)\g<1>  # prepare.py: was view(-1, 1000)",
+        only=("makemore_part5_cnn1",),
+    ),
+    Rule(
         "tiktoken-version",
         "tiktoken is not installed offline (see tiktoken-standin); printing its version "
         "would raise PackageNotFoundError",
