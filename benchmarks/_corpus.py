@@ -78,8 +78,13 @@ def _failures(command: str, status: int | str, stderr: str) -> list[str]:
 
 
 def _reason(why: str) -> str:
-    """A reason of the fixture mode (``NAME: reason``) without the call's name."""
-    return why.split(": ", 1)[1] if ": " in why else why
+    """A reason of the fixture mode (``NAME: reason``) without the call's name and the
+    particulars it still carries (variable names, array reprs), on one line."""
+    text = why.split(": ", 1)[1] if ": " in why else why
+    text = re.sub(r"\s+", " ", text)
+    text = re.sub(r"\((\w+): (dtype_changed|shape_changed|numeric)", r"(...: \2", text)
+    text = re.sub(r"got \(Array\(.*", "got (Array(...", text)
+    return text[:160]
 
 
 def measure(notebook: Path, out: Path, args: argparse.Namespace) -> dict:
@@ -220,7 +225,7 @@ def totals(results: list[dict]) -> None:
         cells.update(r.get("cells", {}))
         for why, n in r.get("why", {}).items():
             reasons[_reason(why)] += n
-            calls[why] += n
+            calls[f"{why.split(': ', 1)[0]}: {_reason(why)}"] += n
     same = sum(1 for r in results if r.get("differing_cells") == [])
     ratios = sorted(r["run_s"] / r["plain_s"] for r in results if r["plain_s"])
     median = ratios[len(ratios) // 2] if ratios else float("nan")
