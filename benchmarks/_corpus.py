@@ -77,6 +77,21 @@ def _failures(command: str, status: int | str, stderr: str) -> list[str]:
     return out
 
 
+def _report_failures(report: dict, label: str) -> list[str]:
+    """porter's own failures that a report carries: a replay or a rewrite that failed
+    in porter or in its worker rather than in the person's code."""
+    out = []
+    for cell in report["cells"]:
+        texts = [(r.get("error") or {}).get("message") or "" for r in cell["replays"]]
+        texts += [r.get("reason") or "" for r in cell["replays"]]
+        texts.append((cell.get("rewrite") or {}).get("reason") or "")
+        for text in texts:
+            if _PORTER_FAILURE.search(text) or "WorkerError" in text:
+                out.append(f"{label} cell {cell['index']}: {' '.join(text.split())[:300]}")
+                break
+    return out
+
+
 def _reason(why: str) -> str:
     """A reason of the fixture mode (``NAME: reason``) without the call's name and the
     particulars it still carries (variable names, array reprs), on one line."""
@@ -124,8 +139,11 @@ def measure(notebook: Path, out: Path, args: argparse.Namespace) -> dict:
         statuses = Counter((c.get("rewrite") or {}).get("status") for c in fix["cells"])
         result["cells"] = {s: statuses.get(s, 0) for s in ("verified", "partial", "refused")}
         _mismatches(fix, f"{stem} (fix)", figures)
+        result["failures"] += _report_failures(fix, "porter fix report")
         if run_json.exists():
-            _mismatches(json.loads(run_json.read_text()), f"{stem} (run)", figures)
+            run = json.loads(run_json.read_text())
+            _mismatches(run, f"{stem} (run)", figures)
+            result["failures"] += _report_failures(run, "porter run report")
         result.update(
             mismatches=figures.mismatches,
             false_mismatches=figures.false_mismatches,
