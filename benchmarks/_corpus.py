@@ -97,6 +97,7 @@ def _reason(why: str) -> str:
     particulars it still carries (variable names, array reprs), on one line."""
     text = why.split(": ", 1)[1] if ": " in why else why
     text = re.sub(r"\s+", " ", text)
+    text = re.sub(r"\b\d+ site\(s\)", "N site(s)", text)
     text = re.sub(r"\((\w+): (dtype_changed|shape_changed|numeric)", r"(...: \2", text)
     text = re.sub(r"got \(Array\(.*", "got (Array(...", text)
     return text[:160]

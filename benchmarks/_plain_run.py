@@ -16,6 +16,7 @@ from pathlib import Path
 #: what differs between two runs of the same code and says nothing about porting
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]{6,}"), "0x…"),  # object addresses in reprs
+    (re.compile(r"/tmp/ipykernel_\d+/\d+\.py"), "<cell>"),  # where a warning was raised
     # %timeit's report: the numbers are timings
     (re.compile(r"^.*(?:per loop|loops? each).*$", re.MULTILINE), "<timeit>"),
     (re.compile(r"^(?:CPU times|Wall time):.*$", re.MULTILINE), "<time>"),
