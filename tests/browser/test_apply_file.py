@@ -8,17 +8,21 @@ With the file edited on disk since the run, Apply refuses in the row clicked (an
 notification), the file left as it is; with the recorded text back, Apply writes the
 rewrite (read back from disk here) and the file's rows go stale. With the file open in
 JupyterLab's editor, Apply writes through the editor (saved to disk, its marks gone) and
-one Ctrl+Z there gives back the recorded text and the marks.
+one Ctrl+Z there gives back the recorded text and the marks. In Notebook 7 the panel's
+Apply writes the module of a saved result (the jest fixture's real run) too.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 
+from porter_ext.ui.mime import MIME_TYPE
 from tests.browser.support import (
     OPEN_BESIDE,
     RUN_ALL,
@@ -42,7 +46,12 @@ SETUP = "import torch\nfrom mymod import norm_rows\na = torch.ones((3, 4))"
 CALLING = "%%port --fix -b numpy\nb = norm_rows(a)"
 #: the folders of the two tests: each its own notebook and module (a module is imported
 #: once per kernel, and each test rewrites its own)
-DISK, EDITED = "ondisk", "ineditor"
+DISK, EDITED, NB7 = "ondisk", "ineditor", "nb7"
+#: a real `%%port --fix -b numpy` run over mymod.py (labextension/scripts/file_fix_fixture.py)
+FIXTURE = (
+    Path(__file__).resolve().parents[2]
+    / "labextension/src/__tests__/fixtures/file_fix_notebook.json"
+)
 
 PANEL = "#porter-porting-panel"
 ROW = f'{PANEL} .porter-file-rewrite[data-porter-file="mymod.py"]'
@@ -80,8 +89,20 @@ def lab(tmp_path_factory) -> Iterator[LabServer]:
         (base / "root" / folder).mkdir(parents=True)
         (base / "root" / folder / "mymod.py").write_text(MODULE, encoding="utf-8")
         write_notebook(base / "root" / folder / "fix.ipynb", SETUP, CALLING, kernel="porter")
+    _saved_result(base / "root" / NB7)
     with lab_server(base) as server:
         yield server
+
+
+def _saved_result(folder: Path) -> None:
+    """The fixture's module, and a notebook whose calling cell holds its saved result."""
+    run = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    folder.mkdir(parents=True)
+    (folder / "mymod.py").write_text(run["module"], encoding="utf-8")
+    calling = nbformat.v4.new_code_cell(CALLING, execution_count=2)
+    data = {"text/plain": "porter", MIME_TYPE: run["cells"][1]["entry"]}
+    calling.outputs = [nbformat.v4.new_output("display_data", data=data)]
+    write_notebook(folder / "fix.ipynb", SETUP, calling, kernel="porter")
 
 
 def _run_until_offered(page: Any) -> Any:
@@ -179,3 +200,25 @@ def test_apply_writes_through_the_open_editor_and_undo_gives_it_back(page, page_
     button.wait_for(timeout=10_000)
     assert page.locator(f"{ROW}[data-porter-applied]").count() == 0
     assert page_log.errors == []
+
+
+#: what Notebook 7.6's own pages raise here with porter-ext disabled too (see
+#: test_labextension.NOTEBOOK7_OWN_ERRORS)
+NOTEBOOK7_OWN_ERRORS = {
+    "Cannot read properties of undefined (reading 'schema')",
+    "Command 'filebrowser:open-path' not registered.",
+}
+
+
+def test_notebook7_panel_applies_the_module_rewrite(page, page_log, lab):
+    module = lab.root / NB7 / "mymod.py"
+    run = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    [verdict] = run["cells"][1]["entry"]["file_verdicts"]
+    page.goto(lab.notebook7_url(f"{NB7}/fix.ipynb"), timeout=60_000)
+    # the panel is in Notebook 7's left area (closed until the person opens it)
+    button = page.locator(f"{ROW} button.porter-apply")
+    button.wait_for(state="attached", timeout=60_000)
+    button.evaluate("b => b.click()")
+    page.locator(f"{ROW}[data-porter-applied]").wait_for(state="attached", timeout=10_000)
+    _wait_disk(module, verdict["source"])
+    assert [e for e in page_log.errors if e not in NOTEBOOK7_OWN_ERRORS] == []
