@@ -200,9 +200,14 @@ function replayRows(replay: IReplay, callingLabel: string): IRowText[] {
  * failures and outputs that differ. A finding made by code written in another cell is
  * shown in that cell, at its line there, the calling cell named; one made by code in a
  * Python file of the person's (a call, or a replay that failed there) is shown in the
- * file, at its line there, the calling cell named.
+ * file, at its line there, the calling cell named. Rows in a file for which
+ * `appliedFile` (the file as the JSON names it) is true are stale: a rewrite of it was
+ * applied since.
  */
-export function collectDiagnostics(cells: IResultCell[]): IDiagnostic[] {
+export function collectDiagnostics(
+  cells: IResultCell[],
+  appliedFile: (file: string) => boolean = () => false
+): IDiagnostic[] {
   // `cells` are the notebook's cells in order (markdown too, without an entry): an
   // origin is found among them by id, execution count or position
   const refs = cells.map(c => c.ref);
@@ -225,7 +230,7 @@ export function collectDiagnostics(cells: IResultCell[]): IDiagnostic[] {
         cell: at.index,
         cellLabel:
           at === cell.ref ? label : cellLabel(at.index, at.executionCount),
-        stale: cell.stale
+        stale: cell.stale || (row.file !== null && appliedFile(row.file))
       });
     };
     for (const call of entry.calls ?? []) {

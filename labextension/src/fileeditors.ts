@@ -1,13 +1,17 @@
 /**
  * JupyterLab's file editors and porter's findings in the person's Python files: which
  * file each editor shows (for its marks, `marks.ts`), which notebooks' results the marks
- * read, and opening a file at a finding's line and column (the Porting panel's click).
+ * read, opening a file at a finding's line and column (the Porting panel's click), and
+ * where Apply of a file's rewrite reads and writes (`applyfile.ts`).
  */
 import { Notification } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { type FileEditor, IEditorTracker } from '@jupyterlab/fileeditor';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
+import { ISignal } from '@lumino/signaling';
+
+import { IFileAccess } from './applyfile';
 import { utf16Column } from './columns';
 import { filesChanged, setFilePath, setNotebookSource } from './marks';
 import { notebookCells } from './notebookcells';
@@ -80,4 +84,59 @@ export async function openFileAt(
   editor.setCursorPosition(position);
   editor.revealPosition(position);
   editor.focus();
+}
+
+/** The shared model's own undo history (of a file's document in JupyterLab 4). */
+interface IUndoable {
+  undoManager?: { stopCapturing(): void } | null;
+}
+
+/**
+ * Apply's access to the person's files: the Contents API for the text on disk and for
+ * writing a file no editor holds; the file's editor (found among `editors`), whose model
+ * takes the rewrite as one undo step and is then saved.
+ */
+export function fileAccess(
+  docs: IDocumentManager,
+  editors: IEditorTracker | null
+): IFileAccess {
+  const contents = docs.services.contents;
+  return {
+    read: async path => {
+      const model = await contents.get(path, {
+        type: 'file',
+        format: 'text',
+        content: true
+      });
+      if (typeof model.content !== 'string') {
+        throw new Error('it is not a text file');
+      }
+      return model.content;
+    },
+    write: async (path, text) => {
+      await contents.save(path, {
+        type: 'file',
+        format: 'text',
+        content: text
+      });
+    },
+    editor: path => {
+      const widget = editors?.find(w => w.context.path === path);
+      const shared = widget?.content.model.sharedModel;
+      if (!widget || !shared) {
+        return null;
+      }
+      return {
+        source: () => shared.getSource(),
+        replace: (from, to, insert) => {
+          const history = (shared as unknown as IUndoable).undoManager;
+          history?.stopCapturing(); // not merged with what was typed just before
+          shared.updateSource(from, to, insert);
+          history?.stopCapturing();
+        },
+        save: () => widget.context.save(),
+        changed: shared.changed as unknown as ISignal<unknown, unknown>
+      };
+    }
+  };
 }

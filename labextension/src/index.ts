@@ -3,7 +3,8 @@
  * live widget while it works and porter's own view otherwise; the Porting side panel
  * follows the active notebook; cell editors, and file editors of the person's Python
  * files that recorded cells called into, get porter's marks; Apply buttons put a
- * verified rewrite into its cell. The renderer for other places is in `mime.ts`.
+ * verified rewrite into its cell, or (the panel's) over the person's file. The
+ * renderer for other places is in `mime.ts`.
  */
 import {
   ILabShell,
@@ -24,7 +25,14 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { applyRewrite, entryOfCell, isStale, staleChanged } from './cells';
-import { openFileAt, readNotebooks, trackFileEditors } from './fileeditors';
+import { fileFresh } from './applyfile';
+import {
+  fileAccess,
+  openFileAt,
+  readNotebooks,
+  trackFileEditors
+} from './fileeditors';
+import { filesOf } from './filerewrites';
 import { registerMarks, setMarkedStatuses } from './marks';
 import { PortingPanel } from './panel';
 import {
@@ -212,6 +220,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     if (docs) {
       panel.openFile = (path, line, col) =>
         void openFileAt(docs, path, line, col);
+      panel.fileAccess = fileAccess(docs, fileEditors);
     }
     if (fileEditors) {
       trackFileEditors(fileEditors);
@@ -233,6 +242,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
     tracker.forEach(setUp);
     followActiveNotebook(panel, tracker, labShell);
     NotebookActions.executed.connect((_, args) => {
+      // a cell ran: the files its result speaks of are described afresh
+      const ran = tracker.find(p => p.content === args.notebook);
+      if (ran && args.cell.model.type === 'code') {
+        const entry = entryOfCell(args.cell.model as ICodeCellModel);
+        filesOf(ran.context.path, entry).forEach(fileFresh);
+      }
       const current = panel.notebook;
       if (current && current.content === args.notebook) {
         panel.onExecuted(current);

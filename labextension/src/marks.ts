@@ -5,7 +5,8 @@
  * that applies it. Registered with `IEditorExtensionRegistry`, so every cell editor
  * gets it; the marks follow the cell's outputs as they change. A file editor (a Python
  * file of the person's that a recorded cell called into) gets the same marks for the
- * findings written in it, from every open notebook's results.
+ * findings written in it, from every open notebook's results, until a rewrite of the
+ * file is applied (`applyfile.ts`: the findings describe text no longer there).
  */
 import { Notification } from '@jupyterlab/apputils';
 import { ICodeCellModel } from '@jupyterlab/cells';
@@ -18,6 +19,7 @@ import { Text } from '@codemirror/state';
 import { EditorView, ViewPlugin } from '@codemirror/view';
 import { Signal } from '@lumino/signaling';
 
+import { fileAppliedChanged, isFileApplied } from './applyfile';
 import {
   applyRewrite,
   entryOfCell,
@@ -261,7 +263,11 @@ function fileMarks(model: object) {
     const refresh = () => {
       pending = 0;
       const path = filePaths.get(model);
-      const diagnostics = path ? fileDiagnostics(path, view.state.doc) : [];
+      // a rewrite applied: the findings are about text no longer there until a run
+      const diagnostics =
+        path && !isFileApplied(path)
+          ? fileDiagnostics(path, view.state.doc)
+          : [];
       shown = show(view, diagnostics, shown);
     };
     const schedule = () => {
@@ -272,6 +278,7 @@ function fileMarks(model: object) {
     resultsChanged.connect(schedule);
     markedSignal.connect(schedule);
     filesSignal.connect(schedule);
+    fileAppliedChanged.connect(schedule);
     schedule();
     return {
       update(update) {
@@ -284,6 +291,7 @@ function fileMarks(model: object) {
         resultsChanged.disconnect(schedule);
         markedSignal.disconnect(schedule);
         filesSignal.disconnect(schedule);
+        fileAppliedChanged.disconnect(schedule);
       }
     };
   });

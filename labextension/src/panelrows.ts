@@ -1,7 +1,7 @@
 /**
  * The Porting panel's rows as DOM: a finding's row (severity, message, cell, line), a
- * group's head (its replacement and count), the table's sortable head and the detail
- * of a selected finding. Every string is the report's, put on the page as text
+ * group's head (its replacement and count), the table's sortable head, the detail
+ * of a selected finding, and a verified rewrite of the person's file with its Apply. Every string is the report's, put on the page as text
  * (`text.ts`); rows have one fixed height so that the list can be windowed.
  */
 import {
@@ -11,6 +11,7 @@ import {
   rowTitle,
   SortKey
 } from './diagnostics';
+import { IFileRewrite } from './filerewrites';
 import { Severity } from './positions';
 import { appendText, el, visibleText } from './text';
 
@@ -187,4 +188,65 @@ export function renderDetail(row: IDiagnostic): HTMLElement {
     box.appendChild(details);
   }
   return box;
+}
+
+/** What the panel knows of a file's rewrite besides porter's verdict. */
+export interface IFileRewriteState {
+  /** Written over the file, and no cell that calls into it has run since. */
+  applied: boolean;
+  /** An Apply of it is under way. */
+  busy: boolean;
+  /** Why the last Apply of it refused (null: none did). */
+  refusal: string | null;
+  /** What its Apply button does (null: no button, the panel cannot write files). */
+  apply: (() => void) | null;
+}
+
+/**
+ * A verified rewrite of the person's file: the file, the specs porter verified it on,
+ * the calling cells, its Apply button and, where an Apply refused, why (in the row the
+ * person clicked in); once applied, that it was and what to run.
+ */
+export function renderFileRewrite(
+  offer: IFileRewrite,
+  state: IFileRewriteState
+): HTMLElement {
+  const row = el('div', 'porter-panel-item porter-file-rewrite');
+  row.dataset.porterFile = offer.file;
+  row.title = offer.path;
+  if (state.applied) {
+    row.classList.add('porter-stale');
+    row.dataset.porterApplied = 'true';
+    appendText(
+      row,
+      `${offer.file}: rewrite applied; run a cell that calls it to check it again`
+    );
+    return row;
+  }
+  const on = offer.verifiedOn.join(', ') || 'its replays';
+  const callers = offer.callers.join(', ');
+  appendText(row, `${offer.file}: verified on ${on} (called from ${callers}) `);
+  if (state.apply) {
+    const button = el(
+      'button',
+      'porter-apply jp-Button',
+      'Apply verified rewrite'
+    );
+    button.title = `Write the rewrite that replays verified over ${offer.file}`;
+    button.disabled = state.busy;
+    button.addEventListener('click', state.apply);
+    row.appendChild(button);
+  }
+  for (const note of offer.refusedBy) {
+    appendText(
+      row.appendChild(el('div', 'porter-note')),
+      `not verified by ${note}`
+    );
+  }
+  if (state.refusal) {
+    const why = row.appendChild(el('div', 'porter-refusal'));
+    why.setAttribute('role', 'alert');
+    appendText(why, `Not applied: ${state.refusal}`);
+  }
+  return row;
 }

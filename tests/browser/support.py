@@ -211,6 +211,14 @@ RUN_ALL = """async () => {
   await panel.sessionContext.ready;
   await window.jupyterapp.commands.execute("notebook:run-all-cells");
 }"""
+#: open the file at `path` in an editor beside the current notebook, then make the
+#: notebook current again (to run it)
+OPEN_BESIDE = """async (path) => {
+  const app = window.jupyterapp;
+  const notebook = app.shell.currentWidget;
+  await app.commands.execute('docmanager:open', {path, options: {mode: 'split-right'}});
+  app.shell.activateById(notebook.id);
+}"""
 #: [active cell index, the cursor's {line, column} in its editor]
 CURSOR = """() => { const nb = window.jupyterapp.shell.currentWidget.content;
   return [nb.activeCellIndex, nb.activeCell.editor.getCursorPosition()]; }"""

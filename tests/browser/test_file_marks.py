@@ -19,6 +19,7 @@ import pytest
 
 from tests.browser.support import (
     MARKS_IN,
+    OPEN_BESIDE,
     RUN_ALL,
     LabServer,
     hover_text,
@@ -81,16 +82,7 @@ def test_a_module_finding_is_marked_in_its_file_editor_and_the_panel_jumps_there
     open_notebook(page, lab, NOTEBOOK)
     page.evaluate("() => window.jupyterapp.commands.execute('porter:show-panel')")
     # the module open beside the notebook, then the notebook current again to run it
-    page.evaluate(
-        """async (path) => {
-          const app = window.jupyterapp;
-          const notebook = app.shell.currentWidget;
-          await app.commands.execute('docmanager:open',
-            {path, options: {mode: 'split-right'}});
-          app.shell.activateById(notebook.id);
-        }""",
-        MODULE,
-    )
+    page.evaluate(OPEN_BESIDE, MODULE)
     page.locator(EDITOR).wait_for(timeout=30_000)
     page.evaluate(RUN_ALL)
 

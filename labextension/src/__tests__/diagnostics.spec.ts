@@ -409,4 +409,13 @@ describe('findings in the person’s module (real run of notebooks/03)', () => {
     expect([failed.file, failed.line, failed.cell]).toEqual(['norms.py', 5, 5]);
     expect(failed.calledFrom).toBe('cell 5 · In [0], line 1');
   });
+
+  it('are stale once a rewrite of their file was applied, the cell’s rows not', () => {
+    const applied = collectDiagnostics(cells, file => file === 'norms.py');
+    expect(applied.filter(r => r.stale).map(r => r.file)).toEqual(
+      inFile.map(() => 'norms.py')
+    );
+    expect(applied.find(r => r.name === 'Tensor.mean')!.stale).toBe(false);
+    expect(inFile.every(r => !r.stale)).toBe(true);
+  });
 });

@@ -2,8 +2,10 @@
  * @jest-environment jsdom
  */
 import { IDiagnostic } from '../diagnostics';
+import { IFileRewrite } from '../filerewrites';
 import {
   renderDetail,
+  renderFileRewrite,
   renderGroup,
   renderHead,
   renderRow,
@@ -201,5 +203,70 @@ describe('a finding in the person’s module', () => {
 
   it('has no file attribute when it is in a cell', () => {
     expect(renderRow(row(), false).dataset.porterFile).toBeUndefined();
+  });
+});
+
+describe('renderFileRewrite: a verified rewrite of the person’s file', () => {
+  const offer: IFileRewrite = {
+    key: 'k',
+    file: 'mymod.py',
+    path: 'proj/mymod.py',
+    digest: '0'.repeat(64),
+    source: 'rewritten\n',
+    verifiedOn: ['torch', 'numpy'],
+    callers: ['cell 1 · In [2]', 'cell 2 · In [3]'],
+    refusedBy: []
+  };
+  const state = { applied: false, busy: false, refusal: null, apply: null };
+
+  it('names the file, the specs and the calling cells, with Apply', () => {
+    let clicks = 0;
+    const node = renderFileRewrite(offer, { ...state, apply: () => clicks++ });
+    expect(node.dataset.porterFile).toBe('mymod.py');
+    expect(node.textContent).toBe(
+      'mymod.py: verified on torch, numpy (called from cell 1 · In [2], cell 2 · In [3]) Apply verified rewrite'
+    );
+    node.querySelector<HTMLButtonElement>('button.porter-apply')!.click();
+    expect(clicks).toBe(1);
+    expect(node.querySelector('.porter-refusal')).toBeNull();
+  });
+
+  it('says why the last Apply refused, in the row clicked', () => {
+    const why = 'mymod.py changed since porter recorded it: run the cell again';
+    const node = renderFileRewrite(offer, {
+      ...state,
+      refusal: why,
+      apply: () => {}
+    });
+    const alert = node.querySelector('.porter-refusal')!;
+    expect(alert.getAttribute('role')).toBe('alert');
+    expect(alert.textContent).toBe(`Not applied: ${why}`);
+  });
+
+  it('shows a file applied without a button, and no button without file access', () => {
+    const applied = renderFileRewrite(offer, { ...state, applied: true });
+    expect(applied.classList.contains('porter-stale')).toBe(true);
+    expect(applied.textContent).toBe(
+      'mymod.py: rewrite applied; run a cell that calls it to check it again'
+    );
+    expect(applied.querySelector('button')).toBeNull();
+    expect(renderFileRewrite(offer, state).querySelector('button')).toBeNull();
+    const busy = renderFileRewrite(offer, {
+      ...state,
+      busy: true,
+      apply: () => {}
+    });
+    expect(busy.querySelector('button')!.disabled).toBe(true);
+  });
+
+  it('names a calling cell that refused, and keeps report strings text', () => {
+    const node = renderFileRewrite(
+      { ...offer, file: EVIL, refusedBy: [`cell 3 · In [4]: ${EVIL}`] },
+      { ...state, refusal: EVIL }
+    );
+    expect(node.querySelector('script, img, svg')).toBeNull();
+    expect(node.querySelector('.porter-note')!.textContent).toMatch(
+      /^not verified by cell 3 · In \[4\]: <script>/
+    );
   });
 });
