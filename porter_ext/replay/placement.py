@@ -18,6 +18,7 @@ import types
 from typing import Any
 
 from porter_ext.backends import Backend, ConversionError, backend_for, convert_to, device_of
+from porter_ext.replay.draws import moved_draws, moved_generator
 from porter_ext.replay.inputs import _rebind, conversion_label, is_array_input, is_array_namespace
 
 #: how deep nested containers and objects are searched for arrays
@@ -59,10 +60,14 @@ class Placer:
                 continue
             value = ns[name]
             if is_array_namespace(value):
-                ns[name] = _rebind(value, self.backend)
+                rebound = _rebind(value, self.backend)
+                ns[name] = moved_draws(value, rebound, self.backend, self.device)
                 self.rebound.append(name)
+            elif isinstance(value, types.ModuleType):
+                ns[name] = moved_draws(value, value, self.backend, self.device)
             else:
-                ns[name] = self.move(value, name, 0)
+                moved = self.move(value, name, 0)
+                ns[name] = moved_generator(moved, self.backend, self.device)
 
     def move(self, value: Any, path: str, depth: int) -> Any:
         key = id(value)
