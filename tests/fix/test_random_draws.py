@@ -1,0 +1,92 @@
+"""``%%port --fix`` of cells that draw random numbers (issue 29 item 1): the person's draws
+stay as written; on the original library the rewrite's replay draws the same numbers and
+is judged as any rewrite; on another library a host generator's draws are the same
+numbers moved, and what depends on a library's own generator is judged by shape, dtype
+and finiteness only, which the verdict says."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from porter_ext.session import get_session
+
+pytest.importorskip("torch")
+pytest.importorskip("array_api_strict")
+
+TORCH_DRAWS = (
+    "g = torch.Generator().manual_seed(1)\nW = torch.randn((3, 4), generator=g)\ny = W.sum(1)\n"
+)
+NOTE = "compared by shape, dtype and finiteness only: drawn by torch's generator"
+
+
+@pytest.fixture
+def shell():
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "porter_ext")
+    get_session(shell).cells.clear()
+    shell.run_cell(
+        "import torch\nimport numpy as np\nfrom array_api_compat import array_namespace\n"
+        "x = torch.linspace(-1, 1, 12).reshape(3, 4)\n"
+    )
+    yield shell
+    for name in ("x", "g", "W", "y", "z", "rng", "a", "m", "b", "s", "_port"):
+        shell.user_ns.pop(name, None)
+
+
+def _fix(shell, body: str, flags: str = "-b numpy,strict"):
+    result = shell.run_cell(f"%%port --fix {flags}\n{body}")
+    assert result.error_in_exec is None and result.error_before_exec is None
+    return shell.user_ns["_port"]
+
+
+def _outputs(port, backend: str) -> dict:
+    replay = next(r for r in port.entry.replays if r.backend == backend and r.role == "target")
+    return {o.name: o for o in replay.outputs}
+
+
+def test_a_torch_draw_is_verified_on_torch_and_checked_by_structure_elsewhere(shell):
+    """It was "partial": the draw "left as written", and numpy and strict "not
+    applicable" (the replays there drew with torch and never touched them)."""
+    port = _fix(shell, TORCH_DRAWS)
+    rewrite = port.entry.rewrite
+    assert rewrite.status == "verified", rewrite.reason
+    assert rewrite.verified_on == ["torch", "numpy", "strict"]
+    assert "y = xp.sum(W, axis=1)" in port.rewrite
+    assert "W = torch.randn((3, 4), generator=g)" in port.rewrite  # the draw as written
+    assert rewrite.reason == f"on numpy, strict, W, y {NOTE}"
+    draw = next(s for s in rewrite.sites if s.name == "torch.randn")
+    assert not draw.applied and draw.reason.startswith("random draws")
+
+
+def test_only_what_depends_on_the_draws_is_judged_by_structure(shell):
+    """``z`` reads ``x`` only: judged by value on every backend; ``W`` and ``y`` by
+    structure where torch's generator is not."""
+    port = _fix(shell, TORCH_DRAWS + "z = x.sum(0)\n")
+    rewrite = port.entry.rewrite
+    assert rewrite.status == "verified", rewrite.reason
+    assert "z = xp.sum(x, axis=0)" in port.rewrite
+    assert rewrite.reason == f"on numpy, strict, W, y {NOTE}"
+
+
+def test_a_host_generator_draws_the_same_numbers_on_every_backend(shell):
+    """It failed on strict: ``np`` rebound there had no ``random``
+    (AttributeError: module 'array_api_strict' has no attribute 'random')."""
+    body = "rng = np.random.default_rng(0)\na = rng.normal(size=5)\nm = a.mean()\n"
+    port = _fix(shell, body, "-b torch,strict")
+    rewrite = port.entry.rewrite
+    assert rewrite.verified_on == ["numpy", "torch", "strict"], rewrite.reason
+    assert "m = xp.mean(a)" in port.rewrite
+    assert "compared by shape" not in (rewrite.reason or "")
+    # the same numbers on torch, as the original cell's own replay there shows
+    outputs = _outputs(port, "torch")
+    assert outputs["a"].max_abs_err == 0.0 and outputs["m"].within_tolerance
+
+
+def test_a_host_generator_made_in_an_earlier_cell_draws_the_same_numbers(shell):
+    shell.run_cell("rng = np.random.default_rng(3)\n")
+    port = _fix(shell, "b = rng.standard_normal(4)\ns = b.sum()\n", "-b torch,strict")
+    rewrite = port.entry.rewrite
+    assert rewrite.verified_on == ["numpy", "torch", "strict"], rewrite.reason
+    assert "s = xp.sum(b)" in port.rewrite
+    assert _outputs(port, "torch")["b"].max_abs_err == 0.0
