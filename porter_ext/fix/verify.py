@@ -379,7 +379,8 @@ class FixRun:
             control=False,
             capture=kept_capture(self.plan.capture),
         )
-        entries, _ = replay_entries(plan, code, ctx.namespace, ctx.run, ctx.settings, ctx.policy)
+        settings = dataclasses.replace(ctx.settings, moves_draws=True)  # fix/draws.py
+        entries, _ = replay_entries(plan, code, ctx.namespace, ctx.run, settings, ctx.policy)
         targets = [e for e in entries if e.role == "target"]
         judge = self.judge if judge is None else judge
         result = judged(keys, candidate.source, targets, judge, ctx, prefix.count("\n"))

@@ -132,10 +132,13 @@ def host_generator_of(value: Any) -> Backend | None:
     return owner if inside and _draws_arrays(type(value)) else None
 
 
-def moved_draws(person: Any, rebound: Any, backend: Backend, device: str | None) -> Any:
+def moved_draws(
+    person: Any, rebound: Any, backend: Backend, device: str | None, own: bool = False
+) -> Any:
     """What a replay on ``backend`` binds where the person bound the module ``person``
     (``rebound``: the namespace it binds otherwise): the same, with the person's
-    library's draws moved to ``backend`` (see the module doc), or ``rebound`` itself."""
+    library's host generator's draws moved to ``backend`` (see the module doc), and its
+    own generator's too where ``own``; or ``rebound`` itself."""
     if not isinstance(person, types.ModuleType) or not isinstance(rebound, types.ModuleType):
         return rebound
     owner = backend_of_module(person.__name__)
@@ -147,7 +150,7 @@ def moved_draws(person: Any, rebound: Any, backend: Backend, device: str | None)
         if host is None or rebound is person:
             return rebound
         return _Moved(rebound, {owner.host_random: _HostRandom(host, mover)})
-    if owner.generator_draws and rebound is person:
+    if own and owner.generator_draws and rebound is person:
         found = {n: getattr(person, n) for n in owner.generator_draws if hasattr(person, n)}
         return _Moved(person, {n: mover.wrap(f) for n, f in found.items()})
     return rebound

@@ -93,7 +93,12 @@ def backend_of_namespace_root(module_name: str) -> bool:
 
 
 def build_namespace(
-    io: CellIO, person_ns: Mapping[str, Any], spec: BackendSpec, *, max_depth: int = MAX_DEPTH
+    io: CellIO,
+    person_ns: Mapping[str, Any],
+    spec: BackendSpec,
+    *,
+    max_depth: int = MAX_DEPTH,
+    moves_draws: bool = False,
 ) -> ReplayInputs:
     """The namespace to replay a cell in on ``spec``. Raises BackendUnavailable (or
     DeviceUnavailable) when the target is not there, ConversionError naming the input
@@ -115,10 +120,10 @@ def build_namespace(
             continue  # re-created below, once the namespace holds everything they read
         if is_array_namespace(value):
             rebound = _rebind(value, backend)
-            result.namespace[name] = moved_draws(value, rebound, backend, spec.device)
+            result.namespace[name] = moved_draws(value, rebound, backend, spec.device, moves_draws)
             result.rebound.append(name)
         elif isinstance(value, types.ModuleType):
-            result.namespace[name] = moved_draws(value, value, backend, spec.device)
+            result.namespace[name] = moved_draws(value, value, backend, spec.device, moves_draws)
         else:
             value = builder.walk(value, name, 0, name in mutated)
             result.namespace[name] = moved_generator(value, backend, spec.device)

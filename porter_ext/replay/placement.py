@@ -43,8 +43,14 @@ _LEAVES = (
 class Placer:
     """Moves the arrays of one replay's namespace to ``backend`` on ``device``."""
 
-    def __init__(self, backend: Backend, device: str | None, home_module: str = "__main__"):
-        self.backend, self.device = backend, device
+    def __init__(
+        self,
+        backend: Backend,
+        device: str | None,
+        home_module: str = "__main__",
+        moves_draws: bool = False,
+    ):
+        self.backend, self.device, self.moves_draws = backend, device, moves_draws
         self.target_device = device or backend.default_device()
         self.home = home_module
         self.memo: dict[int, Any] = {}
@@ -61,10 +67,10 @@ class Placer:
             value = ns[name]
             if is_array_namespace(value):
                 rebound = _rebind(value, self.backend)
-                ns[name] = moved_draws(value, rebound, self.backend, self.device)
+                ns[name] = moved_draws(value, rebound, self.backend, self.device, self.moves_draws)
                 self.rebound.append(name)
             elif isinstance(value, types.ModuleType):
-                ns[name] = moved_draws(value, value, self.backend, self.device)
+                ns[name] = moved_draws(value, value, self.backend, self.device, self.moves_draws)
             else:
                 moved = self.move(value, name, 0)
                 ns[name] = moved_generator(moved, self.backend, self.device)

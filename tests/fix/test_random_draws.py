@@ -7,12 +7,14 @@ and finiteness only, which the verdict says."""
 from __future__ import annotations
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
-from porter_ext.session import get_session
+from tests.fix import test_fix_magic
 
 pytest.importorskip("torch")
 pytest.importorskip("array_api_strict")
+
+#: the shell of `test_fix_magic` (torch, ``x``)
+shell = test_fix_magic.shell
 
 TORCH_DRAWS = (
     "g = torch.Generator().manual_seed(1)\nW = torch.randn((3, 4), generator=g)\ny = W.sum(1)\n"
@@ -21,16 +23,11 @@ NOTE = "compared by shape, dtype and finiteness only: drawn by torch's generator
 
 
 @pytest.fixture
-def shell():
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "porter_ext")
-    get_session(shell).cells.clear()
-    shell.run_cell(
-        "import torch\nimport numpy as np\nfrom array_api_compat import array_namespace\n"
-        "x = torch.linspace(-1, 1, 12).reshape(3, 4)\n"
-    )
+def drawing(shell):
+    """`test_fix_magic`'s shell (torch, ``x``) with NumPy imported."""
+    shell.run_cell("import numpy as np\n")
     yield shell
-    for name in ("x", "g", "W", "y", "z", "rng", "a", "m", "b", "s", "_port"):
+    for name in ("g", "W", "rng", "a", "m", "b", "s"):
         shell.user_ns.pop(name, None)
 
 
@@ -45,10 +42,10 @@ def _outputs(port, backend: str) -> dict:
     return {o.name: o for o in replay.outputs}
 
 
-def test_a_torch_draw_is_verified_on_torch_and_checked_by_structure_elsewhere(shell):
+def test_a_torch_draw_is_verified_on_torch_and_checked_by_structure_elsewhere(drawing):
     """It was "partial": the draw "left as written", and numpy and strict "not
     applicable" (the replays there drew with torch and never touched them)."""
-    port = _fix(shell, TORCH_DRAWS)
+    port = _fix(drawing, TORCH_DRAWS)
     rewrite = port.entry.rewrite
     assert rewrite.status == "verified", rewrite.reason
     assert rewrite.verified_on == ["torch", "numpy", "strict"]
@@ -59,21 +56,21 @@ def test_a_torch_draw_is_verified_on_torch_and_checked_by_structure_elsewhere(sh
     assert not draw.applied and draw.reason.startswith("random draws")
 
 
-def test_only_what_depends_on_the_draws_is_judged_by_structure(shell):
+def test_only_what_depends_on_the_draws_is_judged_by_structure(drawing):
     """``z`` reads ``x`` only: judged by value on every backend; ``W`` and ``y`` by
     structure where torch's generator is not."""
-    port = _fix(shell, TORCH_DRAWS + "z = x.sum(0)\n")
+    port = _fix(drawing, TORCH_DRAWS + "z = x.sum(0)\n")
     rewrite = port.entry.rewrite
     assert rewrite.status == "verified", rewrite.reason
     assert "z = xp.sum(x, axis=0)" in port.rewrite
     assert rewrite.reason == f"on numpy, strict, W, y {NOTE}"
 
 
-def test_a_host_generator_draws_the_same_numbers_on_every_backend(shell):
+def test_a_host_generator_draws_the_same_numbers_on_every_backend(drawing):
     """It failed on strict: ``np`` rebound there had no ``random``
     (AttributeError: module 'array_api_strict' has no attribute 'random')."""
     body = "rng = np.random.default_rng(0)\na = rng.normal(size=5)\nm = a.mean()\n"
-    port = _fix(shell, body, "-b torch,strict")
+    port = _fix(drawing, body, "-b torch,strict")
     rewrite = port.entry.rewrite
     assert rewrite.verified_on == ["numpy", "torch", "strict"], rewrite.reason
     assert "m = xp.mean(a)" in port.rewrite
@@ -83,9 +80,9 @@ def test_a_host_generator_draws_the_same_numbers_on_every_backend(shell):
     assert outputs["a"].max_abs_err == 0.0 and outputs["m"].within_tolerance
 
 
-def test_a_host_generator_made_in_an_earlier_cell_draws_the_same_numbers(shell):
-    shell.run_cell("rng = np.random.default_rng(3)\n")
-    port = _fix(shell, "b = rng.standard_normal(4)\ns = b.sum()\n", "-b torch,strict")
+def test_a_host_generator_made_in_an_earlier_cell_draws_the_same_numbers(drawing):
+    drawing.run_cell("rng = np.random.default_rng(3)\n")
+    port = _fix(drawing, "b = rng.standard_normal(4)\ns = b.sum()\n", "-b torch,strict")
     rewrite = port.entry.rewrite
     assert rewrite.verified_on == ["numpy", "torch", "strict"], rewrite.reason
     assert "s = xp.sum(b)" in port.rewrite
