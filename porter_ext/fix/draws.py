@@ -21,7 +21,7 @@ from porter_ext.backends import LIBRARIES, get_backend
 from porter_ext.model.calls import CallRecord
 from porter_ext.model.entries import RewriteEntry, RewriteSiteEntry
 from porter_ext.record.magic_lines import mask_magics
-from porter_ext.spec.table.chapter import NO_RANDOM_REWRITE
+from porter_ext.spec.table.chapter import NO_RANDOM_REWRITE, NO_SEED_REWRITE
 
 #: the outputs of `Drawn.names` when every output may depend on a draw
 EVERY = None
@@ -135,6 +135,6 @@ def with_draws_note(rewrite: RewriteEntry, drew: Drawn | None) -> RewriteEntry:
 
 
 def kept_draw(site: RewriteSiteEntry) -> bool:
-    """A random draw left as written: a rewrite keeps the person's draws (the standard has
-    none), so it does not make the rewrite partial."""
-    return not site.applied and site.reason == NO_RANDOM_REWRITE
+    """A random draw or seed left as written: a rewrite keeps the person's draws and seeds
+    (the standard has none), so they do not make the rewrite partial."""
+    return not site.applied and site.reason in (NO_RANDOM_REWRITE, NO_SEED_REWRITE)

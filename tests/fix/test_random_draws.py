@@ -87,3 +87,15 @@ def test_a_host_generator_made_in_an_earlier_cell_draws_the_same_numbers(drawing
     assert rewrite.verified_on == ["numpy", "torch", "strict"], rewrite.reason
     assert "s = xp.sum(b)" in port.rewrite
     assert _outputs(port, "torch")["b"].max_abs_err == 0.0
+
+
+def test_a_seeded_global_generator_draws_the_same_numbers_in_every_round(drawing):
+    """The seed and the draw are kept as written (neither makes the rewrite partial); the
+    rounds start from torch's global generator as it was before the cell."""
+    body = "torch.manual_seed(0)\nW = torch.randn(3, 4)\ny = W.sum(1)\n"
+    port = _fix(drawing, body)
+    rewrite = port.entry.rewrite
+    assert rewrite.status == "verified", rewrite.reason
+    assert rewrite.verified_on == ["torch", "numpy", "strict"]
+    assert "torch.manual_seed(0)\n" in port.rewrite and "y = xp.sum(W, axis=1)" in port.rewrite
+    assert rewrite.reason == f"on numpy, strict, W, y {NOTE}"
