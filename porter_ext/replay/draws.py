@@ -142,18 +142,37 @@ def moved_draws(
     if not isinstance(person, types.ModuleType) or not isinstance(rebound, types.ModuleType):
         return rebound
     owner = backend_of_module(person.__name__)
-    if owner is None or owner is backend or person.__name__ != owner.module:
+    if owner is None or owner is backend:
         return rebound
     mover = Mover(backend, device)
-    if owner.host_random is not None:
+    if person.__name__ == owner.module and owner.host_random is not None:
         host = getattr(person, owner.host_random, None)
         if host is None or rebound is person:
             return rebound
         return _Moved(rebound, {owner.host_random: _HostRandom(host, mover)})
-    if own and owner.generator_draws and rebound is person:
-        found = {n: getattr(person, n) for n in owner.generator_draws if hasattr(person, n)}
-        return _Moved(person, {n: mover.wrap(f) for n, f in found.items()})
-    return rebound
+    inside = person.__name__.removeprefix(owner.module)
+    if not own or rebound is not person or inside[:1] not in ("", "."):
+        return rebound
+    within = f"{inside[1:]}." if inside else ""
+    names = [n.removeprefix(within) for n in owner.generator_draws if n.startswith(within)]
+    overlay = _overlay(person, names, mover)
+    return _Moved(person, overlay) if overlay else rebound
+
+
+def _overlay(module: Any, names: list[str], mover: Mover) -> dict[str, Any]:
+    """``module``'s draws among ``names`` (``randn``; ``random.normal`` for a submodule's),
+    their results moved."""
+    found: dict[str, Any] = {}
+    for head in {n.partition(".")[0] for n in names}:
+        value = getattr(module, head, None)
+        if value is None:
+            continue
+        if head in names:
+            found[head] = mover.wrap(value)
+        elif isinstance(value, types.ModuleType):
+            inner = [n.partition(".")[2] for n in names if n.startswith(f"{head}.")]
+            found[head] = _Moved(value, _overlay(value, inner, mover))
+    return found
 
 
 def moved_generator(value: Any, backend: Backend, device: str | None) -> Any:

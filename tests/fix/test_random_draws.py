@@ -103,3 +103,20 @@ def test_a_seeded_global_generator_draws_the_same_numbers_in_every_round(drawing
     assert rewrite.verified_on == ["torch", "numpy", "strict"]
     assert "torch.manual_seed(0)\n" in port.rewrite and "y = xp.sum(W, axis=1)" in port.rewrite
     assert rewrite.reason == f"on numpy, strict, W, y {NOTE}"
+
+
+def test_a_jax_random_draw_is_verified_on_jax_and_checked_by_structure_elsewhere(drawing):
+    """``jax.random`` through the person's ``jax``: its draws moved to numpy and strict."""
+    pytest.importorskip("jax")
+    drawing.run_cell("import jax\n")
+    body = "key = jax.random.PRNGKey(0)\nW = jax.random.normal(key, (3, 4))\ny = W.sum(1)\n"
+    port = _fix(drawing, body)
+    drawing.user_ns.pop("key", None)
+    rewrite = port.entry.rewrite
+    assert rewrite.status == "verified", rewrite.reason
+    assert rewrite.verified_on == ["jax", "numpy", "strict"]
+    assert "y = xp.sum(W, axis=1)" in port.rewrite
+    assert rewrite.reason == (
+        "on numpy, strict, W, y compared by shape, dtype and finiteness only: "
+        "drawn by jax's generator"
+    )
