@@ -143,6 +143,13 @@ class Backend(ABC):
     #: names under the library's top level that transform functions (``jax.jit``):
     #: recorded as kind ``transformation``
     transformations: frozenset[str] = frozenset()
+    #: functions of its top level that draw from the library's own generator
+    #: (``torch.randn``): a replay on another library takes their draws moved there, and
+    #: cannot judge what depends on them by value (no other library draws those numbers)
+    generator_draws: frozenset[str] = frozenset()
+    #: its submodule of host generators (NumPy's ``random``): any library takes their draws
+    #: moved, the same numbers, so a replay there judges them as any value
+    host_random: str | None = None
     #: whether its arrays take slices with a negative step (``x[::-1]``)
     negative_step_slices: bool = True
     #: the device of every array of this library when it has only one (NumPy's ``cpu``):

@@ -102,6 +102,21 @@ class JaxBackend(Backend):
     )
     api_modules = frozenset({"jax.numpy", "jax.experimental.array_api"})
     not_array_calls = TRANSFORMATIONS
+    generator_draws = frozenset(
+        f"random.{name}"
+        for name in (
+            "normal",
+            "uniform",
+            "randint",
+            "bernoulli",
+            "categorical",
+            "choice",
+            "permutation",
+            "truncated_normal",
+            "gumbel",
+            "exponential",
+        )
+    )
     transformations = frozenset(
         {
             "jit",

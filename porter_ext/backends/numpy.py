@@ -22,6 +22,7 @@ class NumpyBackend(Backend):
     qualname_prefix = "numpy"
     array_type_name = "ndarray"
     fixed_device = "cpu"
+    host_random = "random"
     elides_temporaries = True
     host_only = True
     moving_calls = frozenset({"item", "tolist"})

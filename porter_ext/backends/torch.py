@@ -63,6 +63,21 @@ class TorchBackend(Backend):
     qualname_prefix = "torch"
     array_type_name = "Tensor"
     negative_step_slices = False  # x[::-1] raises ValueError: torch.flip copies instead
+    generator_draws = frozenset(
+        {
+            "rand",
+            "randn",
+            "randint",
+            "randperm",
+            "multinomial",
+            "normal",
+            "bernoulli",
+            "poisson",
+            "rand_like",
+            "randn_like",
+            "randint_like",
+        }
+    )
     namespaces = (
         Namespace("torch"),
         Namespace("torch.linalg", "linalg."),

@@ -34,6 +34,7 @@ from porter_ext.fix.deferred import (
     settle_at_call,
     unexercised_defs,
 )
+from porter_ext.fix.draws import drawn, with_draws_note
 from porter_ext.fix.every_call import defined_in, ported_back, register, verify_calls
 from porter_ext.fix.files import file_notes, verify_files
 from porter_ext.fix.in_effect import put_in_effect
@@ -260,10 +261,11 @@ class FixRun:
         from porter_ext.replay.run import collect_outputs
 
         replays = {r.backend: r for r in entry.replays if r.role == "target"}
+        drew = drawn(self.source, entry.calls)
         if self.plan is None or run.exception is not None:
-            return Judge(replays)
+            return Judge(replays, drawn=drew)
         outputs = collect_outputs(self.plan.io, namespace, run.value)
-        return Judge(replays, original_dtypes(outputs))
+        return Judge(replays, original_dtypes(outputs), drew)
 
     def _verify(self, entry: CellEntry, ctx: Verification) -> RewriteEntry | None:
         namespace = ctx.namespace
@@ -320,9 +322,10 @@ class FixRun:
             return refused(self.source, full.sites, why, {**site_reasons(self.rounds[1:]), **left})
         final = self._propose(namespace, best.keys)
         left = {**self.dropped, **left}
-        return accepted_entry(
+        accepted = accepted_entry(
             final, best, ctx.specs, self.rounds, unexercised_specs(entry.replays), left
         )
+        return with_draws_note(accepted, self.judge.drawn)
 
     def _parameters(self, entry: CellEntry, namespace: Mapping[str, Any]) -> dict[str, str]:
         """`array_parameters` of the cell's functions that nothing in it runs, under
@@ -376,7 +379,8 @@ class FixRun:
             control=False,
             capture=kept_capture(self.plan.capture),
         )
-        entries, _ = replay_entries(plan, code, ctx.namespace, ctx.run, ctx.settings, ctx.policy)
+        settings = dataclasses.replace(ctx.settings, moves_draws=True)  # fix/draws.py
+        entries, _ = replay_entries(plan, code, ctx.namespace, ctx.run, settings, ctx.policy)
         targets = [e for e in entries if e.role == "target"]
         judge = self.judge if judge is None else judge
         result = judged(keys, candidate.source, targets, judge, ctx, prefix.count("\n"))

@@ -12,6 +12,7 @@ the values are still judged, at the narrower dtype's precision (the compare stag
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from porter_ext.compare.tolerance import TolerancePolicy
+    from porter_ext.fix.draws import Drawn
     from porter_ext.model.calls import CallRecord
     from porter_ext.model.comparison import OutputComparison
     from porter_ext.record.cell import CellRun
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
     from porter_ext.replay.run import ReplaySettings
 
 _Key = tuple[int, int, str]
+#: the differences that judge an output drawn by a generator the backend does not have
+STRUCTURE = frozenset({"dtype_changed", "shape_changed"})
 
 
 @dataclass
@@ -137,25 +141,39 @@ def agrees(
     replay: ReplayEntry,
     original: ReplayEntry | None = None,
     defaults: Mapping[str, str] | None = None,
+    loose: frozenset[str] | None = frozenset(),
 ) -> bool:
     """The compare stage's verdict on a replay of the rewrite: it ran, and every compared
     output agrees with the original run, or differs only as the original cell's own
     replay on the same backend (``original``) does (see `_the_backends`), or, where the
     original did not run there, only by the dtype the backend's defaults make of the
-    original's (``defaults``: output → that dtype; see `_the_defaults`)."""
-    return replay.status == "ok" and not _differing(replay, original, defaults)
+    original's (``defaults``: output → that dtype; see `_the_defaults`). The outputs
+    named in ``loose`` (None: every one) depend on draws this backend cannot make
+    (`porter_ext.fix.draws`): judged by shape, dtype and finiteness only."""
+    return replay.status == "ok" and not _differing(replay, original, defaults, loose)
 
 
 def _differing(
-    replay: ReplayEntry, original: ReplayEntry | None, defaults: Mapping[str, str] | None
+    replay: ReplayEntry,
+    original: ReplayEntry | None,
+    defaults: Mapping[str, str] | None,
+    loose: frozenset[str] | None = frozenset(),
 ) -> list:
     return [
         out
         for out in replay.outputs
-        if (out.within_tolerance is False or out.difference in DIFFERS)
+        if _differs(out, loose)
         and not _the_backends(out, original)
         and not _the_defaults(out, original, defaults or {})
     ]
+
+
+def _differs(out: OutputComparison, loose: frozenset[str] | None) -> bool:
+    """Whether ``out`` differs from the original's: by value, or, where it depends on
+    draws the backend cannot make (``loose``), by shape, dtype or finiteness only."""
+    if loose is None or re.split(r"[\[.]", out.name, maxsplit=1)[0] in loose:
+        return out.difference in STRUCTURE or bool(out.nan_mismatch)
+    return out.within_tolerance is False or out.difference in DIFFERS
 
 
 def _the_backends(out: OutputComparison, original: ReplayEntry | None) -> bool:
@@ -200,9 +218,17 @@ class Judge:
 
     replays: Mapping[str, ReplayEntry] = field(default_factory=dict)
     dtypes: Mapping[str, str] = field(default_factory=dict)
+    #: what the cell drew through a library's own generator (`porter_ext.fix.draws`)
+    drawn: Drawn | None = None
 
     def agrees(self, replay: ReplayEntry) -> bool:
-        return agrees(replay, self.replays.get(replay.backend), self._defaults(replay))
+        original = self.replays.get(replay.backend)
+        return agrees(replay, original, self._defaults(replay), self._loose(replay))
+
+    def _loose(self, replay: ReplayEntry) -> frozenset[str] | None:
+        if self.drawn is None:
+            return frozenset()
+        return self.drawn.loose(replay.backend.partition(":")[0])
 
     def ran_on(self, original: str) -> set[str]:
         """The backends the original cell ran on: its own, and those its replay ran on."""
@@ -210,7 +236,7 @@ class Judge:
 
     def what_differs(self, replay: ReplayEntry) -> str:
         original = self.replays.get(replay.backend)
-        for out in _differing(replay, original, self._defaults(replay)):
+        for out in _differing(replay, original, self._defaults(replay), self._loose(replay)):
             kind = out.difference or "numeric"
             return f"{out.name}: {kind}, max abs err {out.max_abs_err}"
         return "an output differs"

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from porter_ext.backends import LIBRARIES
+from porter_ext.fix.draws import kept_draw
 from porter_ext.fix.verify_rounds import Round
 from porter_ext.model.entries import RewriteEntry, RewriteSiteEntry
 from porter_ext.spec.dtype_categories import dtype_kind
@@ -309,8 +310,9 @@ def accepted_entry(
         same = replay is not None and replay.status == "not_exercised" and spec in inapplicable
         (skipped if same else missing).append(spec)
     problems = []
-    if any(not s.applied for s in sites):
-        problems.append(f"{sum(not s.applied for s in sites)} site(s) left as written")
+    left_out = [s for s in sites if not s.applied and not kept_draw(s)]
+    if left_out:
+        problems.append(f"{len(left_out)} site(s) left as written")
     for spec in missing:
         replay = next((e for e in best.entries if e.backend == spec), None)
         error = replay.error if replay is not None else None

@@ -34,6 +34,7 @@ from porter_ext.backends import (
 )
 from porter_ext.record.strict import NamespaceView, recorded_namespace, unwrap_namespace
 from porter_ext.replay.analysis import CellIO
+from porter_ext.replay.draws import moved_draws, moved_generator
 from porter_ext.replay.user_functions import (
     may_mutate,
     user_callables,
@@ -92,7 +93,12 @@ def backend_of_namespace_root(module_name: str) -> bool:
 
 
 def build_namespace(
-    io: CellIO, person_ns: Mapping[str, Any], spec: BackendSpec, *, max_depth: int = MAX_DEPTH
+    io: CellIO,
+    person_ns: Mapping[str, Any],
+    spec: BackendSpec,
+    *,
+    max_depth: int = MAX_DEPTH,
+    moves_draws: bool = False,
 ) -> ReplayInputs:
     """The namespace to replay a cell in on ``spec``. Raises BackendUnavailable (or
     DeviceUnavailable) when the target is not there, ConversionError naming the input
@@ -113,10 +119,14 @@ def build_namespace(
         if name in functions:
             continue  # re-created below, once the namespace holds everything they read
         if is_array_namespace(value):
-            result.namespace[name] = _rebind(value, backend)
+            rebound = _rebind(value, backend)
+            result.namespace[name] = moved_draws(value, rebound, backend, spec.device, moves_draws)
             result.rebound.append(name)
+        elif isinstance(value, types.ModuleType):
+            result.namespace[name] = moved_draws(value, value, backend, spec.device, moves_draws)
         else:
-            result.namespace[name] = builder.walk(value, name, 0, name in mutated)
+            value = builder.walk(value, name, 0, name in mutated)
+            result.namespace[name] = moved_generator(value, backend, spec.device)
     for name in all_names:
         if name in functions:
             result.namespace[name] = recreate(functions[name], result.namespace)

@@ -18,6 +18,7 @@ import types
 from typing import Any
 
 from porter_ext.backends import Backend, ConversionError, backend_for, convert_to, device_of
+from porter_ext.replay.draws import moved_draws, moved_generator
 from porter_ext.replay.inputs import _rebind, conversion_label, is_array_input, is_array_namespace
 
 #: how deep nested containers and objects are searched for arrays
@@ -42,8 +43,14 @@ _LEAVES = (
 class Placer:
     """Moves the arrays of one replay's namespace to ``backend`` on ``device``."""
 
-    def __init__(self, backend: Backend, device: str | None, home_module: str = "__main__"):
-        self.backend, self.device = backend, device
+    def __init__(
+        self,
+        backend: Backend,
+        device: str | None,
+        home_module: str = "__main__",
+        moves_draws: bool = False,
+    ):
+        self.backend, self.device, self.moves_draws = backend, device, moves_draws
         self.target_device = device or backend.default_device()
         self.home = home_module
         self.memo: dict[int, Any] = {}
@@ -59,10 +66,14 @@ class Placer:
                 continue
             value = ns[name]
             if is_array_namespace(value):
-                ns[name] = _rebind(value, self.backend)
+                rebound = _rebind(value, self.backend)
+                ns[name] = moved_draws(value, rebound, self.backend, self.device, self.moves_draws)
                 self.rebound.append(name)
+            elif isinstance(value, types.ModuleType):
+                ns[name] = moved_draws(value, value, self.backend, self.device, self.moves_draws)
             else:
-                ns[name] = self.move(value, name, 0)
+                moved = self.move(value, name, 0)
+                ns[name] = moved_generator(moved, self.backend, self.device)
 
     def move(self, value: Any, path: str, depth: int) -> Any:
         key = id(value)

@@ -56,6 +56,10 @@ class ReplaySettings:
     record: RecordSettings = field(default_factory=RecordSettings)
     timeout: float | None = None
     loop_sample: int = LOOP_SAMPLE
+    #: whether a replay on another library takes the draws of the person's library's own
+    #: generator moved there (`porter_ext.replay.draws`): the rounds of ``--fix`` only,
+    #: which judge what depends on them by structure; a plain replay leaves them there
+    moves_draws: bool = False
 
     def recording(self) -> RecordSettings:
         """How the replay's run is recorded."""
@@ -187,7 +191,7 @@ def replay_cell(
     result = ReplayResult(str(spec), "ok", isolation="in-process")
     start = time.perf_counter()
     try:
-        prepared = build_namespace(io, person_ns, spec)
+        prepared = build_namespace(io, person_ns, spec, moves_draws=settings.moves_draws)
         result.default_device = backend.default_device()
     except BackendUnavailable as error:  # also DeviceUnavailable
         return _skipped(result, error.reason)

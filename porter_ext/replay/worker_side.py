@@ -357,7 +357,7 @@ def _namespace(
     ns["__name__"] = "__main__"
     ns["__builtins__"] = builtins
     ns.update(values)
-    placer = Placer(backend, device)
+    placer = Placer(backend, device, moves_draws=request.settings.moves_draws)
     placer.namespace(ns)
     result.conversions = placer.conversions
     result.input_devices = placer.devices

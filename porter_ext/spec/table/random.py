@@ -58,7 +58,9 @@ chapter.add(
     "random.default_rng",
     "outside_namespace",
     None,
-    _UNIFORM,
+    # what to draw with it, not what it returns: a generator, no array (a static reading
+    # of the cell takes a suggestion opening with xp.asarray( for an array's)
+    "rng.random(shape), moved with xp.asarray(..., device=device)",
     "NumPy's host generator, as porter advises for random numbers: the standard has none, "
     "so draw on the host and move the draws with xp.asarray(..., device=device)",
     no_rewrite="nothing to rewrite: it is the portable way to draw random numbers",
