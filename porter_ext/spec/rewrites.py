@@ -66,6 +66,7 @@ _SLOTS: dict[str, tuple[tuple[str, ...], int | None]] = {
     "keepdims": (("keepdims", "keepdim"), None),
     "decimals": (("decimals",), 1),
     "k": (("k", "offset", "diagonal"), 1),
+    "num_classes": (("num_classes",), 1),
     "min": (("min", "a_min"), 1),
     "max": (("max", "a_max"), 2),
     "correction": (("correction", "ddof"), None),

@@ -15,9 +15,27 @@ SOFTMAX = (
     "e / xp.sum(e, axis={axis}, keepdims=True)"
 )
 SIGMOID = "1 / (1 + xp.exp(-x))"
+#: softmax written out over the axis the call names (the largest value subtracted, as
+#: the libraries do, so that exp cannot overflow); the operand is read four times
+SOFTMAX_REWRITE = (
+    "xp.exp({x} - xp.max({x}, axis={axis}, keepdims=True)) / "
+    "xp.sum(xp.exp({x} - xp.max({x}, axis={axis}, keepdims=True)), axis={axis}, keepdims=True)"
+)
 RELU_NOTE = "Python scalars in maximum need 2024.12; before, use xp.zeros_like(x)"
-for _libs, _name in [("t", "softmax"), ("t", "nn.functional.softmax"), ("j", "nn.softmax")]:
-    chapter.function(_libs, _name, None, SOFTMAX, "the standard has no softmax")
+for _libs, _name, _example in [
+    ("t", "softmax", "lib.softmax(x, dim=1)"),
+    ("t", "nn.functional.softmax", "lib.nn.functional.softmax(x, dim=-1)"),
+    ("j", "nn.softmax", "lib.nn.softmax(x, axis=0)"),
+]:
+    chapter.function(
+        _libs,
+        _name,
+        None,
+        SOFTMAX,
+        "the standard has no softmax",
+        rewrite=SOFTMAX_REWRITE,
+        example=_example,
+    )
 for _libs, _name in [("t", "sigmoid"), ("t", "special.expit"), ("j", "nn.sigmoid")]:
     chapter.function(
         _libs,
@@ -38,13 +56,19 @@ for _libs, _name in [("t", "relu"), ("t", "nn.functional.relu"), ("j", "nn.relu"
         rewrite="xp.maximum({x}, 0.0)",
         example=f"lib.{_name}(x)",
     )
-for _libs, _name in [("t", "nn.functional.one_hot"), ("j", "nn.one_hot")]:
+for _libs, _name, _rewrite in [
+    # torch's one-hot rows have the indices' dtype (int64), jax's its default float
+    ("t", "nn.functional.one_hot", "xpx.one_hot({x}, {num_classes}, dtype={x}.dtype)"),
+    ("j", "nn.one_hot", "xpx.one_hot({x}, {num_classes})"),
+]:
     chapter.function(
         _libs,
         _name,
         None,
         "xpx.one_hot(x, num_classes)",
         "not in the standard; array-api-extra has one_hot",
+        rewrite=_rewrite,
+        example=f"lib.{_name}(i, num_classes=8)",
     )
 chapter.function(
     "t",
@@ -52,6 +76,10 @@ chapter.function(
     None,
     "xpx.pad(x, pad_width)",
     "array-api-extra has pad; torch lists the padding from the last axis backwards",
+    no_rewrite="torch lists the padding in pairs from the last axis backwards, "
+    "array-api-extra's pad_width from the first axis on: the pairs must be regrouped "
+    "and reversed, which a template over the call's source cannot do for a list it "
+    "does not see written out",
 )
 for _name in ("no_grad", "inference_mode"):
     chapter.function(
