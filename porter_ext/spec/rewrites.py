@@ -53,6 +53,7 @@ EXAMPLE_INPUTS: Mapping[str, tuple[str, object]] = {
     "f": ("float64", 2.5),
     "t": ("bool", True),
     "c": ("complex128", complex(1.0, -2.0)),
+    "ix": ("int64", [2, 0]),  # a class index per row of x
 }
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")

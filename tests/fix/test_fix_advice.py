@@ -62,6 +62,16 @@ CASES = {
         ["h = xpx.one_hot(ix, 5, dtype=ix.dtype)\n"],
         ("h",),
     ),
+    "cross_entropy": (
+        TORCH_SETUP + "logits = q[0, ...]\n",
+        "loss = F.cross_entropy(logits, ix[:3])\n",
+        [
+            "loss = -xp.mean(xp.take_along_axis(logits - xp.max(logits, axis=1, keepdims=True) - "
+            "xp.log(xp.sum(xp.exp(logits - xp.max(logits, axis=1, keepdims=True)), axis=1, "
+            "keepdims=True)), xp.reshape(ix[:3], (-1, 1)), axis=1))\n"
+        ],
+        ("loss",),
+    ),
     "array-api-extra": (
         NUMPY_SETUP,
         "mu = np.nanmean(A, axis=0)\nhit = np.isin(u, w)\nonly = np.setdiff1d(u, w)\n"

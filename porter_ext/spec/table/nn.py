@@ -81,6 +81,24 @@ chapter.function(
     "and reversed, which a template over the call's source cannot do for a list it "
     "does not see written out",
 )
+#: the mean over rows of minus the log-softmax at each row's class (class indices, the
+#: classes along axis 1 of a 2-D input); weight=, reduction=, label_smoothing= and
+#: ignore_index= are arguments the rendering refuses to drop. Class probabilities or
+#: inputs beyond 2-D fail in take_along_axis, so no replay verifies them.
+CROSS_ENTROPY = (
+    "-xp.mean(xp.take_along_axis({x} - xp.max({x}, axis=1, keepdims=True) - "
+    "xp.log(xp.sum(xp.exp({x} - xp.max({x}, axis=1, keepdims=True)), axis=1, keepdims=True)), "
+    "xp.reshape({arg1}, (-1, 1)), axis=1))"
+)
+chapter.function(
+    "t",
+    "nn.functional.cross_entropy",
+    None,
+    "-xp.mean(xp.take_along_axis(log_softmax(x), xp.reshape(target, (-1, 1)), axis=1))",
+    "the standard has no losses: the log-softmax at each row's class, averaged",
+    rewrite=CROSS_ENTROPY,
+    example="lib.nn.functional.cross_entropy(x, ix)",
+)
 for _name in ("no_grad", "inference_mode"):
     chapter.function(
         "t",
