@@ -40,7 +40,7 @@ chapter.function(
     "njc",
     "swapaxes",
     "moveaxis",
-    "xp.moveaxis(x, (i, j), (j, i))",
+    "xp.moveaxis(x, ({arg1}, {arg2}), ({arg2}, {arg1}))",
     "the standard has no swapaxes: xp.moveaxis moves each axis to the other's place",
     rewrite=_SWAP,
     example="lib.swapaxes(x, 0, 1)",
@@ -50,7 +50,7 @@ for _name in ("transpose", "swapaxes", "swapdims"):
         "t",
         _name,
         "moveaxis",
-        "xp.moveaxis(x, (i, j), (j, i))",
+        "xp.moveaxis(x, ({arg1}, {arg2}), ({arg2}, {arg1}))",
         f"torch.{_name} exchanges two axes: xp.moveaxis moves each to the other's place "
         "(any rank), or use xp.matrix_transpose(x) for the last two",
         rewrite=_SWAP,

@@ -73,7 +73,7 @@ for _name, _libs in [
         _libs,
         _name,
         None,
-        f"xpx.{_name}(x)",
+        f"xpx.{_name}(x)" if _name == "nan_to_num" else f"xpx.{_name}(x, axis={{axis}})",
         f"not in the standard; array-api-extra has {_name}",
         # nan_to_num's nan=/posinf=/neginf= and the reductions' keepdims are arguments
         # array-api-extra does not take: the rendering refuses the call that passes them
