@@ -106,6 +106,9 @@ for _name in ("no_grad", "inference_mode"):
         None,
         f"torch.{_name}() if array_api_compat.is_torch_namespace(xp) else contextlib.nullcontext()",
         "autograd is outside the standard; keep the context manager for PyTorch only",
+        no_rewrite="autograd is outside the standard, and the context manager does not keep "
+        "the cell from running on other libraries (it changes nothing their arrays do): "
+        "it stays as written; a cell for every library can keep it for PyTorch only",
     )
 
 ENTRIES = chapter.entries
