@@ -223,7 +223,17 @@ def _needs_parentheses(source: str) -> bool:
         node = ast.parse(source, mode="eval").body
     except SyntaxError:
         return True
-    return not isinstance(node, _ATOMS)
+    return not isinstance(node, _ATOMS) and not _own_parentheses(source)
+
+
+def _own_parentheses(source: str) -> bool:
+    """``(a, b)``: a tuple written in its own parentheses (not ``(a), (b)``)."""
+    if not (source.startswith("(") and source.endswith(")")):
+        return False
+    try:
+        return isinstance(ast.parse(source[1:-1], mode="eval").body, ast.Tuple)
+    except SyntaxError:
+        return False
 
 
 def _in_argument_slot(text: str, start: int, end: int) -> bool:

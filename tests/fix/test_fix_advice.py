@@ -75,7 +75,8 @@ CASES = {
     "array-api-extra": (
         NUMPY_SETUP,
         "mu = np.nanmean(A, axis=0)\nhit = np.isin(u, w)\nonly = np.setdiff1d(u, w)\n"
-        "padded = np.pad(w, 1)\nkr = np.kron(w, w)\n",
+        "padded = np.pad(w, 1)\nkr = np.kron(w, w)\nrow = np.hstack([u, w])\n"
+        "wide = np.hstack((A, A))\n",
         [
             "import array_api_extra as xpx\n",
             "mu = xpx.nanmean(A, axis=0)\n",
@@ -83,8 +84,10 @@ CASES = {
             "only = xpx.setdiff1d(u, w)\n",
             "padded = xpx.pad(w, 1)\n",
             "kr = xpx.kron(w, w)\n",
+            "row = xp.concat([u, w], axis=0 if [u, w][0].ndim == 1 else 1)\n",
+            "wide = xp.concat((A, A), axis=0 if (A, A)[0].ndim == 1 else 1)\n",
         ],
-        ("mu", "hit", "only", "padded", "kr"),
+        ("mu", "hit", "only", "padded", "kr", "row", "wide"),
     ),
 }
 

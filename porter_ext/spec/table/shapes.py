@@ -106,6 +106,10 @@ chapter.function(
     "concat",
     "xp.concat(arrays, axis=1)",
     "hstack joins 1-D arrays along axis 0 and others along axis 1: pick the axis",
+    # as NumPy decides it: by the rank of the first array (0-D arrays, which hstack makes
+    # 1-D, fail in concat and are not verified)
+    rewrite="xp.concat({x}, axis=0 if {x}[0].ndim == 1 else 1)",
+    example="lib.hstack([x, y])",
 )
 chapter.add(
     "njct",
