@@ -106,6 +106,8 @@ class CellCodemod(PortableMoves):
         self.decided = run.decided
         self.statement_calls: set[cst.Call] = set()
         self.needs_extra = False
+        #: a rewrite reads Python's math module (``math.prod(x.shape)``)
+        self.needs_math = False
         self.names = names
         #: calls whose tuple result is read one field at a time: call → field
         self.fields: dict[cst.Call, str | int] = {}
@@ -238,7 +240,11 @@ class CellCodemod(PortableMoves):
             return None
         self.site_libraries = site_libraries(site)
         replacement = self._portable(entry, call, field) or replacement
-        unbound = self.unbound_xp(replacement, call, original, updated) or self._numpy(replacement)
+        unbound = (
+            self.unbound_xp(replacement, call, original, updated)
+            or self._numpy(replacement)
+            or self._math(replacement)
+        )
         if unbound is not None:
             self._record(site, text, None, unbound)
             return None
@@ -246,6 +252,8 @@ class CellCodemod(PortableMoves):
         self.note_uses(replacement, call)
         if "xpx." in replacement:
             self.needs_extra = True
+        if "math." in replacement:
+            self.needs_math = True
         if field is not None:
             self.taken.add(original)  # type: ignore[arg-type]
         if call.statement and _is_assignment(replacement):
@@ -264,6 +272,13 @@ class CellCodemod(PortableMoves):
             return render_rewrite(replace(entry, rewrite=entry.portable), call)
         except NoRewrite:
             return None  # a dtype the standard does not name: the library's rewrite
+
+    def _math(self, replacement: str) -> str | None:
+        """Why a rewrite through Python's ``math`` cannot read it here: the cell binds the
+        name to something else (None: it can, imported where the cell lacks it)."""
+        if "math." not in replacement or "math" not in self.assigned:
+            return None
+        return "math is not Python's math module here: the rewrite reads it as math"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         site = self._site(original)

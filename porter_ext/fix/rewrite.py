@@ -46,6 +46,7 @@ _HELPER_IMPORTS = {
     "array_namespace": ("array_api_compat", "array_namespace", None),
     "xpx": ("array_api_extra", None, "xpx"),
     "np": (get_backend(HOST_LIBRARY).module, None, "np"),
+    "math": ("math", None, None),
 }
 
 
@@ -99,6 +100,7 @@ def _with_preamble(
         "array_namespace": top["uses"] or "xp = array_namespace(" in module.code,
         "xpx": rewriter.needs_extra,
         "np": rewriter.needs_numpy,
+        "math": rewriter.needs_math,
     }
     context = CodemodContext()
     for name, needed in wanted.items():

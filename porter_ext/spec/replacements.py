@@ -217,6 +217,11 @@ class _CallValues:
         value = self._keyword_or_operand(("k", "offset", "diagonal"), 1)
         return None if value is None else _literal(value)
 
+    def _num_classes(self) -> str | None:
+        """one_hot's number of classes: ``num_classes=`` or operand 1."""
+        value = self._keyword_or_operand(("num_classes",), 1)
+        return None if value is None else _literal(value)
+
     def _min(self) -> str | None:
         value = self._keyword_or_operand(("min", "a_min"), 1)
         return None if value is None else _literal(value)
@@ -249,6 +254,7 @@ PLACEHOLDERS: frozenset[str] = frozenset(
         "min",
         "max",
         "reversed_axes",
+        "num_classes",
     }
 )
 

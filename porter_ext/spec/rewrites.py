@@ -53,6 +53,7 @@ EXAMPLE_INPUTS: Mapping[str, tuple[str, object]] = {
     "f": ("float64", 2.5),
     "t": ("bool", True),
     "c": ("complex128", complex(1.0, -2.0)),
+    "ix": ("int64", [2, 0]),  # a class index per row of x
 }
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -66,6 +67,7 @@ _SLOTS: dict[str, tuple[tuple[str, ...], int | None]] = {
     "keepdims": (("keepdims", "keepdim"), None),
     "decimals": (("decimals",), 1),
     "k": (("k", "offset", "diagonal"), 1),
+    "num_classes": (("num_classes",), 1),
     "min": (("min", "a_min"), 1),
     "max": (("max", "a_max"), 2),
     "correction": (("correction", "ddof"), None),
@@ -221,7 +223,17 @@ def _needs_parentheses(source: str) -> bool:
         node = ast.parse(source, mode="eval").body
     except SyntaxError:
         return True
-    return not isinstance(node, _ATOMS)
+    return not isinstance(node, _ATOMS) and not _own_parentheses(source)
+
+
+def _own_parentheses(source: str) -> bool:
+    """``(a, b)``: a tuple written in its own parentheses (not ``(a), (b)``)."""
+    if not (source.startswith("(") and source.endswith(")")):
+        return False
+    try:
+        return isinstance(ast.parse(source[1:-1], mode="eval").body, ast.Tuple)
+    except SyntaxError:
+        return False
 
 
 def _in_argument_slot(text: str, start: int, end: int) -> bool:

@@ -6,6 +6,7 @@ rewrite changes meaning fails here, and no rewrite ships without an example."""
 from __future__ import annotations
 
 import importlib
+import math
 import warnings
 from dataclasses import replace
 
@@ -84,6 +85,8 @@ def _inputs(xp, variation: str) -> dict:
 def _host(value):
     if isinstance(value, tuple):
         return tuple(_host(v) for v in value)
+    if isinstance(value, np.generic):  # NumPy's 0-D results (np.matmul of two vectors)
+        return np.asarray(value)
     if isinstance(value, bool | int | float | complex):
         return value
     backend = backend_for(value)
@@ -197,7 +200,7 @@ def _rewritten_runs(rewritten: str, call: SourceCall, variation: str, backends=N
     for backend in backends or _available():
         xp = backend.namespace()
         extra = pytest.importorskip("array_api_extra") if "xpx." in rewritten else None
-        namespace = {**_inputs(xp, variation), "xp": xp, "xpx": extra, "np": np}
+        namespace = {**_inputs(xp, variation), "xp": xp, "xpx": extra, "np": np, "math": math}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield backend, namespace, _run(rewritten, namespace, call)

@@ -156,9 +156,11 @@ for _name in ("numel", "nelement"):
         "t",
         _name,
         "size",
-        "array_api_compat.size(x)",
+        "math.prod(x.shape)",
         "the standard's x.size is the element count but may be None (and is a method in "
-        "PyTorch); array_api_compat.size works everywhere",
+        "PyTorch); the product of the shape works everywhere",
+        rewrite="math.prod({x}.shape)",
+        example=f"x.{_name}()",
     )
 
 ENTRIES = chapter.entries

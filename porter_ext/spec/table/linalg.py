@@ -34,7 +34,14 @@ chapter.function(
     example="lib.dot(x, m)",
 )
 chapter.function(
-    "t", "dot", "matmul", "xp.matmul(a, b)", _DOT_NOTE + " (torch.dot takes 1-D arrays only)"
+    "t",
+    "dot",
+    "matmul",
+    "xp.matmul(a, b)",
+    _DOT_NOTE + " (torch.dot takes 1-D arrays only)",
+    # two 1-D tensors: matmul's inner product, which conjugates nothing, as torch.dot
+    rewrite="xp.matmul({x}, {arg1})",
+    example="lib.dot(v, v)",
 )
 for _name in ("mm", "bmm", "mv"):
     chapter.function("t", _name, "matmul", "xp.matmul(a, b)", renamed("matmul"))
@@ -143,7 +150,13 @@ chapter.function(
     "the escape hatch to mark it as acknowledged",
 )
 chapter.function(
-    "njct", "kron", None, "xpx.kron(a, b)", "not in the standard; array-api-extra has kron"
+    "njct",
+    "kron",
+    None,
+    "xpx.kron(a, b)",
+    "not in the standard; array-api-extra has kron",
+    rewrite="xpx.kron({x}, {arg1})",
+    example="lib.kron(x, m)",
 )
 
 ENTRIES = chapter.entries

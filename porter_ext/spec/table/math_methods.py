@@ -9,7 +9,7 @@ import re
 
 from porter_ext.spec.table.chapter import METHOD_NOTE, NO_TUPLE_REWRITE, NS, Chapter, renamed
 from porter_ext.spec.table.elementwise import EXP2_CAST, EXP2_NOTE
-from porter_ext.spec.table.nn import RELU_NOTE, SIGMOID, SOFTMAX
+from porter_ext.spec.table.nn import RELU_NOTE, SIGMOID, SOFTMAX, SOFTMAX_REWRITE
 from porter_ext.spec.table.usage import SORT_PARTS
 
 chapter = Chapter()
@@ -220,7 +220,15 @@ chapter.method(
 )
 chapter.method("t", "sigmoid", None, SIGMOID, "the standard has no sigmoid")
 chapter.method("t", "relu", "maximum", "xp.maximum(x, 0)", RELU_NOTE)
-chapter.method("t", "softmax", None, SOFTMAX, "the standard has no softmax")
+chapter.method(
+    "t",
+    "softmax",
+    None,
+    SOFTMAX,
+    "the standard has no softmax",
+    rewrite=SOFTMAX_REWRITE,
+    example="x.softmax(1)",
+)
 
 for _name, _std in [
     ("add", "add"),

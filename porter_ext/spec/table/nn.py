@@ -15,9 +15,27 @@ SOFTMAX = (
     "e / xp.sum(e, axis={axis}, keepdims=True)"
 )
 SIGMOID = "1 / (1 + xp.exp(-x))"
+#: softmax written out over the axis the call names (the largest value subtracted, as
+#: the libraries do, so that exp cannot overflow); the operand is read four times
+SOFTMAX_REWRITE = (
+    "xp.exp({x} - xp.max({x}, axis={axis}, keepdims=True)) / "
+    "xp.sum(xp.exp({x} - xp.max({x}, axis={axis}, keepdims=True)), axis={axis}, keepdims=True)"
+)
 RELU_NOTE = "Python scalars in maximum need 2024.12; before, use xp.zeros_like(x)"
-for _libs, _name in [("t", "softmax"), ("t", "nn.functional.softmax"), ("j", "nn.softmax")]:
-    chapter.function(_libs, _name, None, SOFTMAX, "the standard has no softmax")
+for _libs, _name, _example in [
+    ("t", "softmax", "lib.softmax(x, dim=1)"),
+    ("t", "nn.functional.softmax", "lib.nn.functional.softmax(x, dim=-1)"),
+    ("j", "nn.softmax", "lib.nn.softmax(x, axis=0)"),
+]:
+    chapter.function(
+        _libs,
+        _name,
+        None,
+        SOFTMAX,
+        "the standard has no softmax",
+        rewrite=SOFTMAX_REWRITE,
+        example=_example,
+    )
 for _libs, _name in [("t", "sigmoid"), ("t", "special.expit"), ("j", "nn.sigmoid")]:
     chapter.function(
         _libs,
@@ -38,13 +56,19 @@ for _libs, _name in [("t", "relu"), ("t", "nn.functional.relu"), ("j", "nn.relu"
         rewrite="xp.maximum({x}, 0.0)",
         example=f"lib.{_name}(x)",
     )
-for _libs, _name in [("t", "nn.functional.one_hot"), ("j", "nn.one_hot")]:
+for _libs, _name, _rewrite in [
+    # torch's one-hot rows have the indices' dtype (int64), jax's its default float
+    ("t", "nn.functional.one_hot", "xpx.one_hot({x}, {num_classes}, dtype={x}.dtype)"),
+    ("j", "nn.one_hot", "xpx.one_hot({x}, {num_classes})"),
+]:
     chapter.function(
         _libs,
         _name,
         None,
-        "xpx.one_hot(x, num_classes)",
+        _rewrite.replace("{x}", "x"),
         "not in the standard; array-api-extra has one_hot",
+        rewrite=_rewrite,
+        example=f"lib.{_name}(i, num_classes=8)",
     )
 chapter.function(
     "t",
@@ -52,6 +76,28 @@ chapter.function(
     None,
     "xpx.pad(x, pad_width)",
     "array-api-extra has pad; torch lists the padding from the last axis backwards",
+    no_rewrite="torch lists the padding in pairs from the last axis backwards, "
+    "array-api-extra's pad_width from the first axis on: the pairs must be regrouped "
+    "and reversed, which a template over the call's source cannot do for a list it "
+    "does not see written out",
+)
+#: the mean over rows of minus the log-softmax at each row's class (class indices, the
+#: classes along axis 1 of a 2-D input); weight=, reduction=, label_smoothing= and
+#: ignore_index= are arguments the rendering refuses to drop. Class probabilities or
+#: inputs beyond 2-D fail in take_along_axis, so no replay verifies them.
+CROSS_ENTROPY = (
+    "-xp.mean(xp.take_along_axis({x} - xp.max({x}, axis=1, keepdims=True) - "
+    "xp.log(xp.sum(xp.exp({x} - xp.max({x}, axis=1, keepdims=True)), axis=1, keepdims=True)), "
+    "xp.reshape({arg1}, (-1, 1)), axis=1))"
+)
+chapter.function(
+    "t",
+    "nn.functional.cross_entropy",
+    None,
+    "-xp.mean(xp.take_along_axis(log_softmax(x), xp.reshape({arg1}, (-1, 1)), axis=1))",
+    "the standard has no losses: the log-softmax at each row's class, averaged",
+    rewrite=CROSS_ENTROPY,
+    example="lib.nn.functional.cross_entropy(x, ix)",
 )
 for _name in ("no_grad", "inference_mode"):
     chapter.function(
@@ -60,6 +106,9 @@ for _name in ("no_grad", "inference_mode"):
         None,
         f"torch.{_name}() if array_api_compat.is_torch_namespace(xp) else contextlib.nullcontext()",
         "autograd is outside the standard; keep the context manager for PyTorch only",
+        no_rewrite="autograd is outside the standard, and the context manager does not keep "
+        "the cell from running on other libraries (it changes nothing their arrays do): "
+        "it stays as written; a cell for every library can keep it for PyTorch only",
     )
 
 ENTRIES = chapter.entries

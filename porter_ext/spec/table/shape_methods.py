@@ -9,6 +9,11 @@ from porter_ext.spec.table.linalg import VECTOR_NORM
 
 chapter = Chapter()
 
+#: two axes exchanged, at any rank: each moved to the other's place
+SWAP_AXES = "xp.moveaxis({x}, ({arg0}, {arg1}), ({arg1}, {arg0}))"
+#: masked_fill: the value cast to the tensor's dtype on its device, where the mask is True
+MASKED_FILL = "xp.where({arg0}, xp.asarray({arg1}, dtype={x}.dtype, device={x}.device), {x})"
+
 chapter.method(
     "*",
     "reshape",
@@ -61,10 +66,12 @@ chapter.method(
 chapter.method(
     "t",
     "transpose",
-    "permute_dims",
-    "xp.permute_dims(x, axes)",
-    "torch's x.transpose(i, j) exchanges two axes: pass all axes with those two "
-    "exchanged, or use xp.matrix_transpose(x) for the last two",
+    "moveaxis",
+    "xp.moveaxis(x, ({arg0}, {arg1}), ({arg1}, {arg0}))",
+    "torch's x.transpose(i, j) exchanges two axes: xp.moveaxis moves each to the other's "
+    "place (any rank), or use xp.matrix_transpose(x) for the last two",
+    rewrite=SWAP_AXES,
+    example="x.transpose(0, 1)",
 )
 chapter.method(
     "*",
@@ -72,13 +79,19 @@ chapter.method(
     "permute_dims",
     "xp.permute_dims(x, {axes})",
     METHOD_NOTE + "; x.transpose() reverses all axes",
+    # the axes as one tuple, or spread over the operands (x.transpose(1, 0)); without
+    # any the call reverses them, which the rewrite would need the rank for
+    rewrite="xp.permute_dims({x}, {shape})",
+    example="x.transpose(1, 0)",
 )
 chapter.method(
     "*",
     "swapaxes",
-    "permute_dims",
-    "xp.permute_dims(x, axes)",
-    "pass all axes with the two exchanged",
+    "moveaxis",
+    "xp.moveaxis(x, ({arg0}, {arg1}), ({arg1}, {arg0}))",
+    "the standard has no swapaxes: xp.moveaxis moves each axis to the other's place",
+    rewrite=SWAP_AXES,
+    example="x.swapaxes(0, 1)",
 )
 chapter.method("t", "permute", "permute_dims", "xp.permute_dims(x, {axes})", METHOD_NOTE)
 chapter.method("t", "t", "matrix_transpose", "xp.matrix_transpose(x)", METHOD_NOTE)
@@ -133,7 +146,20 @@ chapter.method(
     "the standard spells it take_along_axis (2024.12)",
 )
 chapter.method("t", "index_select", "take", "xp.take(x, indices, axis={axis})", METHOD_NOTE)
-chapter.method("t", "masked_fill", "where", "xp.where(mask, {arg1}, x)", METHOD_NOTE)
+for _name, _rewrite in [
+    ("masked_fill", MASKED_FILL),
+    # in place: the new values written into the tensor, which its views see
+    ("masked_fill_", "{x}[...] = " + MASKED_FILL),
+]:
+    chapter.method(
+        "t",
+        _name,
+        "where",
+        "xp.where({arg0}, xp.asarray({arg1}, dtype=x.dtype, device=x.device), x)",
+        METHOD_NOTE + "; the value takes the tensor's dtype, as masked_fill casts it",
+        rewrite=_rewrite,
+        example=f"x.{_name}(b, -1.5)",
+    )
 chapter.method("t", "unbind", "unstack", "xp.unstack(x, axis={axis})", METHOD_NOTE)
 chapter.method(
     "*",

@@ -34,21 +34,27 @@ chapter.function(
     "the standard needs the axes spelled out (transpose without axes reverses them all); "
     "xp.matrix_transpose(x) swaps the last two",
 )
+#: two axes of a function's operand exchanged, at any rank
+_SWAP = "xp.moveaxis({x}, ({arg1}, {arg2}), ({arg2}, {arg1}))"
 chapter.function(
     "njc",
     "swapaxes",
-    "permute_dims",
-    "xp.permute_dims(x, axes)",
-    "the standard has no swapaxes: pass the axes with the two exchanged to permute_dims",
+    "moveaxis",
+    "xp.moveaxis(x, ({arg1}, {arg2}), ({arg2}, {arg1}))",
+    "the standard has no swapaxes: xp.moveaxis moves each axis to the other's place",
+    rewrite=_SWAP,
+    example="lib.swapaxes(x, 0, 1)",
 )
 for _name in ("transpose", "swapaxes", "swapdims"):
     chapter.function(
         "t",
         _name,
-        "permute_dims",
-        "xp.permute_dims(x, axes)",
-        f"torch.{_name} exchanges two axes: pass all axes with those two exchanged to "
-        "permute_dims, or use xp.matrix_transpose(x) for the last two",
+        "moveaxis",
+        "xp.moveaxis(x, ({arg1}, {arg2}), ({arg2}, {arg1}))",
+        f"torch.{_name} exchanges two axes: xp.moveaxis moves each to the other's place "
+        "(any rank), or use xp.matrix_transpose(x) for the last two",
+        rewrite=_SWAP,
+        example=f"lib.{_name}(x, 0, 1)",
     )
 chapter.function(
     "t", "permute", "permute_dims", "xp.permute_dims(x, {axes})", renamed("permute_dims")
@@ -100,6 +106,10 @@ chapter.function(
     "concat",
     "xp.concat(arrays, axis=1)",
     "hstack joins 1-D arrays along axis 0 and others along axis 1: pick the axis",
+    # as NumPy decides it: by the rank of the first array (0-D arrays, which hstack makes
+    # 1-D, fail in concat and are not verified)
+    rewrite="xp.concat({x}, axis=0 if {x}[0].ndim == 1 else 1)",
+    example="lib.hstack([x, y])",
 )
 chapter.add(
     "njct",

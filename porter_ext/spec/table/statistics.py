@@ -70,15 +70,44 @@ for _name, _libs in [
     ("nan_to_num", "njct"),
 ]:
     chapter.function(
-        _libs, _name, None, f"xpx.{_name}(x)", f"not in the standard; array-api-extra has {_name}"
+        _libs,
+        _name,
+        None,
+        f"xpx.{_name}(x)" if _name == "nan_to_num" else f"xpx.{_name}(x, axis={{axis}})",
+        f"not in the standard; array-api-extra has {_name}",
+        # nan_to_num's nan=/posinf=/neginf= and the reductions' keepdims are arguments
+        # array-api-extra does not take: the rendering refuses the call that passes them
+        rewrite=f"xpx.{_name}({{x}})"
+        if _name == "nan_to_num"
+        else f"xpx.{_name}({{x}}, axis={{axis}})",
+        example=f"lib.{_name}(x)" if _name == "nan_to_num" else f"lib.{_name}(x, axis=1)",
     )
-chapter.function("njct", "cov", None, "xpx.cov(m)", "not in the standard; array-api-extra has cov")
+chapter.function(
+    "njct",
+    "cov",
+    None,
+    "xpx.cov(m)",
+    "not in the standard; array-api-extra has cov",
+    rewrite="xpx.cov({x})",
+    example="lib.cov(x)",
+)
 chapter.function(
     "njct",
     "isclose",
     None,
     "xpx.isclose(a, b)",
     "not in the standard; array-api-extra has isclose (rtol/atol as in NumPy)",
+    rewrite="xpx.isclose({x}, {arg1}, rtol={rtol}, atol={atol}, equal_nan={equal_nan})",
+    example="lib.isclose(x, y, atol=2.0)",
+)
+chapter.function(
+    "njct",
+    "isin",
+    None,
+    "xpx.isin(a, b)",
+    "not in the standard; array-api-extra has isin",
+    rewrite="xpx.isin({x}, {arg1}, assume_unique={assume_unique}, invert={invert})",
+    example="lib.isin(i, j)",
 )
 chapter.function(
     "njct",
@@ -110,7 +139,13 @@ for _name, _std, _libs in [
     ("angle", "angle", "njct"),
 ]:
     chapter.function(
-        _libs, _name, None, f"xpx.{_std}(x)", f"not in the standard; array-api-extra has {_std}"
+        _libs,
+        _name,
+        None,
+        f"xpx.{_std}(x)",
+        f"not in the standard; array-api-extra has {_std}",
+        rewrite=f"xpx.{_std}({{x}}, deg={{deg}})" if _name == "angle" else f"xpx.{_std}({{x}})",
+        example=f"lib.{_name}(x)",
     )
 for _name in ("setdiff1d", "union1d"):
     chapter.function(
@@ -119,9 +154,18 @@ for _name in ("setdiff1d", "union1d"):
         None,
         f"xpx.{_name}(x1, x2)",
         f"not in the standard; array-api-extra has {_name}",
+        rewrite=f"xpx.{_name}({{x}}, {{arg1}})",
+        example=f"lib.{_name}(i, j)",
     )
 chapter.function(
-    "njc", "pad", None, "xpx.pad(x, pad_width)", "not in the standard; array-api-extra has pad"
+    "njc",
+    "pad",
+    None,
+    "xpx.pad(x, pad_width)",
+    "not in the standard; array-api-extra has pad",
+    # mode= other than "constant" is an argument the rewrite would drop: refused
+    rewrite="xpx.pad({x}, {arg1}, constant_values={constant_values})",
+    example="lib.pad(x, 1)",
 )
 chapter.function(
     "njc",
