@@ -56,6 +56,8 @@ class ReplaySettings:
     record: RecordSettings = field(default_factory=RecordSettings)
     timeout: float | None = None
     loop_sample: int = LOOP_SAMPLE
+    #: local workers share the person's network (``--allow-network``)
+    network: bool = False
 
     def recording(self) -> RecordSettings:
         """How the replay's run is recorded."""

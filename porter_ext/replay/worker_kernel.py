@@ -16,6 +16,7 @@ import os
 import pickle
 import secrets
 import sys
+import tempfile
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -321,15 +322,31 @@ class ZmqMessages:
         return None
 
 
+def _hidden_folders() -> tuple[str, ...]:
+    """Folders a worker must not see: the person's Jupyter runtime folder, where the
+    connection files of their kernels are (each a key to run code there)."""
+    try:
+        from jupyter_core.paths import jupyter_runtime_dir
+
+        runtime = os.path.realpath(jupyter_runtime_dir())
+    except Exception:  # no jupyter_core: no runtime folder of Jupyter's either
+        return ()
+    top = os.path.realpath(tempfile.gettempdir())
+    inside = runtime == top or top.startswith(runtime.rstrip(os.sep) + os.sep)
+    return (runtime,) if os.path.isdir(runtime) and not inside else ()
+
+
 class LocalWorker(ZmqMessages, Worker):
-    """A worker kernel started here from the ``porter-worker`` kernelspec."""
+    """A worker kernel started here from the ``porter-worker`` kernelspec; ``network``:
+    it shares the person's network (``--allow-network``)."""
 
     place = "local worker"
 
-    def __init__(self, *args: Any):
+    def __init__(self, *args: Any, network: bool = False):
         super().__init__(*args)
         self.km: Any = None
         self.kc: Any = None
+        self.network = network
 
     def launch(self) -> None:
         if self.km is not None:
@@ -338,7 +355,15 @@ class LocalWorker(ZmqMessages, Worker):
         from jupyter_client.manager import KernelManager
 
         os.makedirs(self.scratch, exist_ok=True)
-        km = KernelManager(kernel_name=KERNEL_NAME)
+        # the channels are Unix sockets in the scratch folder (ZeroMQ ``ipc``): a worker
+        # without the person's network needs none of its ports, and its connection file
+        # is not among the person's
+        km = KernelManager(
+            kernel_name=KERNEL_NAME,
+            transport="ipc",
+            ip=os.path.join(self.scratch, "channel"),
+            connection_file=os.path.join(self.scratch, "connection.json"),
+        )
         # always the package's own spec: one installed elsewhere may be of another porter
         data = json.loads(kernel_spec_file().read_text())
         spec = KernelSpec(resource_dir=str(kernel_spec_file().parent), **data)
@@ -346,7 +371,13 @@ class LocalWorker(ZmqMessages, Worker):
         command = list(spec.argv)
         if command[0] in ("python", "python3"):  # as jupyter_client does for a bare python
             command[0] = sys.executable
-        confined = confine.confinement().argv(command, self.scratch)
+        walls = confine.Walls(
+            self.scratch,
+            shared=shared_blocks.directory(create=True),
+            hidden=_hidden_folders(),
+            own_network=not self.network,
+        )
+        confined = confine.confinement().argv(command, walls)
         self.isolation = confine.confinement().isolation
         km._kernel_spec = KernelSpec(
             resource_dir=spec.resource_dir, **{**spec.to_dict(), "argv": confined}
@@ -371,6 +402,7 @@ class LocalWorker(ZmqMessages, Worker):
         inherited = {k: v for k, v in person.items() if not k.endswith("_CACHE_DIR")}
         env = {**inherited, **self.env, "TMPDIR": self.scratch, "PYTHONUNBUFFERED": "1"}
         env[shared_blocks.OWNER_VARIABLE] = shared_blocks.owner()
+        env[shared_blocks.FOLDER_VARIABLE] = shared_blocks.directory()
         # the worker imports the very porter this process runs (a checkout, a wheel)
         home = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join([home, *filter(None, [env.get("PYTHONPATH")])])

@@ -308,8 +308,10 @@ def test_float64_reference_of_jax_runs_in_an_x64_worker(ip):
 
 
 def test_port_on_frees_the_inputs_of_cells_it_does_not_replay(ip):
+    from porter_ext.replay import shared_blocks
+
     def blocks() -> int:
-        return sum(1 for name in os.listdir("/dev/shm") if name.startswith("porter_"))
+        return len(os.listdir(shared_blocks.directory(create=True)))
 
     run(ip, "import numpy as np\nx = np.ones(1000)")
     run(ip, "%port backends numpy")
@@ -336,12 +338,17 @@ def test_blocks_of_a_killed_process_are_swept():
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
     ).stdout.strip()
     left = shared_memory.SharedMemory(name=f"porter_{dead}_abcdef012345", create=True, size=64)
-    left.close()
+    left.close()  # as an older porter named its blocks
+    folder = f"/dev/shm/porter_{dead}_123"  # a killed session's folder of blocks
+    os.makedirs(folder)
+    with open(os.path.join(folder, f"porter_{dead}_123xabcdef"), "wb") as f:
+        f.write(b"0" * 64)
     shared_blocks._swept = False  # as in a fresh process
     block = shared_blocks.take(64)
     shared_blocks.give_back(block)
     assert not os.path.exists(f"/dev/shm/porter_{dead}_abcdef012345")
-    assert os.path.exists(f"/dev/shm/{block.name}")  # a live process's block stays
+    assert not os.path.exists(folder)
+    assert os.path.exists(block.path)  # a live process's block stays
 
 
 def test_what_a_replay_prints_stays_in_the_worker(ip):  # attacks/33
