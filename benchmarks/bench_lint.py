@@ -4,10 +4,15 @@ files of 0.5 MB and 5 MB (target: 5 MB in under 10 s, time and memory linear in 
 the 5 MB file takes about ten times the 0.5 MB one, and peak memory does not grow with
 the file beyond the findings it reports).
 
+Two shapes of file: ``blocks`` (module-level code, functions, loops and branches) and
+``dense`` (every line the same three findings, as ``turn3/attacks/54`` writes it: a call
+written the same way many times, whose suggestion is spelled once).
+
 Wall seconds, CPU seconds (the machines are shared: wall time counts the neighbours' work)
 and the process's peak resident memory are printed for each.
 
-Run from the repository root:  python benchmarks/bench_lint.py [--lines N] [--sizes MB,MB]
+Run from the repository root:
+python benchmarks/bench_lint.py [--lines N] [--sizes MB,MB] [--shapes blocks,dense]
 """
 
 from __future__ import annotations
@@ -62,13 +67,17 @@ _WRAPPER = (
 )
 
 
-def write_file(path: Path, megabytes: float) -> int:
+#: the ``dense`` shape's line: three findings in 47 bytes
+_DENSE_LINE = "y = np.sum(x, 1) + x.sum(0) * torch.max(a, b)\n"
+
+
+def write_file(path: Path, megabytes: float, shape: str = "blocks") -> int:
     """A generated module of about ``megabytes``; returns its size in bytes."""
     header = "import numpy as np\nimport torch\nfrom array_api_compat import array_namespace\n"
     parts = [header]
     size, n = len(header), 0
     while size < megabytes * 1_000_000:
-        block = _BLOCK.format(n=n)
+        block = _BLOCK.format(n=n) if shape == "blocks" else _DENSE_LINE
         parts.append(block)
         size += len(block)
         n += 1
@@ -111,16 +120,17 @@ def bench_package(lines: int, repeat: int) -> bool:
     return best[0] < PACKAGE_TARGET_S
 
 
-def bench_sizes(sizes: list[float]) -> bool:
+def bench_sizes(sizes: list[float], shape: str) -> bool:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for megabytes in sizes:
             path = Path(tmp) / f"generated_{megabytes}mb.py"
-            size = write_file(path, megabytes)
+            size = write_file(path, megabytes, shape)
             wall, cpu, peak, found = run_lint(path)
             results.append((size, wall, cpu, peak))
             print(
-                f"porter lint: {size / 1e6:.1f} MB file, {found} findings: {wall:.2f} s wall, "
+                f"porter lint: {size / 1e6:.1f} MB {shape} file, {found} findings: "
+                f"{wall:.2f} s wall, "
                 f"{cpu:.2f} s CPU, peak {peak:.0f} MB"
             )
             path.unlink()
@@ -140,10 +150,12 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sizes", default="0.5,5", help="file sizes in MB (default 0.5,5)")
+    parser.add_argument("--shapes", default="blocks,dense", help="blocks, dense or both")
     args = parser.parse_args()
     sizes = [float(s) for s in args.sizes.split(",")]
     ok = bench_package(args.lines, args.repeat)
-    ok = bench_sizes(sizes) and ok
+    for shape in args.shapes.split(","):
+        ok = bench_sizes(sizes, shape) and ok
     return 0 if ok else 1
 
 

@@ -12,6 +12,7 @@ The command line itself (subcommands, options, their checks) is
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -44,14 +45,24 @@ _SUFFIX = {"json": ".json", "html": ".html", "md": ".md"}
 
 
 def _read_notebook(path: Path) -> NotebookNode:
+    """The notebook, its cells checked (`porter_ext.fix.notebook_input`) before and after
+    nbformat converts an older format."""
     import warnings
 
     import nbformat
 
+    from porter_ext.fix.notebook_input import NotebookError, check_cells, load_json
+
     try:
+        text = path.read_text(encoding="utf-8")
+        check_cells(load_json(text, path), path)
         with warnings.catch_warnings():  # nbformat's advice on old notebooks is not porter's
             warnings.simplefilter("ignore")
-            return nbformat.read(path, as_version=4)
+            nb = nbformat.reads(text, as_version=4)
+        check_cells(nb, path)
+        return nb
+    except NotebookError as exc:
+        raise CliError(str(exc)) from None
     except Exception as exc:  # nbformat raises many kinds for a file that is no notebook
         reason = " ".join(str(exc).split())[:200] or type(exc).__name__
         raise CliError(f"cannot read {path}: not a valid notebook ({reason})") from None
@@ -125,6 +136,7 @@ def _write(report: Report, path: Path, fmt: str, args: argparse.Namespace, sourc
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from porter_ext.fix.notebook_input import shown_name
     from porter_ext.headless import RunError, run_notebook
 
     source = check.input_file(args.notebook, "NOTEBOOK")
@@ -148,7 +160,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = _write(report, path, fmt, args, source)
     summary = asdict(report.summary)
     print_plan(report.plan)
-    print(f"porter: {source.name}: {summary_line(summary)}")
+    print(f"porter: {shown_name(source)}: {summary_line(summary)}")
     print(f"porter: report written to {out}")
     matched = [k for k in args.fail_on if any(summary[c] for c in _FAIL_COUNTERS[k])]
     if matched:
@@ -163,6 +175,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
 
     from porter_ext.fix.files import settle_files, write_ported
     from porter_ext.fix.notebook import fix_sources, is_ported_notebook, ported_notebook
+    from porter_ext.fix.notebook_input import shown_name
     from porter_ext.headless import RunError, run_notebook
     from porter_ext.report.write import same_file, write_text_atomic
 
@@ -189,10 +202,16 @@ def cmd_fix(args: argparse.Namespace) -> int:
         )
     except RunError as exc:
         raise CliError(f"{exc}; nothing was written") from None
-    ported, outcome, report = ported_notebook(nb, report, source.name)
+    ported, outcome, report = ported_notebook(nb, report, shown_name(source))
     files = settle_files(report.cells)
     try:
-        write_ported(files, report.cells, source.resolve().parent, in_place=args.in_place)
+        write_ported(
+            files,
+            report.cells,
+            source.resolve().parent,
+            write_text_atomic,
+            in_place=args.in_place,
+        )
     except OSError as exc:
         raise CliError(f"cannot write a ported file: {exc.strerror or exc}") from None
     if report_path is not None:
@@ -316,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
     # is checked for the "iri" format, so porter's own process goes without it.
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
+    for stream in (sys.stdout, sys.stderr):  # text that is not valid Unicode (a lone
+        with contextlib.suppress(AttributeError, ValueError):  # surrogate) is escaped
+            stream.reconfigure(errors="backslashreplace")
     try:
         args = build_parser().parse_args(argv)
         if getattr(args, "allow_network", False):  # the headless kernel inherits it

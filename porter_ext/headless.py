@@ -385,6 +385,7 @@ class NotebookRun:
         return f" ({lines[-1][:200]})" if lines else ""
 
     def report(self) -> Report:
+        from porter_ext.fix.notebook_input import shown_name
         from porter_ext.session import environment
         from porter_ext.spec.standard import DEFAULT_VERSION
 
@@ -396,7 +397,7 @@ class NotebookRun:
             entries,
             self.environment or environment(),
             array_api_version=self.version or DEFAULT_VERSION,
-            notebook=self.path.name,
+            notebook=shown_name(self.path),
         )
 
     def close(self) -> None:

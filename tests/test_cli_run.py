@@ -181,3 +181,26 @@ def test_a_call_in_code_an_earlier_cell_wrote_names_that_cell_by_notebook_positi
         "end_col": 23,
         "cell_id": None,
     }
+
+
+def test_a_compiled_function_runs_as_in_the_plain_notebook(tmp_path):
+    """Issue 26 (item 5): under `porter run` every cell is recorded, and a function that
+    torch.compile compiled raised ``InternalTorchDynamoError: KeyError: CallSite`` where
+    the notebook ran plainly. Its call is one call now, with a note, and gives what the
+    plain run gives (the last cell checks, and raises where it differs)."""
+    pytest.importorskip("torch")
+    path = notebook(
+        tmp_path / "compiled.ipynb",
+        "import torch\nx = torch.arange(12.0).reshape(3, 4)",
+        "def g(x):\n    return torch.sin(x).sum(1)\ncg = torch.compile(g, backend='eager')",
+        "y = cg(x)",
+        "assert torch.equal(y, torch.sin(x).sum(1)), y\nassert torch.equal(cg(x + 1), g(x + 1))",
+    )
+    out = tmp_path / "compiled.json"
+    result = porter("run", str(path), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    cells = json.loads(out.read_text())["cells"]
+    assert [c["error"] for c in cells] == [None] * 4
+    [call] = [c for c in cells[2]["calls"] if c["name"] == "torch.compile(g)"]
+    assert call["kind"] == "transformation" and call["status"] == "outside_namespace"
+    assert "does not record the calls inside it" in call["message"]

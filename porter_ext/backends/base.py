@@ -251,9 +251,15 @@ class Backend(ABC):
 
     def place_error(self, where: str, timeout: float) -> str | None:
         """Why the place a spec's WHERE names for this library (a Dask scheduler) does not
-        answer within ``timeout`` seconds; None when it answers, or when the library has
-        no places of its own (kernels elsewhere are the workers' business)."""
-        return None
+        answer within ``timeout`` seconds; None when it answers. Asked only of a WHERE
+        that names no kernel (kernels elsewhere are the workers' business): a library with
+        no places of its own has none there, and a replay run here instead would be
+        reported as run where the person asked for another place."""
+        return (
+            f"{where} is neither a kernel's connection file (a .json file a running kernel "
+            f"wrote) nor a Jupyter gateway URL (http:// or https://), and {self.name} has "
+            "no places of its own: correct the path or URL after @"
+        )
 
     @abstractmethod
     def resolve_device(self, device: str | None) -> Any:
@@ -349,6 +355,14 @@ class Backend(ABC):
     def device_type(self, obj: object) -> str | None:
         """The kind of device a device object of this library names (``cuda`` for
         ``torch.device("cuda:1")``); None when ``obj`` names none."""
+        return None
+
+    # -- compilers (recognised by their attributes and types: the library is never imported)
+    def compiled(self, f: object) -> tuple[str, str, str] | None:
+        """Where this library's compiler made the callable ``f`` (a function or module it
+        runs from its own compiled code, which Python-level recording cannot enter): how
+        its call is named (``torch.compile``), the compiler as people know it
+        (``TorchScript``) and what it compiled (``g``); None for anything else."""
         return None
 
     # -- autograd (libraries without it keep the defaults) -------------------------------

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     import numpy
 
 #: what JAX makes of 64-bit dtypes while ``jax_enable_x64`` is off
+#: the most CPU devices a worker is given (``jax:cpu:N`` with N below it): each is a
+#: device XLA makes at start, and a count past what an int holds crashes it
+MAX_HOST_DEVICES = 256
 NARROWED = {"float64": "float32", "int64": "int32", "uint64": "uint32", "complex128": "complex64"}
 
 
@@ -222,12 +225,14 @@ class JaxBackend(Backend):
         for candidate in candidates:
             if str(candidate.id) == index:
                 return candidate
-        hint = (
-            "; more CPU devices need XLA_FLAGS=--xla_force_host_platform_device_count=N"
-            " set before jax is imported"
-            if platform == "cpu"
-            else ""
-        )
+        hint = ""
+        if platform == "cpu" and index.isdigit() and int(index) >= MAX_HOST_DEVICES:
+            hint = f"; porter's workers have at most {MAX_HOST_DEVICES} JAX CPU devices"
+        elif platform == "cpu":
+            hint = (
+                "; more CPU devices need XLA_FLAGS=--xla_force_host_platform_device_count=N"
+                " set before jax is imported"
+            )
         raise DeviceUnavailable(
             f"jax has no device {device!r} (devices: {', '.join(self.devices())}){hint}"
         )
@@ -235,7 +240,7 @@ class JaxBackend(Backend):
     def worker_environment(self, device: str | None, *, x64: bool = False) -> dict[str, str]:
         env = {}
         platform, _, index = (device or "").lower().partition(":")
-        if platform == "cpu" and index.isdigit():
+        if platform == "cpu" and index.isdigit() and int(index) < MAX_HOST_DEVICES:
             flag = "--xla_force_host_platform_device_count"
             kept = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith(flag)]
             env["XLA_FLAGS"] = " ".join([*kept, f"{flag}={int(index) + 1}"])

@@ -8,6 +8,9 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from .base import (
@@ -26,6 +29,25 @@ if TYPE_CHECKING:
 NO_ACCELERATOR = "no accelerator (torch.accelerator.is_available() is False)"
 #: torch.device → its spec spelling (reading a tensor's device is on the hot path)
 _SPELLED: dict[Any, str] = {}
+
+_TORCH_NAME = "torch"
+_COMPILE = "torch.compile"
+_SCRIPT = "torch.jit"
+#: the attribute torch.compile sets on the function it returns: the callable it compiles
+_DYNAMO_TARGET = "_torchdynamo_orig_callable"
+#: what ``torch._dynamo.disable`` (which torch applies to some of its own functions) sets
+#: on the same kind of wrapper: its callable runs as it is, never compiled
+_DYNAMO_DISABLED = "_torchdynamo_disable"
+#: TorchScript's callables (``torch.jit.script``/``trace`` of a function or a module)
+_SCRIPT_TYPES = frozenset(
+    {"ScriptFunction", "ScriptMethod", "RecursiveScriptModule", "TopLevelTracedModule"}
+)
+_MODULE_CLASS = ("torch.nn.modules.module", "Module")
+
+
+def _named(target: object) -> str:
+    name = getattr(target, "__qualname__", None)
+    return name if isinstance(name, str) else type(target).__name__
 
 
 class TorchBackend(Backend):
@@ -145,6 +167,32 @@ class TorchBackend(Backend):
     def device_type(self, obj: object) -> str | None:
         kind = getattr(obj, "type", None)  # torch.device("cuda:1").type is "cuda"
         return kind if isinstance(kind, str) else None
+
+    def compiled(self, f: object) -> tuple[str, str, str] | None:
+        if _TORCH_NAME not in sys.modules:
+            return None
+        t = type(f)
+        if t is types.FunctionType:
+            attrs = f.__dict__
+            if _DYNAMO_TARGET in attrs and _DYNAMO_DISABLED not in attrs:
+                return _COMPILE, _COMPILE, _named(attrs[_DYNAMO_TARGET])
+            return None
+        if t.__module__.partition(".")[0] == _TORCH_NAME:
+            if t.__name__ == "OptimizedModule":  # torch.compile of a module
+                return _COMPILE, _COMPILE, _named(vars(f).get("_orig_mod", f))
+            if t.__name__ in _SCRIPT_TYPES:  # named by its function (``name``) or class
+                name = getattr(f, "original_name", None) or getattr(f, "name", None)
+                return _SCRIPT, "TorchScript", name if isinstance(name, str) else t.__name__
+        attrs = getattr(f, "__dict__", None)
+        if isinstance(attrs, dict) and any(
+            (c.__module__, c.__name__) == _MODULE_CLASS for c in t.__mro__
+        ):  # a module of the person's: ``model.compile()``, or a compiled ``forward``
+            forward = inspect.getattr_static(t, "forward", None)
+            if attrs.get("_compiled_call_impl") is not None or (
+                isinstance(forward, types.FunctionType) and _DYNAMO_TARGET in forward.__dict__
+            ):
+                return _COMPILE, _COMPILE, _named(f)
+        return None
 
     def autograd_node(self, x: Any) -> str | None:
         node = x.grad_fn

@@ -20,7 +20,7 @@ import hashlib
 import os
 import sys
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -250,14 +250,15 @@ def write_ported(
     outcomes: list[FileOutcome],
     cells: Iterable[CellEntry],
     folder: Path,
+    write_text_atomic: Callable[[Path, str], object],
     *,
     in_place: bool = False,
 ) -> None:
-    """Write each accepted file's rewrite: ``NAME.ported.py`` beside ``folder``/NAME.py,
-    or over it after a backup (``in_place``); a file whose text is not the one recorded
-    is left alone, and its outcome says so."""
+    """Write each accepted file's rewrite (with ``write_text_atomic``, the CLI's writer):
+    ``NAME.ported.py`` beside ``folder``/NAME.py, or over it after a backup
+    (``in_place``); a file whose text is not the one recorded is left alone, and its
+    outcome says so."""
     from porter_ext.record.person_code import Unreadable, read_source
-    from porter_ext.report.write import write_text_atomic
 
     sources = {v.file: v for c in cells for v in c.file_verdicts if v.accepted}
     for outcome in outcomes:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import gc
-import json
 import os
 import re
 import stat
@@ -32,6 +31,7 @@ from pathlib import Path
 
 from porter_ext.fix.checks import CODES, Analyzer, Site
 from porter_ext.fix.lint_recorded import Recorded, RecordedFile
+from porter_ext.fix.notebook_input import NotebookError, check_cells, load_json
 from porter_ext.fix.static import collect_imports
 from porter_ext.model.records import fields_of
 from porter_ext.record.positions import in_characters
@@ -191,6 +191,28 @@ def _where(path: str, cell: int | None) -> str:
     return f"{path}[cell {cell}]" if cell is not None else path
 
 
+def _not_python_text(source: str) -> tuple[int, str] | None:
+    """``(line, what)`` for the first character no Python source may hold: a NUL, or a
+    lone surrogate (a byte that was not UTF-8, or an escape in a notebook's JSON), which
+    the parser refuses with an error of its own; None for text it can read."""
+    nul = source.find("\x00")
+    try:
+        source.encode("utf-8")
+        bad = -1
+    except UnicodeEncodeError as exc:
+        bad = exc.start
+    if nul < 0 and bad < 0:
+        return None
+    at = min(i for i in (nul, bad) if i >= 0)
+    line = source.count("\n", 0, at) + 1
+    if at == nul:
+        return line, "a NUL character (\\x00) in the source: remove it"
+    return line, (
+        f"a lone surrogate (U+{ord(source[at]):04X}), text that is not valid Unicode: "
+        "save the source as UTF-8"
+    )
+
+
 def lint_source(
     source: str,
     path: str = "<source>",
@@ -204,6 +226,9 @@ def lint_source(
     (earlier notebook cells), ``recorded`` what a run recorded inside it (its arrays'
     library, and findings the source alone misses). A syntax error is one finding-free
     `LintError`."""
+    odd = _not_python_text(source)
+    if odd is not None:
+        raise LintError(f"{_where(path, cell)}:{odd[0]}: {odd[1]}")
     lines = source.split("\n")
     arrays = recorded.arrays(source) if recorded is not None else None
     analyzer = Analyzer(dict(imports or {}), standard(version), arrays)
@@ -235,6 +260,12 @@ def _findings(
     ]
 
 
+#: spelled suggestions by what decides them (entries, suggestion, the call's text): a
+#: call written the same way many times is parsed and rendered once; cleared when full
+_SPELLED: dict[tuple, str | None] = {}
+_SPELLED_MAX = 4096
+
+
 def _spelled(site: Site, lines: list[str]) -> str | None:
     """The site's suggestion written with the call's own expressions, as ``%%port``
     records it (`porter_ext.record.spelled`); as rendered from what the source shows of
@@ -246,9 +277,18 @@ def _spelled(site: Site, lines: list[str]) -> str | None:
     if len(rendered) != len(entries):
         return site.suggestion
     text = span_text(lines, site.line, site.col, site.end_line, site.end_col)
+    key = (*entries, site.suggestion, text)
+    if key not in _SPELLED:
+        if len(_SPELLED) >= _SPELLED_MAX:
+            _SPELLED.clear()
+        _SPELLED[key] = _spelled_from(text, entries, rendered, site.suggestion)
+    return _SPELLED[key]
+
+
+def _spelled_from(text: str, entries: list, rendered: list[str], suggestion: str) -> str | None:
     call = source_call(text, entries[0].kind) if text else None
     if call is None:
-        return site.suggestion
+        return suggestion
     spelled = [
         suggestion_from_source(entry.suggestion, call, entry) or value
         for entry, value in zip(entries, rendered, strict=True)
@@ -312,9 +352,12 @@ _KINDS = (
 def _notebook_cells(path: Path) -> list[tuple[int, str]]:
     text = _read(path)
     try:
-        data = json.loads(text)
+        data = load_json(text, path)
+        check_cells(data, path)
         cells = data["cells"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except NotebookError as exc:
+        raise LintError(str(exc)) from None
+    except (KeyError, TypeError) as exc:  # an older format: its cells are in worksheets
         raise LintError(f"cannot read {path}: not a notebook ({type(exc).__name__})") from None
     found = []
     for index, cell in enumerate(cells):
@@ -336,6 +379,10 @@ def _lint_notebook(path: Path, version: str) -> tuple[list[LintFinding], list[st
     errors = []
     imports: dict[str, str] = {}
     for index, python in _notebook_cells(path):
+        odd = _not_python_text(python)
+        if odd is not None:
+            errors.append(f"{shown}[cell {index}]:{odd[0]}: {odd[1]}")
+            continue
         try:
             tree = ast.parse(python)
         except SyntaxError as exc:

@@ -296,3 +296,36 @@ def armed() -> Iterator[None]:
         yield
     finally:
         disarm(functions)
+
+
+@contextlib.contextmanager
+def unarmed(
+    namespace: Mapping[str, Any] | None = None,
+    source: str = "",
+    filename: str | None = None,
+    flags: int = 0,
+    transformers: Iterable[Callable[[ast.Module], ast.Module]] = (),
+) -> Iterator[None]:
+    """For the block, every function of a recorded cell runs its plain code (a call into
+    code a compiler makes from bytecode: `porter_ext.record.compilers`), and afterwards gets
+    back the code it had: the armed ones, and given ``namespace`` and the cell recording
+    now (``source`` compiled as ``filename``, as `restore` takes them), the functions that
+    cell made, given their plain code (and twins) first by `restore`."""
+    with _lock:
+        armed_before = {f for f, (rewritten, _) in _twins.items() if f.__code__ is rewritten}
+    if namespace is not None and filename is not None:
+        restore(namespace, source, filename, flags, transformers)
+    with _lock:
+        twins = list(_twins.items())
+    changed = []
+    for function, (rewritten, plain) in twins:
+        was_armed = function in armed_before or rewritten.co_filename == filename
+        if function.__code__ is rewritten or (was_armed and function.__code__ is plain):
+            function.__code__ = plain
+            changed.append((function, rewritten, plain))
+    try:
+        yield
+    finally:
+        for function, rewritten, plain in changed:
+            if function.__code__ is plain:
+                function.__code__ = rewritten

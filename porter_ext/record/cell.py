@@ -36,6 +36,7 @@ from porter_ext.record.compiled import (
     imported,
     rewrite_and_compile,
 )
+from porter_ext.record.compilers import CellCode
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.runners import register_cell_file
 from porter_ext.record.sites import LoopSite
@@ -257,6 +258,7 @@ def run_recorded(
             )
     install_hooks(namespace)
     rec.namespace = namespace
+    rec.cell_code = CellCode(source, filename, settings.compile_flags, tuple(transformers))
     return _execute(source, compiled, namespace, filename, cell, rec, warnings)
 
 

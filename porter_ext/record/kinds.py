@@ -14,6 +14,7 @@ from typing import Any
 
 from porter_ext.backends import HELPERS, LIBRARIES
 from porter_ext.record import person_code
+from porter_ext.record.compilers import COMPILED, compiled_callee
 from porter_ext.record.hooks_importlib_bootstrap import ARRAY_CALLABLES, ARRAY_RECEIVERS
 from porter_ext.record.resolve import (
     HOST_BUILTINS,
@@ -98,6 +99,8 @@ class CallableKinds:
         elif (t is type or t is _BUILTIN_FUNCTION) and f in PROTOCOL_BUILTINS:
             name = PROTOCOL_BUILTINS[f]
             kind = (_MAYBE, Callee("builtins", "function", name, name), None, "protocol")
+        elif (compiled := compiled_callee(f)) is not None:
+            kind = (_ARRAY, compiled, None, COMPILED)  # recorded as one call: compilers.py
         elif person_code.persons(f):  # the person's code written elsewhere: recorded
             person_code.arm_now(f, self.warnings)
             kind = (_PLAIN, None, None, None)
@@ -115,6 +118,9 @@ class CallableKinds:
         return kind
 
     def _method_kind(self, s: Any, f: Any) -> tuple:
+        compiled = compiled_callee(f) if type(f) is _METHOD else None
+        if compiled is not None:  # a method torch.compile made (compilers.py)
+            return (_ARRAY, compiled, False, COMPILED)
         backend = backend_of(s)
         if backend is not None:
             key = (type(s), f.__name__)

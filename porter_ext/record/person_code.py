@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from porter_ext.record import as_written
+from porter_ext.record import as_written, resolve
 from porter_ext.record.compiled import rewrite_module
 from porter_ext.record.hooks_importlib_bootstrap import bind
 from porter_ext.record.runners import register_cell_file
@@ -120,8 +120,6 @@ def more_paths(paths: Iterable[str]) -> Iterator[None]:
 
 
 def _forget_verdicts() -> None:
-    from porter_ext.record import resolve
-
     with _lock:
         _verdicts.clear()
     resolve.clear_caches()  # which module is a library depends on the folders
@@ -479,3 +477,6 @@ def forget_other_files(modules: Iterable[tuple[str, str]]) -> None:
         filename = getattr(module, "__file__", None)
         if isinstance(filename, str) and os.path.realpath(filename) != real:
             del sys.modules[name]
+
+
+resolve.persons_module = persons_module_name  # the person's modules are no library

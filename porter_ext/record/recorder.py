@@ -24,6 +24,7 @@ from typing import Any
 from porter_ext.backends.registry import forget_foreign_types
 from porter_ext.guard import internal_error
 from porter_ext.record.classify import Verdict
+from porter_ext.record.compilers import COMPILED, CellCode, CompiledCallee, runner_as_written
 from porter_ext.record.guards import call_guard
 from porter_ext.record.hooks_importlib_bootstrap import (
     ARRAY_CALLABLES,
@@ -122,6 +123,9 @@ class Recorder(CallableKinds, Operations, Verdicts):
         self._runners: dict[tuple, Runner] = {}
         #: the namespace the cell runs in (the globals of the runners)
         self.namespace: dict | None = None
+        #: how the cell was compiled: what gives the functions it made their plain code
+        #: for a call of a compiled callable (compilers.py)
+        self.cell_code: CellCode | None = None
         self.warnings: list[str] = []
         self._previous: Recorder | None = None
 
@@ -362,12 +366,15 @@ class Recorder(CallableKinds, Operations, Verdicts):
         site's own line of the cell (its file and line number): a warning the library
         raises at its caller (NumPy's ``divide by zero``) points at the person's line."""
         site = token[3]
-        key = (site.cell, site.line, site.col, template)
+        plan = token[2]
+        compiled = template == "call" and plan is not None and type(plan[1]) is CompiledCallee
+        key = (site.cell, site.line, site.col, COMPILED if compiled else template)
         run = self._runners.get(key)
         if run is None:
-            run = self._runners[key] = compile_runner(
-                FILENAMES.get(site.cell), site.line, template, self.namespace
-            )
+            run = compile_runner(FILENAMES.get(site.cell), site.line, template, self.namespace)
+            if compiled:  # the person's functions as written while it runs
+                run = runner_as_written(self, run)
+            self._runners[key] = run
         return run
 
 

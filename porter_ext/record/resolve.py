@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from porter_ext.backends import (
@@ -110,6 +111,15 @@ _NOT_LIBRARIES = frozenset(sys.stdlib_module_names) | {
 _homes: dict[int, tuple[object, str]] = {}
 
 
+def _no_module_is_persons(name: str) -> bool:
+    return False
+
+
+#: whether a loaded module is the person's own code (`person_code` sets it): the
+#: person's modules are never a library whose functions are judged as one
+persons_module: Callable[[str], bool] = _no_module_is_persons
+
+
 def foreign_library(module: str) -> str | None:
     """The top-level name of ``module`` when it belongs to a library that is not an array
     library porter knows (``scipy``, ``sklearn``), else None."""
@@ -118,9 +128,7 @@ def foreign_library(module: str) -> str | None:
         return None
     if backend_of_module(root) is not None or root not in sys.modules:
         return None
-    from porter_ext.record import person_code  # (it reads this module's caches)
-
-    if person_code.persons_module_name(root):  # the person's own module: not a library
+    if persons_module(root):  # the person's own module: not a library
         return None
     return root
 

@@ -24,6 +24,7 @@ from porter_ext.record.classify import (
     table_entries,
     value_sensitive,
 )
+from porter_ext.record.compilers import COMPILED
 from porter_ext.record.operators import classify_protocol
 from porter_ext.record.person_code import FILE_LABELS
 from porter_ext.record.positions import char_col
@@ -83,6 +84,8 @@ class Verdicts:
             return Verdict("host_sync", None, None, message), False
         if forced == "protocol":
             return classify_protocol(self.standard, callee.name), False
+        if forced == COMPILED:  # a compiled callable's call: one call, with a note
+            return Verdict("outside_namespace", None, None, callee.note), False
         entries = self._entries.get(callee)
         if entries is None:
             entries = self._entries[callee] = table_entries(callee)

@@ -63,6 +63,7 @@ class ConnectionFileWorker(ZmqMessages, _RemoteWorker):
         path = self.spec.where or ""
         if not os.path.exists(path):
             raise WorkerUnavailable(f"no kernel connection file at {path}")
+        _check_connection_file(path)
         from jupyter_client.blocking.client import BlockingKernelClient
 
         kc = BlockingKernelClient(connection_file=path)
@@ -83,6 +84,29 @@ class ConnectionFileWorker(ZmqMessages, _RemoteWorker):
         kc, self.kc = self.kc, None
         if kc is not None:
             kc.stop_channels()
+
+
+#: what every kernel connection file holds (jupyter_client reads the missing ones as
+#: defaults, and then waits for a kernel on ports nobody listens on)
+_CONNECTION_KEYS = ("shell_port", "iopub_port", "control_port", "key")
+
+
+def _check_connection_file(path: str) -> None:
+    """Refuse a file that is not a kernel's connection file (a typo that hits another
+    file), before porter waits for a kernel that file cannot name."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            info = json.loads(handle.read(1 << 20))
+    except (OSError, ValueError, RecursionError) as error:
+        raise WorkerUnavailable(
+            f"{path} is not a kernel connection file ({type(error).__name__}: {error})"
+        ) from None
+    missing = [k for k in _CONNECTION_KEYS if not isinstance(info, dict) or k not in info]
+    if missing:
+        raise WorkerUnavailable(
+            f"{path} is not a kernel connection file (it has no {', '.join(missing)}): name "
+            "the .json file a running kernel wrote (`jupyter --runtime-dir` lists them)"
+        )
 
 
 class GatewayWorker(_RemoteWorker):

@@ -84,6 +84,9 @@ class ReplayReply:
     result: ReplayResult
     outputs: dict[str, Any]  # Parcel.header()
     meta: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    #: why this worker cannot serve another replay (a hard limit the replay lowered): the
+    #: pool replaces it; None: it can
+    retire: str | None = None
 
 
 @dataclass
@@ -163,8 +166,23 @@ def run(
     if finish is not None:
         finish(result, outputs, backend)
     parcel, meta = pack_outputs(outputs, request.local, result)
-    answer(ReplayReply(request.id, result, parcel.header(), meta), parcel)
+    answer(ReplayReply(request.id, result, parcel.header(), meta, _retire(request)), parcel)
     tidy()
+
+
+def _retire(request: ReplayRequest) -> str | None:
+    """Why this worker cannot take the person's state again, after ``request``'s replay."""
+    if request.process is None:
+        return None
+    from porter_ext.replay import process_state
+
+    lost = process_state.unreachable(request.process)
+    if not lost:
+        return None
+    return (
+        f"the replay lowered the worker's hard limit ({', '.join(lost)}) below the person's "
+        "soft one: the next cell runs in a fresh worker"
+    )
 
 
 def output_leaves(outputs: dict[str, Any]) -> dict[str, Any]:
@@ -245,7 +263,14 @@ def replay(
     if request.process is not None:
         from porter_ext.replay import process_state
 
-        process_state.take(request.process, _worker.own_path)
+        failed = process_state.take(request.process, _worker.own_path)
+        if failed:
+            reason = "; ".join(failed)
+            return (
+                _skipped(result, f"the worker cannot take the person's limits ({reason})"),
+                {},
+                None,
+            )
     try:
         spec = parse_spec(request.spec)
         backend = get_backend(spec.library)

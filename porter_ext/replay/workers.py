@@ -174,6 +174,9 @@ class WorkerPool:
                     environ = worker.environment(request.process.environ or {})
                     request.process = dataclasses.replace(request.process, environ=environ)
                 answer = worker.receive(request.id, worker.send(request, job.parcel), timeout)
+                if isinstance(answer, ReplayReply) and answer.retire:
+                    worker.stop()  # the next replay starts a fresh one
+                    answer.result.notes.append(answer.retire)
             except WorkerUnavailable as error:
                 worker.stop()
                 result.reason = f"not replayed: {error}"

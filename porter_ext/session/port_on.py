@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from porter_ext.guard import internal_error
 from porter_ext.record.cell import NO_VALUE, CellRun, error_info
+from porter_ext.record.compilers import CellCode
 from porter_ext.record.magic_code import MagicRewriter
 from porter_ext.record.recorder import Recorder, install_hooks
 from porter_ext.record.runners import register_cell_file
@@ -82,6 +83,10 @@ class PortOn:
         job = cell.begin(session, raw, code, shell.user_ns, options, compiled_by_ipython=True)
         recorder = Recorder(strict=options.strict, version=config.version, cell=job.record.cell)
         recorder.namespace = shell.user_ns  # (the globals of its runners)
+        # (the file name: the one IPython compiles it under, registered by the transformer)
+        recorder.cell_code = CellCode(
+            job.code, None, job.record.compile_flags, tuple(job.transformers)
+        )
         self.current = _Recorded(recorder, job, raw)
         recorder.start()
 

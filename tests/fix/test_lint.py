@@ -234,7 +234,7 @@ def test_unreadable_paths(tmp_path, capsys):
     bad = tmp_path / "bad.ipynb"
     bad.write_text("{not json")
     assert main(["lint", str(bad)]) == 2
-    assert "not a notebook" in capsys.readouterr().err
+    assert "not a valid notebook (not JSON" in capsys.readouterr().err
     assert main(["lint", "--format", "xml", str(bad)]) == 2
 
 
@@ -457,3 +457,44 @@ def test_a_fifo_found_in_a_directory_is_skipped_with_a_reason(tmp_path):
     ]
     result = lint_paths([tmp_path])
     assert result.files == 1 and len(result.skipped) == 2
+
+
+_COUNT_PARSES = """
+import sys
+from porter_ext.fix.lint import lint_paths
+
+parses = 0
+
+def hook(event, args):
+    global parses
+    if event == "compile":
+        parses += 1
+
+sys.addaudithook(hook)
+result = lint_paths([sys.argv[1]])
+print(parses, len(result.findings), sorted({f.suggestion for f in result.findings if f.suggestion}))
+"""
+
+
+def test_a_call_written_many_times_is_parsed_once(tmp_path):
+    """``turn3/attacks/54``: a big file repeats its calls; each distinct call text is
+    parsed and spelled once, not once per line (counted through Python's ``compile``
+    audit event, in a process of its own: an audit hook cannot be removed)."""
+    import subprocess
+    import sys
+
+    lines = ["import numpy as np, torch"]
+    lines += ["y = np.sum(x, 1) + x.sum(0) * torch.max(a, b)"] * 3000
+    lines += ["z = np.sum(w, 2)"]
+    path = tmp_path / "repeated.py"
+    path.write_text("\n".join(lines) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT_PARSES, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    parses, findings, suggestions = done.stdout.split(" ", 2)
+    assert int(findings) >= 2 * 3000 + 1
+    assert int(parses) < 100, parses  # pieces and distinct texts, not lines
+    assert "xp.sum(x, axis=1)" in suggestions and "xp.sum(w, axis=2)" in suggestions

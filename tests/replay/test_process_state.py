@@ -4,6 +4,8 @@ after the worker started are taken, and what an earlier replay changed is undone
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.replay.isolation import replays, run, shell
@@ -113,3 +115,51 @@ def test_jax_x64_follows_the_person(ip):
     change = "import jax, jax.numpy as jnp\njax.config.update('jax_enable_x64', True)"
     undo = "jax.config.update('jax_enable_x64', False)"
     _follows(ip, change, undo, "d = str(jnp.ones(1).dtype)", "jax")
+
+
+def test_the_persons_recursion_limit_is_taken(ip):
+    """A limit an earlier replay lowered is the person's again (``attacks/12``), and a
+    limit the person raised is the worker's too."""
+    deep = "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\nd = depth({})"
+    run(ip, "_porter_limit = sys.getrecursionlimit()")
+    try:
+        _numpy_replay(ip, "sys.setrecursionlimit(260)\ny1 = x * 2")
+        run(ip, "sys.setrecursionlimit(_porter_limit)")
+        assert _numpy_replay(ip, deep.format(400)).error is None
+        run(ip, "sys.setrecursionlimit(max(_porter_limit, 4000))")
+        assert _numpy_replay(ip, deep.format(3000)).error is None
+    finally:
+        run(ip, "sys.setrecursionlimit(_porter_limit)")
+
+
+def test_the_persons_resource_limits_are_taken(ip):
+    """A soft limit an earlier replay lowered is the person's again (``attacks/11``), and
+    one the person lowered is the worker's too."""
+    run(ip, "import resource\n_porter_nofile = resource.getrlimit(resource.RLIMIT_NOFILE)")
+    lower = "resource.setrlimit(resource.RLIMIT_NOFILE, (200, _porter_nofile[1]))"
+    try:
+        _numpy_replay(ip, f"{lower}\ny1 = x * 2")
+        run(ip, "resource.setrlimit(resource.RLIMIT_NOFILE, _porter_nofile)")
+        opens = "fs = [open(os.devnull) for _ in range(300)]\nn = len(fs)\nfor f in fs: f.close()"
+        assert _numpy_replay(ip, opens).error is None
+        probe = "soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]"
+        _follows(
+            ip, f"{lower}", "resource.setrlimit(resource.RLIMIT_NOFILE, _porter_nofile)", probe
+        )
+    finally:
+        run(ip, "resource.setrlimit(resource.RLIMIT_NOFILE, _porter_nofile)")
+
+
+def test_a_worker_whose_hard_limit_a_replay_lowered_is_replaced(ip):
+    """A replay that lowers a hard limit leaves a worker that cannot take the person's
+    soft limit again: the next cell runs in a fresh worker, with the person's limits."""
+    person = os.getpid()
+    run(ip, "import resource")
+    lower = (
+        f"if os.getpid() != {person}:\n"
+        "    resource.setrlimit(resource.RLIMIT_NOFILE, (200, 200))\ny1 = x * 2"
+    )
+    _numpy_replay(ip, lower)
+    probe = "soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]"
+    replay = _numpy_replay(ip, probe)
+    assert {o.name: o.within_tolerance for o in replay.outputs} == {"soft": True}

@@ -237,6 +237,30 @@ def test_missing_connection_file_is_skipped(ip, tmp_path):
     assert "no kernel connection file" in replay.reason and str(missing) in replay.reason
 
 
+@pytest.mark.parametrize("name", ["notes.txt", "settings.json"])
+def test_a_where_that_is_no_kernel_is_skipped_not_replayed_here(ip, tmp_path, name):
+    """``attacks/86``: a path that exists but is no connection file (a typo that hits
+    another file) never becomes a replay on a local worker reported as run."""
+    where = tmp_path / name
+    where.write_text('{"a": 1}\n')
+    for spec in (f"numpy@{where}", f"torch@{where}"):
+        run(ip, f"%%port -b {spec} --timeout 5 --quiet\nimport numpy as np\ny = np.ones(2)")
+        replay = replays(ip.user_ns["_port"])[spec]
+        assert replay.status == "skipped", (spec, replay.status, replay.worker)
+        assert str(where) in replay.reason, replay.reason
+        assert "connection file" in replay.reason, replay.reason
+
+
+def test_a_jax_device_no_machine_has_is_skipped(ip):
+    """``attacks/86``: ``jax:cpu:99999999999999999999`` is skipped with its reason, not a
+    worker that crashes and a cell reported as failing on jax."""
+    spec = "jax:cpu:99999999999999999999"
+    run(ip, f"%%port -b {spec} --quiet\nimport numpy as np\ny = np.ones(2)")
+    replay = replays(ip.user_ns["_port"])[spec]
+    assert replay.status == "skipped", (replay.status, replay.error)
+    assert "cpu:99999999999999999999" in replay.reason, replay.reason
+
+
 def test_no_worker_process_is_left_behind(ip):
     from porter_ext.replay.workers import shutdown_workers
 
