@@ -159,7 +159,9 @@ class Worker(ABC):
         self.ready = True
 
     def cancel(self) -> None:
-        """Stop the replay this worker runs (from another thread): it ends the kernel."""
+        """Stop the replay this worker runs or starts for (from another thread): it ends
+        the kernel. The flag holds until the next cell's replays (`WorkerPool.run`), so
+        that a worker still starting when the cell was stopped does not run it after."""
         self.cancelled = True
 
     def _execute(self, code: str) -> str:
@@ -178,6 +180,8 @@ class Worker(ABC):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise WorkerUnavailable(f"the {self.place} did not {what} in time")
+            if self.cancelled:
+                raise WorkerUnavailable("the cell was interrupted")
             self._check_alive()
             msg = self.next_message(min(left, 0.1))
             if (
@@ -206,7 +210,6 @@ class Worker(ABC):
         start = time.monotonic()
         interrupted: float | None = None
         finished: float | None = None
-        self.cancelled = False
         while True:
             now = time.monotonic()
             if self.cancelled:
@@ -322,6 +325,14 @@ class ZmqMessages:
         return None
 
 
+def _end(km: Any) -> None:
+    """End a kernel nobody is to use."""
+    try:
+        km.shutdown_kernel(now=True)
+    except Exception:  # already gone: only its files are left
+        km.cleanup_resources()
+
+
 def _hidden_folders() -> tuple[str, ...]:
     """Folders a worker must not see: the person's Jupyter runtime folder, where the
     connection files of their kernels are (each a key to run code there)."""
@@ -357,12 +368,13 @@ class LocalWorker(ZmqMessages, Worker):
         os.makedirs(self.scratch, exist_ok=True)
         # the channels are Unix sockets in the scratch folder (ZeroMQ ``ipc``): a worker
         # without the person's network needs none of its ports, and its connection file
-        # is not among the person's
+        # is not among the person's; named for this start (one started before may linger)
+        started = secrets.token_hex(3)
         km = KernelManager(
             kernel_name=KERNEL_NAME,
             transport="ipc",
-            ip=os.path.join(self.scratch, "channel"),
-            connection_file=os.path.join(self.scratch, "connection.json"),
+            ip=os.path.join(self.scratch, f"channel-{started}"),
+            connection_file=os.path.join(self.scratch, f"connection-{started}.json"),
         )
         # always the package's own spec: one installed elsewhere may be of another porter
         data = json.loads(kernel_spec_file().read_text())
@@ -391,7 +403,11 @@ class LocalWorker(ZmqMessages, Worker):
             start = _launcher().submit(
                 km.start_kernel, env=env, cwd=self.scratch, stdout=log, stderr=log
             )
-            start.result()
+            try:
+                start.result()
+            except BaseException:  # Ctrl-C while it starts: it ends once it is up
+                start.add_done_callback(lambda _: _end(km))
+                raise
         finally:
             log.close()
         self.km = km

@@ -138,7 +138,9 @@ class WorkerPool:
         if not jobs:
             return []
         for job in jobs:  # launching from this thread: the kernels boot in parallel
-            _launch(self._worker_of(job))
+            worker = self._worker_of(job)
+            worker.cancelled = False  # a new cell: an earlier one's Ctrl-C is over
+            _launch(worker)
         executor = ThreadPoolExecutor(max_workers=at_once or len(jobs))
         futures = [executor.submit(self._one, job, timeout) for job in jobs[: at_once or None]]
         handed = 0
