@@ -12,16 +12,14 @@ namespace with only a loopback of its own (the worker's Jupyter channels are Zer
 ``ipc`` sockets in its scratch, so that it needs no port of the person's); and a user
 namespace in which the worker is ``nobody`` with no capability, so that it can neither
 unmount nor remount nor mount. As root, ``unshare`` makes the mount, PID, IPC and
-network namespaces and this file, run as a program inside them, seals them and then
-enters the user namespace before it becomes the kernel; for anyone else, and for root
+network namespaces and the program `walls`, run inside them, seals them and then enters
+the user namespace before it becomes the kernel; for anyone else, and for root
 where asked, bubblewrap (``bwrap``) does the same with the same options. Inside, once
-the kernel is up, a seccomp filter refuses new Unix sockets (`refuse_unix_sockets`): a
+the kernel is up, a seccomp filter refuses new Unix sockets (`walls.refuse_unix_sockets`): a
 socket file of the person's can be connected to whatever the mounts say. Where none of
 this works (another OS, namespaces forbidden), the worker keeps the audit hook of
 `sandbox` alone, which sees Python's own operations only; every replay says which
 protection applied (``isolation``), and an audit-hook replay says what it leaves open.
-
-What runs inside the namespaces before the kernel is the program `walls`.
 """
 
 from __future__ import annotations
