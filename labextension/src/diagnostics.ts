@@ -1,6 +1,8 @@
 /**
  * The Porting panel's findings, as data: one row per finding of a notebook's porter
- * results, placed in the cell where its code is written (`origin`), and what the panel
+ * results, placed in the cell where its code is written (`origin`) or in the Python
+ * file of the person's it is written in (`origin.file`, grouped under the file), and
+ * what the panel
  * does with them: filter, sort, group by replacement, and the arithmetic of showing only
  * the rows in view. Pure functions over the report's JSON (no DOM, no JupyterLab), so
  * that jest tests them; `panel.ts` draws what they return.
@@ -18,8 +20,9 @@ import {
   Severity,
   severityOf
 } from './positions';
+import { errorFile, originFile } from './findings';
 import { num } from './text';
-import { ICellEntry, IReplay, isFinding, isMuted } from './types';
+import { ICellEntry, IErrorInfo, IReplay, isFinding, isMuted } from './types';
 
 /** One code cell of the notebook: where it is, its latest porter result, whether that
  * result is stale (its rewrite was applied and the cell has not run since). */
@@ -48,10 +51,15 @@ export interface IDiagnostic {
   message: string;
   /** What the rows are grouped by: the replacement, or the kind of finding. */
   group: string;
-  /** Notebook position of the cell where the finding is shown (and a click lands). */
+  /** Notebook position of the cell where the finding is shown (and a click lands);
+   * for a finding shown in a file, the calling cell's. */
   cell: number;
   cellLabel: string;
-  /** Line of that cell's recorded source (1-based); null: the finding has no line. */
+  /** The Python file of the person's where the finding is shown (and a click opens),
+   * relative to the notebook's folder as the JSON says; null: shown in `cell`. */
+  file: string | null;
+  /** Line of that cell's recorded source, or of the file (1-based); null: the finding
+   * has no line. */
   line: number | null;
   /** Column in characters (0-based) on that line. */
   col: number;
@@ -82,6 +90,7 @@ function firstLine(text: string): string {
 /** Where a finding is shown, resolved against the notebook's cells. */
 interface IShownAt {
   cell: ICellRef;
+  file: string | null;
   line: number | null;
   col: number;
   calledFrom: string | null;
@@ -97,40 +106,56 @@ function shownAt(
   refs: ICellRef[]
 ): IShownAt {
   if (!place) {
-    return { cell: calling, line, col: 0, calledFrom: null, foreign: '' };
-  }
-  const origin = place.origin;
-  if (!origin) {
     return {
       cell: calling,
-      line: place.line,
-      col: place.col,
+      file: null,
+      line,
+      col: 0,
       calledFrom: null,
       foreign: ''
     };
   }
-  const at = originCell(origin, refs);
-  if (at !== -1) {
+  const origin = place.origin;
+  const file = originFile(origin);
+  const at = origin && !file ? originCell(origin, refs) : -1;
+  if (origin && !file && at === -1) {
+    const from = cellLabel(origin.index, origin.execution_count);
     return {
-      cell: refs[at],
-      line: place.line,
-      col: place.col,
-      calledFrom: `${callingLabel}, line ${line}`,
-      foreign: ''
+      cell: calling,
+      file: null,
+      line,
+      col: 0,
+      calledFrom: null,
+      foreign: ` (in code from ${from}, line ${origin.line})`
     };
   }
-  const from = cellLabel(origin.index, origin.execution_count);
+  // in the calling cell, in the cell that wrote the code, or in the person's file
   return {
-    cell: calling,
-    line,
-    col: 0,
-    calledFrom: null,
-    foreign: ` (in code from ${from}, line ${origin.line})`
+    cell: at === -1 ? calling : refs[at],
+    file,
+    line: place.line,
+    col: place.col,
+    calledFrom: origin ? `${callingLabel}, line ${line}` : null,
+    foreign: ''
   };
 }
 
+/** Where an exception is shown: the file it was raised in, at its line there, the
+ * calling cell's line named; else the cell's line. */
+function errorAt(
+  error: IErrorInfo | null | undefined,
+  callingLabel: string
+): Pick<IDiagnostic, 'file' | 'line' | 'calledFrom'> {
+  const file = errorFile(error);
+  if (file && error?.file_line) {
+    const from = error.line ? `${callingLabel}, line ${error.line}` : null;
+    return { file, line: error.file_line, calledFrom: from ?? callingLabel };
+  }
+  return { file: null, line: error?.line ?? null, calledFrom: null };
+}
+
 /** The rows of one replay: its failure and the outputs that differ. */
-function replayRows(replay: IReplay): IRowText[] {
+function replayRows(replay: IReplay, callingLabel: string): IRowText[] {
   const rows: IRowText[] = [];
   if (replay.status === 'error' || replay.status === 'timeout') {
     const why = replay.error
@@ -143,9 +168,8 @@ function replayRows(replay: IReplay): IRowText[] {
       message:
         `replay on ${replay.backend}: ${replay.status} ${firstLine(why)}`.trim(),
       group: 'replay failures',
-      line: replay.error?.line ?? null,
+      ...errorAt(replay.error, callingLabel),
       col: 0,
-      calledFrom: null,
       detail: why || null,
       count: 1
     });
@@ -158,6 +182,7 @@ function replayRows(replay: IReplay): IRowText[] {
         name: o.name,
         message: `${replay.backend}: ${o.name} differs (max abs err ${num(o.max_abs_err)}, ${o.mismatched ?? '?'} mismatched)`,
         group: 'mismatches',
+        file: null,
         line: null,
         col: 0,
         calledFrom: null,
@@ -173,9 +198,16 @@ function replayRows(replay: IReplay): IRowText[] {
  * Every finding of the notebook's results as rows, in notebook order: non-standard
  * calls (grouped by their replacement), device findings, the cell's own error, replay
  * failures and outputs that differ. A finding made by code written in another cell is
- * shown in that cell, at its line there, the calling cell named.
+ * shown in that cell, at its line there, the calling cell named; one made by code in a
+ * Python file of the person's (a call, or a replay that failed there) is shown in the
+ * file, at its line there, the calling cell named. Rows in a file for which
+ * `appliedFile` (the file as the JSON names it) is true are stale: a rewrite of it was
+ * applied since.
  */
-export function collectDiagnostics(cells: IResultCell[]): IDiagnostic[] {
+export function collectDiagnostics(
+  cells: IResultCell[],
+  appliedFile: (file: string) => boolean = () => false
+): IDiagnostic[] {
   // `cells` are the notebook's cells in order (markdown too, without an entry): an
   // origin is found among them by id, execution count or position
   const refs = cells.map(c => c.ref);
@@ -198,7 +230,7 @@ export function collectDiagnostics(cells: IResultCell[]): IDiagnostic[] {
         cell: at.index,
         cellLabel:
           at === cell.ref ? label : cellLabel(at.index, at.executionCount),
-        stale: cell.stale
+        stale: cell.stale || (row.file !== null && appliedFile(row.file))
       });
     };
     for (const call of entry.calls ?? []) {
@@ -207,16 +239,19 @@ export function collectDiagnostics(cells: IResultCell[]): IDiagnostic[] {
       }
       const at = shownAt(callPlace(call), cell.ref, label, call.line, refs);
       const why = call.message ? `: ${firstLine(call.message)}` : '';
+      // rows in a file are grouped by the file: the row names the replacement
+      const use = at.file && call.suggestion ? ` → ${call.suggestion}` : '';
       push(
         {
           status: call.status,
           severity: isMuted(call) ? 'info' : rowSeverity(call.status),
           name: call.name,
-          message: `${call.name}${at.foreign}${why}`,
+          message: `${call.name}${use}${at.foreign}${why}`,
           group:
             call.suggestion ??
             call.standard_name ??
             `${call.status}, no standard replacement`,
+          file: at.file,
           line: at.line,
           col: at.col,
           calledFrom: at.calledFrom,
@@ -238,6 +273,7 @@ export function collectDiagnostics(cells: IResultCell[]): IDiagnostic[] {
           message:
             `${f.name} [${f.kind}${on}]${at.foreign} ${f.message ?? ''}`.trim(),
           group: `device: ${f.kind}`,
+          file: at.file,
           line: at.line,
           col: at.col,
           calledFrom: at.calledFrom,
@@ -256,9 +292,8 @@ export function collectDiagnostics(cells: IResultCell[]): IDiagnostic[] {
           name: entry.error.type,
           message: `the cell raised ${firstLine(text)}`,
           group: 'errors of the cell',
-          line: entry.error.line ?? null,
+          ...errorAt(entry.error, label),
           col: 0,
-          calledFrom: null,
           detail: text,
           count: 1
         },
@@ -266,18 +301,26 @@ export function collectDiagnostics(cells: IResultCell[]): IDiagnostic[] {
       );
     }
     for (const replay of entry.replays ?? []) {
-      replayRows(replay).forEach(row => push(row, cell.ref));
+      replayRows(replay, label).forEach(row => push(row, cell.ref));
     }
   }
   return out;
 }
 
+/** Where a row's finding is: `norms.py line 5` in a file, `cell 3 · In [2], line 4`
+ * in a cell. */
+export function rowPlace(row: IDiagnostic): string {
+  if (row.file !== null) {
+    return row.line === null ? row.file : `${row.file} line ${row.line}`;
+  }
+  return row.line === null
+    ? `${row.cellLabel}`
+    : `${row.cellLabel}, line ${row.line}`;
+}
+
 /** What a row says in full (its title): its place, its name, its calling cell, its message. */
 export function rowTitle(row: IDiagnostic): string {
-  const where =
-    row.line === null
-      ? `${row.cellLabel}`
-      : `${row.cellLabel}, line ${row.line}`;
+  const where = rowPlace(row);
   const from = row.calledFrom ? ` (called from ${row.calledFrom})` : '';
   return `${where}: ${row.name}${from} — ${row.message}`;
 }
@@ -298,7 +341,7 @@ export function filterDiagnostics(
   }
   return rows.filter(row => {
     const text =
-      `${row.name}\n${row.message}\n${row.group}\n${row.status}\n${row.cellLabel}`.toLowerCase();
+      `${row.name}\n${row.message}\n${row.group}\n${row.status}\n${row.cellLabel}\n${row.file ?? ''}`.toLowerCase();
     return words.every(w => text.includes(w));
   });
 }
@@ -311,9 +354,14 @@ const SEVERITY_ORDER: Record<Severity, number> = {
   info: 2
 };
 
+/** Rows in cells first, by cell; then rows in files, by file. */
 function byPlace(a: IDiagnostic, b: IDiagnostic): number {
+  const files =
+    Number(a.file !== null) - Number(b.file !== null) ||
+    (a.file ?? '').localeCompare(b.file ?? '');
   return (
-    a.cell - b.cell ||
+    files ||
+    (a.file === null ? a.cell - b.cell : 0) ||
     (a.line ?? Infinity) - (b.line ?? Infinity) ||
     a.col - b.col
   );
@@ -341,9 +389,14 @@ export function sortDiagnostics(
     .map(x => x.row);
 }
 
-/** Rows that share a replacement (or a kind of finding). */
+/** Rows that share a replacement (or a kind of finding), or the file they are in. */
 export interface IGroup {
+  /** Unique among the groups (what collapsing one remembers). */
   key: string;
+  /** What its head says: the replacement, the kind, or the file. */
+  label: string;
+  /** The file whose findings these are; null for a group of findings in cells. */
+  file: string | null;
   rows: IDiagnostic[];
   /** The calls porter counted at these sites, added up. */
   count: number;
@@ -351,14 +404,23 @@ export interface IGroup {
   severity: Severity;
 }
 
-/** The rows grouped by `group`, the groups in the order of their first row. */
+/** The rows grouped by `group` (rows in a file: by their file), the groups in the
+ * order of their first row. */
 export function groupDiagnostics(rows: IDiagnostic[]): IGroup[] {
   const groups = new Map<string, IGroup>();
   for (const row of rows) {
-    let group = groups.get(row.group);
+    const key = row.file === null ? row.group : `file:${row.file}`;
+    let group = groups.get(key);
     if (!group) {
-      group = { key: row.group, rows: [], count: 0, severity: row.severity };
-      groups.set(row.group, group);
+      group = {
+        key,
+        label: row.file ?? row.group,
+        file: row.file,
+        rows: [],
+        count: 0,
+        severity: row.severity
+      };
+      groups.set(key, group);
     }
     group.rows.push(row);
     group.count += row.count;

@@ -1,8 +1,10 @@
 /**
  * porter's JupyterLab plugin: inside every notebook, porter's cell outputs show the
  * live widget while it works and porter's own view otherwise; the Porting side panel
- * follows the active notebook; cell editors get porter's marks; Apply buttons put a
- * verified rewrite into its cell. The renderer for other places is in `mime.ts`.
+ * follows the active notebook; cell editors, and file editors of the person's Python
+ * files that recorded cells called into, get porter's marks; Apply buttons put a
+ * verified rewrite into its cell, or (the panel's) over the person's file. The
+ * renderer for other places is in `mime.ts`.
  */
 import {
   ILabShell,
@@ -12,6 +14,8 @@ import {
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { ICodeCellModel } from '@jupyterlab/cells';
 import { IEditorExtensionRegistry } from '@jupyterlab/codemirror';
+import { IDocumentManager } from '@jupyterlab/docmanager';
+import { IEditorTracker } from '@jupyterlab/fileeditor';
 import {
   INotebookTracker,
   NotebookActions,
@@ -21,6 +25,14 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { applyRewrite, entryOfCell, isStale, staleChanged } from './cells';
+import { fileFresh } from './applyfile';
+import {
+  fileAccess,
+  openFileAt,
+  readNotebooks,
+  trackFileEditors
+} from './fileeditors';
+import { filesOf } from './filerewrites';
 import { registerMarks, setMarkedStatuses } from './marks';
 import { PortingPanel } from './panel';
 import {
@@ -128,9 +140,10 @@ function showStale(tracker: INotebookTracker, model: ICodeCellModel): void {
 
 const PLUGIN_ID = 'porter-ext:plugin';
 
-/** The panel follows the main area: a notebook's findings while it is current, nothing
- * while another widget is (a Launcher, a file). Without JupyterLab's shell (Notebook 7)
- * the notebook tracker's current notebook. */
+/** The panel follows the main area: a notebook's findings while it is current, and
+ * while the editor of a file its findings are in is; nothing while another widget is (a
+ * Launcher, another file). Without JupyterLab's shell (Notebook 7) the notebook
+ * tracker's current notebook. */
 function followActiveNotebook(
   panel: PortingPanel,
   tracker: INotebookTracker,
@@ -139,7 +152,13 @@ function followActiveNotebook(
   if (labShell) {
     const follow = () => {
       const current = labShell.currentWidget;
-      panel.notebook = current instanceof NotebookPanel ? current : null;
+      const path = (current as { context?: { path?: unknown } } | null)?.context
+        ?.path;
+      if (current instanceof NotebookPanel) {
+        panel.notebook = current;
+      } else if (typeof path !== 'string' || !panel.showsFile(path)) {
+        panel.notebook = null;
+      }
     };
     labShell.currentChanged.connect(follow);
     follow();
@@ -180,7 +199,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
     IEditorExtensionRegistry,
     ILabShell,
     ICommandPalette,
-    ISettingRegistry
+    ISettingRegistry,
+    IDocumentManager,
+    IEditorTracker
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -188,12 +209,23 @@ const plugin: JupyterFrontEndPlugin<void> = {
     editors: IEditorExtensionRegistry | null,
     labShell: ILabShell | null,
     palette: ICommandPalette | null,
-    registry: ISettingRegistry | null
+    registry: ISettingRegistry | null,
+    docs: IDocumentManager | null,
+    fileEditors: IEditorTracker | null
   ) => {
     performance.mark('porter-ext:activate-start');
     const panel = new PortingPanel();
     panel.title.icon = ICON;
     app.shell.add(panel, 'left', { rank: 900 });
+    if (docs) {
+      panel.openFile = (path, line, col) =>
+        void openFileAt(docs, path, line, col);
+      panel.fileAccess = fileAccess(docs, fileEditors);
+    }
+    if (fileEditors) {
+      trackFileEditors(fileEditors);
+      readNotebooks(tracker);
+    }
 
     const setUp = (notebook: NotebookPanel) => {
       useCellRenderer(notebook);
@@ -210,6 +242,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
     tracker.forEach(setUp);
     followActiveNotebook(panel, tracker, labShell);
     NotebookActions.executed.connect((_, args) => {
+      // a cell ran: the files its result speaks of are described afresh
+      const ran = tracker.find(p => p.content === args.notebook);
+      if (ran && args.cell.model.type === 'code') {
+        const entry = entryOfCell(args.cell.model as ICodeCellModel);
+        filesOf(ran.context.path, entry).forEach(fileFresh);
+      }
       const current = panel.notebook;
       if (current && current.content === args.notebook) {
         panel.onExecuted(current);

@@ -3,7 +3,10 @@
  * recorded line and column through `@codemirror/lint` (as jupyterlab-lsp does), the
  * suggestion on hover, and, where the result carries a verified rewrite, a quick fix
  * that applies it. Registered with `IEditorExtensionRegistry`, so every cell editor
- * gets it; the marks follow the cell's outputs as they change.
+ * gets it; the marks follow the cell's outputs as they change. A file editor (a Python
+ * file of the person's that a recorded cell called into) gets the same marks for the
+ * findings written in it, from every open notebook's results, until a rewrite of the
+ * file is applied (`applyfile.ts`: the findings describe text no longer there).
  */
 import { Notification } from '@jupyterlab/apputils';
 import { ICodeCellModel } from '@jupyterlab/cells';
@@ -16,6 +19,7 @@ import { Text } from '@codemirror/state';
 import { EditorView, ViewPlugin } from '@codemirror/view';
 import { Signal } from '@lumino/signaling';
 
+import { fileAppliedChanged, isFileApplied } from './applyfile';
 import {
   applyRewrite,
   entryOfCell,
@@ -26,33 +30,21 @@ import {
 } from './cells';
 import { utf16Column } from './columns';
 import {
-  INotebookCell,
+  fileFindings,
+  findingsIn,
+  IFinding,
+  INotebookResults
+} from './findings';
+import {
   invalidate,
   notebookCells,
   notebookOf,
   resultsChanged
 } from './notebookcells';
-import {
-  callPlace,
-  cellLabel,
-  findingPlace,
-  IMarkPlace,
-  markRange,
-  marksKey,
-  originCell,
-  Severity,
-  severityOf
-} from './positions';
+import { IMarkPlace, markRange, marksKey } from './positions';
 import { DEFAULT_SETTINGS, markedOnly } from './panelsettings';
 import { visibleText } from './text';
-import {
-  ICall,
-  ICallOrigin,
-  ICellEntry,
-  IDeviceFinding,
-  isFinding,
-  verifiedRewrite
-} from './types';
+import { ICellEntry, verifiedRewrite } from './types';
 
 /** The statuses marked (the `markedStatuses` setting). */
 let marked: ReadonlySet<string> = new Set(DEFAULT_SETTINGS.markedStatuses);
@@ -89,135 +81,42 @@ function span(
   return { from: at.from + from, to: at.from + to };
 }
 
-/** One finding to mark in a cell: where, how severe, and what the hover says. */
-interface IFinding {
-  place: IMarkPlace;
-  /** The call's status, `device` or `replay_failure` (what the settings choose by). */
-  status: string;
-  name: string;
-  kind: string | undefined;
-  severity: Severity;
-  device: boolean;
-  message: string;
-}
-
-function callFinding(call: ICall, calledFrom: string | null): IFinding {
-  const use = call.suggestion ? `; use instead: ${call.suggestion}` : '';
-  const why = call.message ? `\n${call.message}` : '';
-  const from = calledFrom ? `\ncalled from ${calledFrom}` : '';
-  return {
-    place: callPlace(call),
-    status: call.status,
-    name: call.name,
-    kind: call.kind,
-    severity: severityOf(call.status),
-    device: call.status === 'device_specific',
-    message: `${call.name} [${call.status}]${use}${why}${from}`
-  };
-}
-
-/**
- * The findings to mark in the cell `here` (its position in `cells`): those of its own
- * result written in it (or written in a cell the notebook no longer has), and those
- * other cells' runs made in code it wrote.
- */
-export function findingsIn(
-  here: number,
-  cells: INotebookCell[],
-  own: ICellEntry | null
-): IFinding[] {
-  const refs = cells.map(c => c.ref);
-  const out: IFinding[] = [];
-  const elsewhere = (origin: ICallOrigin | null): boolean =>
-    origin !== null && originCell(origin, refs) !== -1;
-  if (own) {
-    for (const call of own.calls ?? []) {
-      if (!isFinding(call)) {
-        continue;
-      }
-      if (!elsewhere(call.origin ?? null)) {
-        const f = callFinding(call, null);
-        if (call.origin) {
-          // written in a cell not in this notebook: where this cell called into it
-          f.place = {
-            origin: null,
-            line: call.line,
-            col: call.col,
-            endLine: call.end_line ?? null,
-            endCol: call.end_col ?? null
-          };
-          f.message += `\nin code from ${cellLabel(call.origin.index, call.origin.execution_count)}, line ${call.origin.line}`;
-        }
-        out.push(f);
-      }
+/** Diagnostics of `findings` against the editor's text: `lines` is where the recorded
+ * line 1 is (a cell's magic line); `check`: drop a named mark whose line no longer holds
+ * its name (the text changed since the run). */
+function toDiagnostics(
+  findings: IFinding[],
+  doc: Text,
+  lines: number,
+  check: boolean,
+  actions?: Diagnostic['actions']
+): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const f of markedOnly(findings, marked)) {
+    // operators and indexing have no name on the line to check a changed cell by
+    const named = f.kind !== 'operator' && f.kind !== 'index' && !!f.name;
+    const where = span(
+      doc,
+      f.place.line + lines,
+      f.place,
+      f.name,
+      named && check
+    );
+    if (!where) {
+      continue;
     }
-    for (const finding of own.device_findings ?? []) {
-      const place = findingPlace(own, finding);
-      if (place && !elsewhere(place.origin)) {
-        out.push(deviceFinding(finding, place, null));
-      }
-    }
-    for (const replay of own.replays ?? []) {
-      const line = replay.error?.line;
-      if ((replay.status === 'error' || replay.status === 'timeout') && line) {
-        out.push({
-          place: {
-            origin: null,
-            line,
-            col: 0,
-            endLine: line + 1,
-            endCol: null
-          },
-          status: 'replay_failure',
-          name: '',
-          kind: undefined,
-          severity: severityOf('replay_failure'),
-          device: false,
-          message: `replay on ${replay.backend}: ${replay.status} ${replay.error?.type ?? ''}: ${replay.error?.message ?? ''}`
-        });
-      }
-    }
+    out.push({
+      ...where,
+      severity: f.severity,
+      source: 'porter',
+      markClass: f.device
+        ? 'porter-mark porter-mark-device'
+        : `porter-mark porter-mark-${f.severity}`,
+      message: visibleText(f.message),
+      actions: f.place.origin ? undefined : actions
+    });
   }
-  cells.forEach((cell, i) => {
-    if (i === here || !cell.entry) {
-      return;
-    }
-    const caller = cellLabel(cell.ref.index, cell.entry.execution_count);
-    const mine = (origin: ICallOrigin | null | undefined): boolean =>
-      !!origin && originCell(origin, refs) === here;
-    for (const call of cell.entry.calls ?? []) {
-      if (isFinding(call) && mine(call.origin)) {
-        out.push(callFinding(call, `${caller}, line ${call.line}`));
-      }
-    }
-    for (const finding of cell.entry.device_findings ?? []) {
-      const place = findingPlace(cell.entry, finding);
-      if (place && mine(place.origin)) {
-        out.push(
-          deviceFinding(finding, place, `${caller}, line ${finding.line}`)
-        );
-      }
-    }
-  });
   return out;
-}
-
-function deviceFinding(
-  finding: IDeviceFinding,
-  place: IMarkPlace,
-  calledFrom: string | null
-): IFinding {
-  const on = finding.backend ? ` on ${finding.backend}` : '';
-  const from = calledFrom ? `\ncalled from ${calledFrom}` : '';
-  return {
-    place,
-    status: 'device',
-    name: finding.name,
-    kind: 'device',
-    severity: severityOf('device'),
-    device: true,
-    message: `${finding.name} [${finding.kind}${on}] ${finding.message ?? ''}${from}`
-  };
 }
 
 /** The diagnostics of a cell against the editor's current text: its own result's
@@ -247,33 +146,23 @@ export function diagnosticsFor(
           }
         ]
       : undefined;
-  const out: Diagnostic[] = [];
-  const findings = markedOnly(findingsIn(here, cells, entry), marked);
-  for (const f of findings) {
-    // operators and indexing have no name on the line to check a changed cell by
-    const named = f.kind !== 'operator' && f.kind !== 'index' && !!f.name;
-    const where = span(
-      doc,
-      f.place.line + lines,
-      f.place,
-      f.name,
-      named && !exact
-    );
-    if (!where) {
-      continue;
-    }
-    out.push({
-      ...where,
-      severity: f.severity,
-      source: 'porter',
-      markClass: f.device
-        ? 'porter-mark porter-mark-device'
-        : `porter-mark porter-mark-${f.severity}`,
-      message: visibleText(f.message),
-      actions: f.place.origin ? undefined : actions
-    });
+  return toDiagnostics(
+    findingsIn(here, cells, entry),
+    doc,
+    lines,
+    !exact,
+    actions
+  );
+}
+
+/** Dispatch `diagnostics` to `view` unless they are the ones shown (a dispatch closes
+ * the hover tooltip open on them); returns what is shown now. */
+function show(view: EditorView, diagnostics: Diagnostic[], shown: string) {
+  const key = marksKey(diagnostics);
+  if (key !== shown) {
+    view.dispatch(setDiagnostics(view.state, diagnostics));
   }
-  return out;
+  return key;
 }
 
 /** The CodeMirror extension for the editor of one code cell. */
@@ -289,11 +178,7 @@ function cellMarks(model: ICodeCellModel) {
         ? []
         : diagnosticsFor(model, entry, view.state.doc);
       // another cell ran, the notebook changed: the same marks are not dispatched again
-      const key = marksKey(diagnostics);
-      if (key !== shown) {
-        view.dispatch(setDiagnostics(view.state, diagnostics));
-        shown = key;
-      }
+      shown = show(view, diagnostics, shown);
     };
     const schedule = () => {
       if (!pending) {
@@ -333,17 +218,102 @@ function cellMarks(model: ICodeCellModel) {
   });
 }
 
+// --- file editors ----------------------------------------------------------------------
+
+/** The server path of each file editor's model (a file editor's extension is built
+ * before its widget is tracked, so the path is looked up at each refresh). */
+const filePaths = new WeakMap<object, string>();
+/** The open notebooks' results, as the file marks read them. */
+let openNotebooks: () => INotebookResults[] = () => [];
+const filesSignal = new Signal<object, void>({});
+
+/** The file editor of `model` shows the file at server path `path` (again, after a
+ * rename); its marks are drawn again. */
+export function setFilePath(model: object, path: string): void {
+  if (filePaths.get(model) !== path) {
+    filePaths.set(model, path);
+    filesSignal.emit();
+  }
+}
+
+/** Where the file marks read the open notebooks' results; call `filesChanged` when a
+ * notebook opens or closes. */
+export function setNotebookSource(source: () => INotebookResults[]): void {
+  openNotebooks = source;
+  filesSignal.emit();
+}
+
+/** A notebook opened or closed: every file editor's marks are drawn again. */
+export function filesChanged(): void {
+  filesSignal.emit();
+}
+
+/** The diagnostics of the file at `path` against the editor's text. */
+export function fileDiagnostics(path: string, doc: Text): Diagnostic[] {
+  // the file may have been edited since the run: a mark whose line no longer holds
+  // its call's name is dropped rather than put on another call
+  return toDiagnostics(fileFindings(path, openNotebooks()), doc, 0, true);
+}
+
+/** The CodeMirror extension for a file editor (the model of a document, not a cell). */
+function fileMarks(model: object) {
+  return ViewPlugin.define((view: EditorView) => {
+    let pending = 0;
+    let shown = marksKey([]);
+    const refresh = () => {
+      pending = 0;
+      const path = filePaths.get(model);
+      // a rewrite applied: the findings are about text no longer there until a run
+      const diagnostics =
+        path && !isFileApplied(path)
+          ? fileDiagnostics(path, view.state.doc)
+          : [];
+      shown = show(view, diagnostics, shown);
+    };
+    const schedule = () => {
+      if (!pending) {
+        pending = window.setTimeout(refresh, 0);
+      }
+    };
+    resultsChanged.connect(schedule);
+    markedSignal.connect(schedule);
+    filesSignal.connect(schedule);
+    fileAppliedChanged.connect(schedule);
+    schedule();
+    return {
+      update(update) {
+        if (update.docChanged) {
+          schedule(); // an edit: marks whose call left its line go
+        }
+      },
+      destroy() {
+        window.clearTimeout(pending);
+        resultsChanged.disconnect(schedule);
+        markedSignal.disconnect(schedule);
+        filesSignal.disconnect(schedule);
+        fileAppliedChanged.disconnect(schedule);
+      }
+    };
+  });
+}
+
 export function registerMarks(registry: IEditorExtensionRegistry): void {
   registry.addExtension({
     name: 'porter-ext:marks',
     factory: options => {
       const model = options.model as unknown as Partial<ICodeCellModel>;
-      if (!model || model.type !== 'code' || !model.outputs) {
+      if (!model) {
         return null;
       }
-      return EditorExtensionRegistry.createImmutableExtension(
-        cellMarks(model as ICodeCellModel)
-      );
+      if (model.type === 'code' && model.outputs) {
+        return EditorExtensionRegistry.createImmutableExtension(
+          cellMarks(model as ICodeCellModel)
+        );
+      }
+      if (options.inline || model.type !== undefined) {
+        return null; // other cells (markdown, raw), inline editors
+      }
+      return EditorExtensionRegistry.createImmutableExtension(fileMarks(model));
     }
   });
 }

@@ -1,11 +1,13 @@
 /**
  * The Porting side panel, a diagnostics view of the active notebook (in the manner of
  * jupyterlab-lsp's diagnostics panel): the notebook's name, its verified rewrites with
- * Apply, and a table of every finding of its porter results with severity, message,
- * cell and line, grouped by replacement (collapsible, with porter's counts), filtered
- * by a query and sorted by a column. Only the rows in view are built, so thousands of
- * findings scroll smoothly. A click selects the cell and puts the cursor on the line
- * and column. The rows are `diagnostics.ts`'s, drawn by `panelrows.ts`.
+ * Apply (of its cells, and of the person's Python files its cells call into), and a
+ * table of every finding of its porter results with severity, message, cell and line,
+ * grouped by replacement (collapsible, with porter's counts), filtered by a query and
+ * sorted by a column. Only the rows in view are built, so thousands of findings scroll
+ * smoothly. A click selects the cell and puts the cursor on the line
+ * and column; a finding in a Python file of the person's opens the file there. The
+ * rows are `diagnostics.ts`'s, drawn by `panelrows.ts`.
  */
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { ICodeCellModel } from '@jupyterlab/cells';
@@ -13,6 +15,12 @@ import { Notification } from '@jupyterlab/apputils';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
+import {
+  applyFileRewrite,
+  fileAppliedChanged,
+  IFileAccess,
+  isFileApplied
+} from './applyfile';
 import {
   applyRewrite,
   entryOfCell,
@@ -34,9 +42,12 @@ import {
   SortKey,
   windowOf
 } from './diagnostics';
+import { fileRewrites, IFileRewrite } from './filerewrites';
+import { resolveFile } from './findings';
 import { invalidate, notebookCells, resultsChanged } from './notebookcells';
 import {
   renderDetail,
+  renderFileRewrite,
   renderGroup,
   renderHead,
   renderRow,
@@ -116,6 +127,7 @@ export class PortingPanel extends Widget {
     this.node.append(header, this._note, this._body);
 
     staleChanged.connect(() => this.schedule()); // a rewrite applied, or undone
+    fileAppliedChanged.connect(() => this.schedule()); // the same, of a file
     resultsChanged.connect((_, notebook) => {
       if (this._notebook && notebook === sharedOf(this._notebook)) {
         this.schedule();
@@ -154,6 +166,29 @@ export class PortingPanel extends Widget {
       });
     }
     this._render();
+  }
+
+  /** Opens a file (a server path) in an editor with the cursor at a line (1-based) and
+   * column (characters); set by the plugin, which has the document manager. */
+  openFile: ((path: string, line: number | null, col: number) => void) | null =
+    null;
+
+  /** Where Apply of a file's rewrite reads and writes; set by the plugin, which has
+   * the document manager (null: file rewrites are shown without Apply). */
+  fileAccess: IFileAccess | null = null;
+
+  /** True when a finding of the notebook shown is in the file at server path `path`:
+   * the panel keeps showing the notebook while that file's editor is current. */
+  showsFile(path: string): boolean {
+    const panel = this._notebook;
+    return (
+      !!panel &&
+      this._rows.some(
+        row =>
+          row.file !== null &&
+          resolveFile(panel.context.path, row.file) === path
+      )
+    );
   }
 
   /** The rows the panel holds now, in the order shown (for tests and commands). */
@@ -231,8 +266,10 @@ export class PortingPanel extends Widget {
         )
       );
     }
-    this._renderRewrites(cells);
-    this._rows = collectDiagnostics(cells);
+    this._renderRewrites(panel, cells);
+    this._rows = collectDiagnostics(cells, file =>
+      isFileApplied(resolveFile(panel.context.path, file))
+    );
     if (this._rows.length && !this._announced.has(panel)) {
       this._announced.add(panel);
       this._firstFinding.emit(panel);
@@ -241,7 +278,7 @@ export class PortingPanel extends Widget {
     this.node.dataset.porterUpdated = performance.now().toFixed(1);
   }
 
-  private _renderRewrites(cells: IResultCell[]): void {
+  private _renderRewrites(panel: NotebookPanel, cells: IResultCell[]): void {
     for (const cell of cells) {
       const entry = cell.entry;
       if (!entry || !verifiedRewrite(entry)) {
@@ -270,6 +307,22 @@ export class PortingPanel extends Widget {
         );
         row.appendChild(button);
       }
+      this._rewrites.appendChild(row);
+    }
+    const offers = fileRewrites(panel.context.path, cells);
+    const keys = new Set(offers.map(o => o.key));
+    for (const key of [...this._refusals.keys()]) {
+      if (!keys.has(key)) {
+        this._refusals.delete(key); // the results changed: a refusal of old ones goes
+      }
+    }
+    for (const offer of offers) {
+      const row = renderFileRewrite(offer, {
+        applied: isFileApplied(offer.path),
+        busy: this._busy.has(offer.key),
+        refusal: this._refusals.get(offer.key) ?? null,
+        apply: this.fileAccess ? () => void this._applyFile(offer) : null
+      });
       this._rewrites.appendChild(row);
     }
     if (this._rewrites.childElementCount) {
@@ -357,7 +410,19 @@ export class PortingPanel extends Widget {
       return;
     }
     this._select(index);
-    this.reveal(item.row.cell, item.row.line, item.row.col);
+    const row = item.row;
+    if (row.file !== null) {
+      const panel = this._notebook;
+      if (panel && this.openFile) {
+        this.openFile(
+          resolveFile(panel.context.path, row.file),
+          row.line,
+          row.col
+        );
+      }
+      return;
+    }
+    this.reveal(row.cell, row.line, row.col);
   }
 
   private _select(index: number): void {
@@ -460,7 +525,33 @@ export class PortingPanel extends Widget {
     this.schedule();
   }
 
+  /** Write a file's verified rewrite; a refusal is said in its row and notified. */
+  private async _applyFile(offer: IFileRewrite): Promise<void> {
+    const access = this.fileAccess;
+    if (!access || this._busy.has(offer.key)) {
+      return;
+    }
+    this._busy.add(offer.key);
+    this._refusals.delete(offer.key);
+    this.schedule();
+    let why: string | null;
+    try {
+      why = await applyFileRewrite(offer, access);
+    } catch (reason) {
+      why = `${offer.file} was not written: ${reason}`;
+    } finally {
+      this._busy.delete(offer.key);
+    }
+    if (why) {
+      this._refusals.set(offer.key, why);
+      Notification.warning(`porter: ${why}`);
+    }
+    this.schedule();
+  }
+
   private _notebook: NotebookPanel | null = null;
+  private _busy = new Set<string>();
+  private _refusals = new Map<string, string>();
   private _pending = 0;
   private _frame = 0;
   private _watched = new WeakSet<ICodeCellModel>();

@@ -1,10 +1,17 @@
 /**
  * The Porting panel's rows as DOM: a finding's row (severity, message, cell, line), a
- * group's head (its replacement and count), the table's sortable head and the detail
- * of a selected finding. Every string is the report's, put on the page as text
+ * group's head (its replacement and count), the table's sortable head, the detail
+ * of a selected finding, and a verified rewrite of the person's file with its Apply. Every string is the report's, put on the page as text
  * (`text.ts`); rows have one fixed height so that the list can be windowed.
  */
-import { IDiagnostic, IGroup, rowTitle, SortKey } from './diagnostics';
+import {
+  IDiagnostic,
+  IGroup,
+  rowPlace,
+  rowTitle,
+  SortKey
+} from './diagnostics';
+import { IFileRewrite } from './filerewrites';
 import { Severity } from './positions';
 import { appendText, el, visibleText } from './text';
 
@@ -100,6 +107,9 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
   item.style.height = `${ROW_HEIGHT}px`;
   item.dataset.porterRow = row.id;
   item.dataset.porterCell = String(row.cell);
+  if (row.file !== null) {
+    item.dataset.porterFile = row.file;
+  }
   item.dataset.porterLine = row.line === null ? '' : String(row.line);
   item.dataset.porterCol = String(row.col);
   item.dataset.porterStatus = row.status;
@@ -119,6 +129,10 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
     item.classList.add('porter-stale');
     msg.appendChild(el('span', 'porter-stale-tag', 'stale'));
   }
+  if (row.file !== null) {
+    // shown in a file: the row says where (the Cell column names the calling cell)
+    msg.appendChild(el('span', 'porter-diag-place', `${rowPlace(row)}: `));
+  }
   appendText(msg, row.message);
   if (row.calledFrom) {
     msg.appendChild(
@@ -127,7 +141,9 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
   }
   // the cell's position in the column (narrow), its full label in the title
   const cell = el('span', 'porter-diag-cell', row.cell);
-  cell.title = visibleText(row.cellLabel);
+  cell.title = visibleText(
+    row.file === null ? row.cellLabel : `called from ${row.calledFrom}`
+  );
   cell.setAttribute('role', 'gridcell');
   const line = el(
     'span',
@@ -139,19 +155,23 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
   return item;
 }
 
-/** A group's head: its replacement and porter's count of the calls in it. */
+/** A group's head: its replacement (or its file) and porter's count of the calls in it. */
 export function renderGroup(group: IGroup, collapsed: boolean): HTMLElement {
   const head = el(
     'div',
     `porter-diag-group porter-clickable porter-sev-${group.severity}`
   );
+  if (group.file !== null) {
+    head.classList.add('porter-diag-group-file');
+    head.dataset.porterFile = group.file;
+  }
   head.setAttribute('role', 'row');
   head.style.height = `${ROW_HEIGHT}px`;
   head.dataset.porterGroup = group.key;
   head.setAttribute('aria-expanded', collapsed ? 'false' : 'true');
   head.title = collapsed ? 'Show these findings' : 'Hide these findings';
   head.appendChild(el('span', 'porter-caret'));
-  head.appendChild(el('code', 'porter-code', group.key));
+  head.appendChild(el('code', 'porter-code', group.label));
   head.appendChild(el('span', 'porter-count', ` ×${group.count}`));
   return head;
 }
@@ -168,4 +188,65 @@ export function renderDetail(row: IDiagnostic): HTMLElement {
     box.appendChild(details);
   }
   return box;
+}
+
+/** What the panel knows of a file's rewrite besides porter's verdict. */
+export interface IFileRewriteState {
+  /** Written over the file, and no cell that calls into it has run since. */
+  applied: boolean;
+  /** An Apply of it is under way. */
+  busy: boolean;
+  /** Why the last Apply of it refused (null: none did). */
+  refusal: string | null;
+  /** What its Apply button does (null: no button, the panel cannot write files). */
+  apply: (() => void) | null;
+}
+
+/**
+ * A verified rewrite of the person's file: the file, the specs porter verified it on,
+ * the calling cells, its Apply button and, where an Apply refused, why (in the row the
+ * person clicked in); once applied, that it was and what to run.
+ */
+export function renderFileRewrite(
+  offer: IFileRewrite,
+  state: IFileRewriteState
+): HTMLElement {
+  const row = el('div', 'porter-panel-item porter-file-rewrite');
+  row.dataset.porterFile = offer.file;
+  row.title = offer.path;
+  if (state.applied) {
+    row.classList.add('porter-stale');
+    row.dataset.porterApplied = 'true';
+    appendText(
+      row,
+      `${offer.file}: rewrite applied; run a cell that calls it to check it again`
+    );
+    return row;
+  }
+  const on = offer.verifiedOn.join(', ') || 'its replays';
+  const callers = offer.callers.join(', ');
+  appendText(row, `${offer.file}: verified on ${on} (called from ${callers}) `);
+  if (state.apply) {
+    const button = el(
+      'button',
+      'porter-apply jp-Button',
+      'Apply verified rewrite'
+    );
+    button.title = `Write the rewrite that replays verified over ${offer.file}`;
+    button.disabled = state.busy;
+    button.addEventListener('click', state.apply);
+    row.appendChild(button);
+  }
+  for (const note of offer.refusedBy) {
+    appendText(
+      row.appendChild(el('div', 'porter-note')),
+      `not verified by ${note}`
+    );
+  }
+  if (state.refusal) {
+    const why = row.appendChild(el('div', 'porter-refusal'));
+    why.setAttribute('role', 'alert');
+    appendText(why, `Not applied: ${state.refusal}`);
+  }
+  return row;
 }

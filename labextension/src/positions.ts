@@ -1,8 +1,10 @@
 /**
  * Where a finding is shown: the cell where its code is written, at its recorded line
  * and column range. A call made by code another cell wrote carries `origin`
- * (CONTRACT.md): it is marked in that cell, the calling cell named in the hover. A
- * device finding is marked where its call is. Pure functions over the report's JSON.
+ * (CONTRACT.md): it is marked in that cell, the calling cell named in the hover; code
+ * written in a Python file of the person's carries `origin.file` and is shown in the
+ * file (`findings.ts`). A device finding is marked where its call is. Pure functions
+ * over the report's JSON.
  */
 import { ICall, ICallOrigin, ICellEntry, IDeviceFinding } from './types';
 
@@ -129,6 +131,9 @@ export function findingPlace(
  * else by execution count, else by notebook position; -1 when none matches.
  */
 export function originCell(origin: ICallOrigin, cells: ICellRef[]): number {
+  if (origin.file) {
+    return -1; // written in a Python file of the person's, not in a cell
+  }
   if (origin.cell_id) {
     const i = cells.findIndex(c => c.id === origin.cell_id);
     if (i !== -1) {

@@ -45,6 +45,10 @@ export type IHeadline = Omit<Reading<schema.Headline, 'text'>, 'counts'> & {
   counts?: Partial<schema.Headline['counts']>;
 };
 export type IPlanItem = Reading<schema.PlanItem, 'kind' | 'title'>;
+export type IFileVerdict = Reading<
+  schema.FileVerdict,
+  'file' | 'digest' | 'source' | 'accepted'
+>;
 
 /** One cell's result (the schema's `cell`), as a view reads it. */
 export type ICellEntry = Omit<
@@ -56,6 +60,7 @@ export type ICellEntry = Omit<
   | 'headline'
   | 'rewrite'
   | 'plan'
+  | 'file_verdicts'
 > & {
   error?: IErrorInfo | null;
   calls?: ICall[];
@@ -64,6 +69,7 @@ export type ICellEntry = Omit<
   headline?: IHeadline | null;
   rewrite?: IRewrite | null;
   plan?: IPlanItem[] | null;
+  file_verdicts?: IFileVerdict[] | null;
 };
 
 /** A whole report (the schema's root), as a view reads it. */

@@ -38,6 +38,7 @@ from .registry import (
     names_device_type,
     namespace_backend,
     namespace_owner,
+    own_semantics,
     parse_spec,
     parse_specs,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "names_device_type",
     "namespace_backend",
     "namespace_owner",
+    "own_semantics",
     "parse_spec",
     "parse_specs",
 ]

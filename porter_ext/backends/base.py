@@ -380,13 +380,28 @@ class Backend(ABC):
         return None
 
     def with_autograd(
-        self, x: Any, *, tracks: bool, gradient: Any = None, kind: type | None = None
+        self,
+        x: Any,
+        *,
+        tracks: bool,
+        gradient: Any = None,
+        kind: type | None = None,
+        graph: str | None = None,
     ) -> Any:
         """``x`` (an array of this library, just rebuilt or moved) with the autograd state
         of the array it stands for: recording gradients when ``tracks``, with
         ``gradient`` as its gradient, and of the array class ``kind`` (a parameter class)
-        where given."""
+        where given. ``graph``: the array was made by that operation of a graph, which
+        cannot travel; ``x`` stands for it as an array made by an operation too (not a
+        leaf, so that in-place operations behave as on the original), and a backward
+        pass that reaches it is noted (`cut_graphs_reached`)."""
         return x
+
+    def cut_graphs_reached(self) -> list[str]:
+        """The operations (``graph`` of `with_autograd`) whose stand-ins a backward pass
+        reached since the last call: the gradients it would have given what made them
+        could not be computed. Forgotten once read."""
+        return []
 
     def array_subclass(self, x: Any) -> type | None:
         """The type of ``x`` when it is a subclass of the library's plain array type
@@ -398,6 +413,13 @@ class Backend(ABC):
                 and klass.__name__ == self.array_type_name
             ):
                 return type(x)
+        return None
+
+    def own_semantics(self, x: Any) -> str | None:
+        """The name of ``x``'s class when it is one of the library's array subclasses
+        whose operations mean something the plain array's do not (NumPy's masked arrays,
+        matrices, record arrays): a rewrite through ``xp`` would make it a plain array.
+        None otherwise."""
         return None
 
     @contextlib.contextmanager

@@ -60,6 +60,20 @@ class NumpyBackend(Backend):
     def set_random_state(self, state: Any) -> None:
         self.lib().random.set_state(state)
 
+    def own_semantics(self, x: Any) -> str | None:
+        np = loaded("numpy")
+        if np is None:
+            return None
+        for klass, name in (
+            (np.ma.MaskedArray, "numpy.ma.MaskedArray (its mask)"),
+            (np.matrix, "numpy.matrix (`*` is its matrix product)"),
+            (np.recarray, "numpy.recarray (its fields as attributes)"),
+            (np.char.chararray, "numpy.char.chararray (its string operations)"),
+        ):
+            if isinstance(x, klass):
+                return name
+        return None
+
     def is_namespace(self, module_name: str) -> bool:
         if module_name == "numpy":  # NumPy 2 implements the standard in its main namespace
             np = loaded("numpy")

@@ -121,6 +121,13 @@ def library_of(x: object) -> str | None:
     return backend.name if backend is not None else None
 
 
+def own_semantics(x: object) -> str | None:
+    """The class of ``x`` (with what sets it apart) when it is an array subclass whose
+    operations differ from its library's plain array (`Backend.own_semantics`), else None."""
+    backend = backend_for(x)
+    return backend.own_semantics(x) if backend is not None else None
+
+
 def is_array(x: object) -> bool:
     return backend_for(x) is not None
 

@@ -90,6 +90,10 @@ class TorchBackend(Backend):
         "float64": (1e-7, 1e-7),
     }
 
+    def __init__(self) -> None:
+        #: operations whose stand-ins a backward pass reached (`cut_graphs_reached`)
+        self._reached: list[str] = []
+
     def _accelerator(self) -> tuple[str, int] | None:
         """(device type, count) of the accelerator this torch sees, or None."""
         torch = self.lib()
@@ -202,11 +206,20 @@ class TorchBackend(Backend):
         return bool(x.requires_grad)
 
     def gradient(self, x: Any) -> Any:
-        return x.grad
+        # a non-leaf has a gradient only where it retains one (reading it otherwise warns)
+        return x.grad if x.is_leaf or x.retains_grad else None
 
     def with_autograd(
-        self, x: Any, *, tracks: bool, gradient: Any = None, kind: type | None = None
+        self,
+        x: Any,
+        *,
+        tracks: bool,
+        gradient: Any = None,
+        kind: type | None = None,
+        graph: str | None = None,
     ) -> Any:
+        if graph is not None:
+            return self._graph_stand_in(x, graph, gradient)
         if tracks:
             if kind is not None and type(x) is not kind:
                 x = kind(x, requires_grad=True)  # a Parameter
@@ -219,6 +232,22 @@ class TorchBackend(Backend):
             with contextlib.suppress(TypeError):
                 x = kind(x, requires_grad=False)
         return x
+
+    def _graph_stand_in(self, x: Any, graph: str, gradient: Any) -> Any:
+        """A non-leaf that records gradients, made from ``x`` by one copy: what a tensor of
+        an autograd graph can be away from its graph. A backward pass reaching its leaf
+        is noted, for its gradients stop there."""
+        leaf = x.requires_grad_(True)
+        leaf.register_hook(lambda _grad: self._reached.append(graph))
+        stand_in = leaf.clone()
+        if gradient is not None and type(gradient) is type(stand_in.detach()):
+            stand_in.retain_grad()
+            stand_in.grad = gradient
+        return stand_in
+
+    def cut_graphs_reached(self) -> list[str]:
+        reached, self._reached[:] = list(self._reached), []
+        return reached
 
     def devices(self) -> list[str]:
         if not self.available()[0]:

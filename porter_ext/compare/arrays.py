@@ -11,6 +11,7 @@ out of this one pass. NumPy only; the caller moves every value to the host first
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -101,6 +102,13 @@ def compare_arrays(
             for idx in _tiles(e.shape, chunk_elements):
                 acc.add(e[idx], a[idx], idx, None if r is None else r[idx])
     return acc.result(flipped)
+
+
+def _power_of_two(exponent: int) -> float:
+    """``2**exponent`` as a float, the largest float past it: the top bin of float64
+    errors (from 2^1023, as uninitialised memory holds) ends at 2^1024, which no float is
+    (and the report's histogram edges stay finite numbers)."""
+    return math.ldexp(1.0, exponent) if exponent < sys.float_info.max_exp else sys.float_info.max
 
 
 def acc_exact(cats: tuple) -> bool:
@@ -274,7 +282,7 @@ class _Accumulator:
         if nz.size:
             for k in range(nz[0], nz[-1] + 1):  # biased exponent k: [2^(k+minexp-1), 2^(k+minexp))
                 lo = math.ldexp(1.0, k + self.minexp - 1 if k else self.minexp - self.nmant)
-                rows.append((lo, math.ldexp(1.0, k + self.minexp), int(self.bins[k])))
+                rows.append((lo, _power_of_two(k + self.minexp), int(self.bins[k])))
         if self.overflow:
             rows.append((math.inf, math.inf, self.overflow))
         if self.pattern:

@@ -19,6 +19,7 @@ verification's to set).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -247,7 +248,7 @@ class CellCodemod(PortableMoves):
             self.needs_extra = True
         if field is not None:
             self.taken.add(original)  # type: ignore[arg-type]
-        if call.statement and "=" in replacement.split("(", 1)[0]:
+        if call.statement and _is_assignment(replacement):
             return _StatementMarker(replacement)
         return cst.parse_expression(replacement)
 
@@ -359,6 +360,16 @@ class CellCodemod(PortableMoves):
         if isinstance(updated.value, _StatementMarker):
             return cst.parse_statement(updated.value.replacement).body[0]  # type: ignore[attr-defined]
         return updated
+
+
+def _is_assignment(text: str) -> bool:
+    """Whether a rewrite is an assignment (``r = xp.sort(r)``, ``t.view(2, 3)[...] = 0``),
+    which replaces its whole statement, rather than an expression."""
+    try:
+        (statement,) = ast.parse(text).body
+    except (SyntaxError, ValueError):
+        return False
+    return isinstance(statement, ast.Assign | ast.AugAssign)
 
 
 def _matching(entries: Iterable[Replacement], verdict: tuple[str, str | None]) -> list:

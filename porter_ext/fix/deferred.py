@@ -6,8 +6,9 @@ this notebook", true until a later cell calls one): the first later cell that re
 of the functions is replayed, from its own pre-run inputs, with the rewritten definitions
 put before it; when that replay agrees with the cell's original run, the definitions'
 rewrite is accepted (and put in effect for the cells after), otherwise refused with the
-call site. The later cell's entry carries the verdict (`DefinitionVerdict`, in its
-JSON), which `settle` (on porter's side, once the notebook ran) turns into the earlier
+call site. Every later call verifies it again (`porter_ext.fix.every_call`). The later
+cells' entries carry the verdicts (`DefinitionVerdict`, in their JSON), which
+`porter_ext.fix.settle` (on porter's side, once the notebook ran) turns into the earlier
 cell's ``rewrite``.
 """
 
@@ -17,11 +18,16 @@ import ast
 import dataclasses
 import re
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from porter_ext.fix.verify_support import site_entries, site_key
+from porter_ext.fix.verify_support import (
+    own_semantics_arrays,
+    own_semantics_reason,
+    site_entries,
+    site_key,
+)
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import DefinitionVerdict, RewriteEntry
 from porter_ext.record.magic_lines import mask_magics
@@ -33,9 +39,8 @@ __all__ = [
     "called_deferred",
     "defer",
     "idle_functions",
+    "judge_calls",
     "pending",
-    "put_in_effect",
-    "settle",
     "settle_at_call",
     "unexercised_defs",
     "verdict",
@@ -260,116 +265,42 @@ def settle_at_call(fix: Any, entry: CellEntry, ctx: Any) -> list[DefinitionVerdi
         fix.rounds.remove(result)  # the cell's own rewrite is judged on its own rounds
         return result
 
+    waiting = pending(fix.session)
+    verdicts = judge_calls(fix.source, called, replayed, ctx.namespace)
+    for deferred, given in zip(called, verdicts, strict=True):
+        if deferred in waiting:
+            waiting.remove(deferred)
+        if given.accepted:
+            fix.prefix += deferred.code
+            fix.take_effect(deferred.code, [deferred], ctx.namespace, deferred.record_cell)
+    return verdicts
+
+
+def judge_calls(
+    source: str,
+    called: list[Deferred],
+    replayed: Callable[[list[Deferred]], Any],
+    namespace: Mapping[str, Any],
+) -> list[DefinitionVerdict]:
+    """The calling cell's (``source``) verdict on each of ``called``, in order, from
+    ``replayed`` (its replay with the given definitions before it, a `Round`): all
+    together, and each alone where together they do not agree. A cell that reads an
+    array subclass of its own semantics (a masked array) refuses them unreplayed: its
+    replays would move it as a plain array."""
+    held = own_semantics_reason(own_semantics_arrays(namespace, mask_magics(source)[0]))
+    if held is not None:
+        return [verdict(d, False, call_site(source, d.names), held) for d in called]
     together = replayed(called)
     results = {id(d): together for d in called}
     if not together.accepted and len(called) > 1:  # which one: each alone
         results = {id(d): replayed([d]) for d in called}
-    waiting = pending(fix.session)
     verdicts = []
     for deferred in called:
         result = results[id(deferred)]
-        where = call_site(fix.source, deferred.names)
+        where = call_site(source, deferred.names)
         detail = list(result.verified_on) if result.accepted else (result.why or "")
         verdicts.append(verdict(deferred, result.accepted, where, detail))
-        if deferred in waiting:
-            waiting.remove(deferred)
-        if result.accepted:
-            fix.prefix += deferred.code
-            put_in_effect(deferred.code, ctx.namespace, deferred.record_cell)
     return verdicts
-
-
-def put_in_effect(code: str, namespace: Any, cell: int | str) -> None:
-    """Run a rewritten cell's definitions and imports (never its other statements, which
-    already ran as the original and agree) so later cells use the portable functions."""
-    from porter_ext.record.transformer import transform
-
-    tree = ast.parse(code)
-    keep = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
-    tree.body = [node for node in tree.body if isinstance(node, keep)]
-    if tree.body:  # recorded like any cell's code, so later cells see its calls
-        tree = ast.fix_missing_locations(transform(tree, cell, source=code))
-        exec(compile(tree, f"<porter fix of cell {cell}>", "exec"), namespace)  # noqa: S102
-
-
-# --- porter's side, once the notebook ran ------------------------------------------------
-
-
-def _function_of(line: int, spans: dict[str, tuple[int, int]]) -> str | None:
-    return next((name for name, (a, b) in spans.items() if a <= line <= b), None)
-
-
-def settle(cells: list[CellEntry]) -> list[CellEntry]:
-    """The cells with each deferred rewrite given its verdict, function by function: the
-    definitions verified at a later call applied (with the call site), those refused
-    there or never called left as written, with the reason."""
-    verdicts: dict[tuple[int, str], tuple[DefinitionVerdict, int | None]] = {}
-    for cell in cells:
-        for given in cell.definition_verdicts:  # the first call decides
-            verdicts.setdefault((given.cell, given.name), (given, cell.index))
-    return [_settled(cell, verdicts) for cell in cells]
-
-
-def _settled(cell: CellEntry, verdicts: dict) -> CellEntry:
-    rewrite = cell.rewrite
-    if (
-        rewrite is None
-        or cell.index is None
-        or rewrite.reason != NEVER_CALLED
-        or not any(s.reason == WAITING for s in rewrite.sites)
-    ):
-        return cell
-    spans = def_spans(cell.source)
-    waiting = {_function_of(s.line, spans) for s in rewrite.sites if s.reason == WAITING}
-    accepted: dict[str, list[str]] = {}
-    reasons: dict[str, str] = {}
-    for name in sorted(n for n in waiting if n is not None):
-        verdict = verdicts.get((cell.index, name))
-        if verdict is None:
-            reasons[name] = f"{name}: {NEVER_CALLED}"
-            continue
-        given, later = verdict
-        at = f"{name} at its call in cell {later} ({given.where})"
-        if given.accepted:
-            accepted[name] = list(given.verified_on)
-            reasons[name] = f"verified {at}"
-        else:
-            reasons[name] = f"refused {at}: {given.reason}"
-
-    def site(s: Any) -> Any:
-        if s.reason != WAITING:
-            return s
-        name = _function_of(s.line, spans)
-        if name in accepted:
-            return dataclasses.replace(s, applied=True, reason=None)
-        return dataclasses.replace(s, reason=f"left out: {reasons.get(name, NEVER_CALLED)}")
-
-    sites = [site(s) for s in rewrite.sites]
-    reason = "; ".join(reasons.values()) or NEVER_CALLED
-    if not accepted:
-        return dataclasses.replace(
-            cell, rewrite=dataclasses.replace(rewrite, sites=sites, reason=reason)
-        )
-    keep = set(accepted) | {None}  # None: lines outside any function (the imports)
-    source = patched(cell.source, rewrite.diff, lambda line: _function_of(line, spans) in keep)
-    specs = list(accepted.values())
-    on = [spec for spec in specs[0] if all(spec in other for other in specs)]
-    status = "verified" if all(s.applied for s in sites) else "partial"
-    new = RewriteEntry(
-        source=source,
-        status=status,
-        verified_on=on,
-        sites=sites,
-        reason=reason,
-        diff=_diff(cell.source, source),
-    )
-    return dataclasses.replace(cell, rewrite=new)
-
-
-def _diff(original: str, source: str) -> str:
-    from porter_ext.fix.rewrite import CellRewrite
-
-    return CellRewrite(original, source).diff()
 
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")

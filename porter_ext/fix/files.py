@@ -36,8 +36,10 @@ __all__ = ["FileOutcome", "digest", "install", "settle_files", "verify_files", "
 
 
 def digest(source: str) -> str:
-    """What a file's text is known by (a file that changed since is never written)."""
-    return hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    """What a file's text is known by (a file that changed since is never written): the
+    SHA-256 of its UTF-8 bytes, which a browser computes too (WebCrypto), so a front end
+    can tell an edited file before it writes a rewrite."""
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _rewrite(source: str, library: str):

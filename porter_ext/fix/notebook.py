@@ -72,7 +72,7 @@ def settled_report(report: Report) -> Report:
     again from them."""
     import dataclasses
 
-    from porter_ext.fix.deferred import settle
+    from porter_ext.fix.settle import settle
     from porter_ext.model.plan import build_plan
 
     settled = settle(report.cells)

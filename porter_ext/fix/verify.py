@@ -20,20 +20,23 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from porter_ext.fix.deferred import (
+    Deferred,
     array_parameters,
+    def_spans,
     defer,
     idle_functions,
     not_run_reason,
-    put_in_effect,
     settle_at_call,
     unexercised_defs,
 )
+from porter_ext.fix.every_call import defined_in, ported_back, register, verify_calls
 from porter_ext.fix.files import file_notes, verify_files
+from porter_ext.fix.in_effect import put_in_effect
 from porter_ext.fix.magic_args import close_code_magics, magic_sites, open_code_magics
 from porter_ext.fix.verify_rounds import (
     Judge,
@@ -46,16 +49,19 @@ from porter_ext.fix.verify_rounds import (
     site_reasons,
 )
 from porter_ext.fix.verify_support import (
+    OWN_SEMANTICS,
     accepted_entry,
     mixed_operators,
     namespace_arrays,
     namespace_imports,
     namespace_others,
+    own_semantics_sites,
     provided_helpers,
     refused,
     run_knowledge,
     site_key,
     unexercised_specs,
+    with_reasons,
 )
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import DefinitionVerdict, FileVerdict, RewriteEntry, RewriteSiteEntry
@@ -108,6 +114,9 @@ class FixRun:
     index: int | None = None
     #: earlier cells' deferred definitions this cell reads (`porter_ext.fix.deferred`)
     deferred: list = field(default_factory=list)
+    #: the rewritten functions in effect, which the cell's run calls as the person wrote
+    #: them and its replays as ported (`porter_ext.fix.every_call.InEffect`)
+    ported: list = field(default_factory=list)
     #: verified definitions the rounds run before the cell (their code, plain Python)
     prefix: str = ""
     #: the verified rewrites of the person's files the cell calls into, put in place
@@ -141,18 +150,25 @@ class FixRun:
         masked, lines = mask_magics(opened)
         imports = namespace_imports(namespace)
         provided = provided_helpers(imports) if self.in_effect else ()
-        result = rewrite_source(
-            masked,
-            imports=imports,
-            arrays={**self.parameters, **namespace_arrays(namespace)},
-            only=only,
-            provided=provided,
-            run=RunKnowledge(
-                **self.seen,
-                operators=self.operators,
-                others=namespace_others(namespace, masked),
-            ),
+        knowledge = RunKnowledge(
+            **self.seen, operators=self.operators, others=namespace_others(namespace, masked)
         )
+        arrays = {**self.parameters, **namespace_arrays(namespace)}
+        result = rewrite_source(
+            masked, imports=imports, arrays=arrays, only=only, provided=provided, run=knowledge
+        )
+        held = own_semantics_sites(result.sites, namespace, masked)
+        if held.keys() & {site_key(s) for s in result.applied}:  # those sites as written
+            narrowed = {site_key(s) for s in result.applied} - held.keys()
+            result = rewrite_source(
+                masked,
+                imports=imports,
+                arrays=arrays,
+                only=narrowed,
+                provided=provided,
+                run=knowledge,
+            )
+        result.sites = with_reasons(result.sites, held)
         if not lines and not magics:
             return result
         source, lost = close_code_magics(unmask(result.source, lines), magics)
@@ -181,7 +197,7 @@ class FixRun:
     def verify(
         self,
         entry: CellEntry,
-        namespace: Mapping[str, Any],
+        namespace: MutableMapping[str, Any],
         run: CellRun,
         settings: ReplaySettings,
         policy: TolerancePolicy,
@@ -196,14 +212,25 @@ class FixRun:
                 self._specs(run), namespace, run, settings, policy, finding_count(entry.calls)
             )
             files = verify_files(self, entry, ctx)  # the person's files it called into
+            if self.ported:
+                verdicts = verify_calls(self, entry, ctx)
             if self.deferred:
-                verdicts = settle_at_call(self, entry, ctx)
+                verdicts += settle_at_call(self, entry, ctx)
             rewrite = self._verify(entry, ctx)
         finally:
             if self.plan is not None and self.plan.capture is not None:
                 self.plan.capture.release()
+            if self.session is not None:
+                ported_back(self.session, namespace)
         if rewrite is not None and rewrite.status != "refused" and self.in_effect:
-            put_in_effect(self.code_of(rewrite.source), namespace, self.cell)
+            spans = def_spans(self.source)
+            changed = {
+                name: (a, b)
+                for name, (a, b) in spans.items()
+                if any(a <= s.line <= b for s in rewrite.sites if s.applied)
+            }
+            code = self.code_of(rewrite.source)
+            self.take_effect(code, defined_in(self.index, code, self.cell, changed), namespace)
         notes = [*entry.notes, *(v.note() for v in verdicts), *file_notes(files)]
         return dataclasses.replace(
             entry,
@@ -212,6 +239,21 @@ class FixRun:
             definition_verdicts=[*entry.definition_verdicts, *verdicts],
             file_verdicts=[*entry.file_verdicts, *files],
         )
+
+    def take_effect(
+        self,
+        code: str,
+        definitions: list[Deferred],
+        namespace: MutableMapping[str, Any],
+        cell: int | str | None = None,
+    ) -> None:
+        """Put a verified rewrite's definitions and imports in effect in the namespace
+        (recorded as of the recorder's ``cell``, this one's by default), its changed
+        functions (``definitions``) verified again at every later call
+        (`porter_ext.fix.every_call`)."""
+        before = put_in_effect(code, namespace, self.cell if cell is None else cell)
+        if self.session is not None and self.index is not None:
+            register(self.session, definitions, namespace, before)
 
     def _judge(self, entry: CellEntry, namespace: Mapping[str, Any], run: CellRun) -> Judge:
         """What every round of this cell (its deferred definitions' too) is judged against."""
@@ -312,10 +354,16 @@ class FixRun:
 
     # -- the rounds --------------------------------------------------------------------
     def replay(
-        self, candidate: CellRewrite, keys: frozenset, ctx: Verification, prefix: str | None = None
+        self,
+        candidate: CellRewrite,
+        keys: frozenset,
+        ctx: Verification,
+        prefix: str | None = None,
+        judge: Judge | None = None,
     ) -> Round:
         """One replay of ``candidate`` (after ``prefix``: verified definitions of earlier
-        cells, `FixRun.prefix` by default), judged by `FixRun.judge` (`judged`)."""
+        cells, `FixRun.prefix` by default), judged by ``judge`` (`FixRun.judge` by
+        default, `judged`)."""
         from porter_ext.compare.pipeline import replay_entries
         from porter_ext.replay.analysis import analyse
 
@@ -330,7 +378,8 @@ class FixRun:
         )
         entries, _ = replay_entries(plan, code, ctx.namespace, ctx.run, ctx.settings, ctx.policy)
         targets = [e for e in entries if e.role == "target"]
-        result = judged(keys, candidate.source, targets, self.judge, ctx, prefix.count("\n"))
+        judge = self.judge if judge is None else judge
+        result = judged(keys, candidate.source, targets, judge, ctx, prefix.count("\n"))
         self.rounds.append(result)
         return result
 
@@ -367,8 +416,10 @@ class FixRun:
 
 def _nothing_applied(sites: list[RewriteSiteEntry]) -> str:
     """Why a cell whose every site is left as written has no rewrite: the sites' one
-    reason where they share it (a cell mixing libraries), else that no call has one."""
+    reason where they share it (a cell mixing libraries), else that an array subclass
+    holds them (`own_semantics_reason`), else that no call has one."""
     reasons = {site.reason for site in sites}
     if len(reasons) == 1 and None not in reasons:
         return reasons.pop()
-    return "no call here has a rewrite"
+    held = [r for r in reasons if r is not None and r.endswith(OWN_SEMANTICS)]
+    return held[0] if held else "no call here has a rewrite"

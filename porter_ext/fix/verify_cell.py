@@ -6,11 +6,12 @@ themselves are `porter_ext.fix.verify.FixRun`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from porter_ext.fix.deferred import called_deferred
+from porter_ext.fix.every_call import originals_for_the_run
 from porter_ext.fix.verify import FixRun
 from porter_ext.fix.verify_support import code_reading
 
@@ -43,12 +44,14 @@ class FixPlace:
 
 
 def prepare(
-    source: str, code: str, namespace: Mapping[str, Any], specs: list, place: FixPlace
+    source: str, code: str, namespace: MutableMapping[str, Any], specs: list, place: FixPlace
 ) -> FixRun:
     """Before the original run: capture the cell's inputs for the verification rounds,
     with the names of the person's namespace that the rewrite reads and the cell does not
     (an earlier cell's ``array_namespace`` import, an array ``xp`` is taken from), and
-    those of the earlier cells' deferred definitions the cell calls (``porter fix``)."""
+    those of the earlier cells' deferred definitions the cell calls (``porter fix``); the
+    rewritten functions in effect give their names back to the person's functions for the
+    run (`porter_ext.fix.every_call`)."""
     from porter_ext.backends import HOST_LIBRARY, BackendSpec
     from porter_ext.compare.pipeline import plan
 
@@ -63,11 +66,15 @@ def prepare(
         index=place.index,
     )
     owner = place.owner
-    fix.deferred = called_deferred(owner, code) if place.in_effect and owner is not None else []
-    prefix = "".join(d.code for d in fix.deferred)
-    # the deferred functions as the namespace holds them too: a round whose prefix
-    # leaves out a refused one calls the original definition
-    defined = sorted({name for d in fix.deferred for name in d.names})
+    if place.in_effect and owner is not None:
+        fix.deferred = called_deferred(owner, code)
+        # the cell runs the person's functions; its replays may put the portable ones first
+        fix.ported = originals_for_the_run(owner, namespace)
+    definitions = [*(e.definition for e in fix.ported), *fix.deferred]
+    prefix = "".join(d.code for d in definitions)
+    # the functions as the namespace holds them too: a round whose prefix leaves out a
+    # refused one calls the original definition
+    defined = sorted({name for d in definitions for name in d.names})
     # a spec so that the pipeline captures (the real ones are known after the run)
     warm = list(specs) or [BackendSpec(HOST_LIBRARY)]
     fix.plan = plan(
@@ -82,7 +89,7 @@ def prepare(
 
 
 def start(
-    source: str, code: str, namespace: Mapping[str, Any], specs: list, place: FixPlace
+    source: str, code: str, namespace: MutableMapping[str, Any], specs: list, place: FixPlace
 ) -> FixRun | None:
     """``--fix``, before the original run; None (with porter's warning) when it fails."""
     from porter_ext.guard import internal_error
@@ -97,7 +104,7 @@ def start(
 
 
 def finish(
-    fix: FixRun, entry: CellEntry, namespace: Mapping[str, Any], run: CellRun, job: ReplayJob
+    fix: FixRun, entry: CellEntry, namespace: MutableMapping[str, Any], run: CellRun, job: ReplayJob
 ) -> tuple[CellEntry, list[str]]:
     """``--fix``, after the replays (``job``: their settings and policy, the rounds'
     too): the entry with its verified (or refused) rewrite, and porter's warnings."""

@@ -91,8 +91,9 @@ def judged(
         where = ", ".join(e.backend for e in changed)
         result.why = f"it changes the result on {where} ({judge.what_differs(changed[0])})"
     elif first is not None and first.status == "skipped":
-        # the cell ran; its replays could not (an input of an autograd graph, a
-        # place that does not answer): nothing was verified, and that is why
+        # the cell ran; its replays could not (a backward pass through an input whose
+        # autograd graph stayed behind, a place that does not answer): nothing was
+        # verified, and that is why
         result.why = f"not verified: the replays were skipped ({skip_reason(first)})"
     elif first is None or first.backend not in verified:
         error = first.error if first is not None else None

@@ -6,9 +6,11 @@ the report's rewrite entries.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from porter_ext.backends import LIBRARIES
 from porter_ext.fix.verify_rounds import Round
 from porter_ext.model.entries import RewriteEntry, RewriteSiteEntry
 from porter_ext.spec.dtype_categories import dtype_kind
@@ -67,21 +69,28 @@ def run_knowledge(calls: Sequence[CallRecord]) -> dict:
 def array_results(calls: Iterable[CallRecord]) -> dict:
     """The calls of the original run (written in this cell) that returned an array or a
     tuple of arrays, by ``(line, col, name)`` → library: what the codemod cannot tell from
-    the source (`RunKnowledge`'s ``results``)."""
+    the source (`RunKnowledge`'s ``results``). Only array libraries' calls: the recorder
+    also sees other libraries handed arrays (``ax.plot(t)``), which the codemod has no
+    entries for."""
     return {
         (call.line, call.col, call.name): call.library
         for call in calls
-        if call.origin is None and call.device_out is not None and call.kind != "operator"
+        if call.origin is None
+        and call.device_out is not None
+        and call.kind != "operator"
+        and call.library in LIBRARIES
     }
 
 
 def array_methods(calls: Iterable[CallRecord]) -> dict:
     """The method calls of the original run (written in this cell) on arrays, by ``(line,
-    col, name)`` → library: their receivers are arrays (`RunKnowledge`'s ``receivers``)."""
+    col, name)`` → library: their receivers are arrays (`RunKnowledge`'s ``receivers``);
+    a method of another library's object given an array (matplotlib's ``ax.plot(t)``)
+    has no array for its receiver."""
     return {
         (call.line, call.col, call.name): call.library
         for call in calls
-        if call.origin is None and call.kind == "method"
+        if call.origin is None and call.kind == "method" and call.library in LIBRARIES
     }
 
 
@@ -146,6 +155,70 @@ def namespace_arrays(namespace: Mapping[str, Any]) -> dict[str, str]:
         if backend is not None:
             found[name] = backend.name
     return found
+
+
+#: why a site reading an array subclass of its own semantics is left as written
+OWN_SEMANTICS = (
+    "a rewrite through xp would make it a plain array (and replays move it as one, so "
+    "none can verify it)"
+)
+
+
+def own_semantics_arrays(namespace: Mapping[str, Any], source: str) -> dict[str, str]:
+    """The names ``source`` reads or binds that the run left holding an array subclass
+    whose operations differ from a plain array's (a NumPy masked array, matrix or record
+    array: `porter_ext.backends.own_semantics`), name → that class: rewrites through
+    ``xp`` would make them plain arrays, and replays move them as plain arrays, so no
+    replay can tell."""
+    import ast
+
+    from porter_ext.backends import own_semantics
+
+    try:
+        names = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return {}
+    found = {}
+    for name in sorted(names):
+        if name in namespace and (kind := own_semantics(namespace[name])) is not None:
+            found[name] = kind
+    return found
+
+
+def own_semantics_reason(arrays: Mapping[str, str], text: str | None = None) -> str | None:
+    """Why a site (its source ``text``; None: the whole cell) is left as written when it
+    reads one of ``arrays`` (`own_semantics_arrays`); None when it reads none."""
+    import re
+
+    for name, kind in arrays.items():
+        if text is None or re.search(rf"(?<![\w.]){re.escape(name)}\b", text):
+            return f"{name} is a {kind}: {OWN_SEMANTICS}"
+    return None
+
+
+def own_semantics_sites(
+    sites: Iterable[RewriteSiteEntry], namespace: Mapping[str, Any], source: str
+) -> dict[_Key, str]:
+    """The sites of ``source`` that read an array subclass of its own semantics
+    (`own_semantics_arrays`), with why they are left as written."""
+    special = own_semantics_arrays(namespace, source)
+    if not special:
+        return {}
+    return {
+        site_key(s): why
+        for s in sites
+        if (why := own_semantics_reason(special, s.original)) is not None
+    }
+
+
+def with_reasons(sites: list[RewriteSiteEntry], reasons: Mapping[_Key, str]) -> list:
+    """``sites`` with the reason ``reasons`` gives each one left as written."""
+    return [
+        dataclasses.replace(s, reason=reasons[site_key(s)])
+        if s.replacement is None and site_key(s) in reasons
+        else s
+        for s in sites
+    ]
 
 
 def namespace_others(namespace: Mapping[str, Any], source: str) -> list[str]:

@@ -329,3 +329,41 @@ def unarmed(
         for function, rewritten, plain in changed:
             if function.__code__ is plain:
                 function.__code__ = rewritten
+
+
+def _key(code: types.CodeType) -> tuple[str, int, bytes]:
+    """What a rewritten code object is known by across processes (cloudpickle gives a
+    function sent by value another file name: ``<dynamic-code>``)."""
+    return (code.co_qualname, code.co_firstlineno, code.co_code)
+
+
+def armed_plain_codes() -> bytes:
+    """The plain code of every function armed now, marshalled, for a replay's worker on
+    this machine (`adopt_plain_codes`): a function arrives there by value with its
+    rewritten code, and a compiler that must trace its plain code (`compilers.py`) needs
+    the code the person's run would have."""
+    import marshal
+
+    with _lock:
+        pairs = [(r, p) for f, (r, p) in _twins.items() if f.__code__ is r]
+    return marshal.dumps(tuple((_key(r), p) for r, p in pairs))
+
+
+def adopt_plain_codes(namespace: Mapping[str, Any], data: bytes | None) -> int:
+    """In a worker: give each function of ``namespace`` that arrived with rewritten code
+    its plain code as twin (`armed_plain_codes`); returns how many."""
+    import marshal
+
+    if not data:
+        return 0
+    plain = dict(marshal.loads(data))
+    count = 0
+    for function in functions(namespace, _rewritten):
+        code = function.__code__
+        found = plain.get(_key(code))
+        if found is None or has_twin(function) or found.co_freevars != code.co_freevars:
+            continue
+        with _lock:
+            _twins[function] = (code, found)
+        count += 1
+    return count

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from porter_ext.backends import HOST_LIBRARY, LIBRARIES, BackendSpec, backend_for, get_backend
+from porter_ext.record import as_written
 from porter_ext.record.cell import exported_rewrite
 from porter_ext.replay import transport
 from porter_ext.replay.capture import Capture
@@ -133,6 +134,7 @@ def replay_in_workers(
     compiled = exported_rewrite(code, settings.record)
     slots = max(capture.slots, transport.slots_in_use())
     sites = transport.sites_in_use()  # one copy of the table for every request
+    plain_codes = as_written.armed_plain_codes()  # for compilers in the worker
     jobs = []
     for spec, role in wanted:
         remote = kernel_place(spec) is not None
@@ -157,6 +159,7 @@ def replay_in_workers(
             promote=role == "reference",
             process=capture.process,
             compiled=None if remote else compiled,
+            plain_codes=None if remote else plain_codes,
         )
         x64 = role == "reference" and reference is not None and reference[1]
         apart = role == "reference" and not remote

@@ -75,15 +75,21 @@ class Placer:
         if depth >= MAX_DEPTH or isinstance(value, _LEAVES):
             return value
         kind = type(value)
-        if kind is list:
+        # the person's own subclasses too (a frozendict), filled through dict's and list's
+        # own methods: theirs may refuse
+        if kind is list or (isinstance(value, list) and self._holds_person_data(value)):
             self.memo[key] = value
             for i, item in enumerate(value):
-                value[i] = self.move(item, f"{path}[{i}]", depth + 1)
+                list.__setitem__(value, i, self.move(item, f"{path}[{i}]", depth + 1))
+            if kind is not list:
+                self._attributes(value, path, depth)
             return value
-        if kind is dict:
+        if kind is dict or (isinstance(value, dict) and self._holds_person_data(value)):
             self.memo[key] = value
             for k, item in list(value.items()):
-                value[k] = self.move(item, f"{path}[{k!r}]", depth + 1)
+                dict.__setitem__(value, k, self.move(item, f"{path}[{k!r}]", depth + 1))
+            if kind is not dict:
+                self._attributes(value, path, depth)
             return value
         if isinstance(value, tuple) and (kind is tuple or hasattr(kind, "_fields")):
             items = [self.move(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
@@ -136,7 +142,8 @@ class Placer:
             grad = source.gradient(x)
             if grad is not None:
                 grad = convert_to(grad, self.backend, self.device).value
-            value = source.with_autograd(value, tracks=True, gradient=grad)
+            graph = source.autograd_node(x)
+            value = source.with_autograd(value, tracks=True, gradient=grad, graph=graph)
         self.conversions[path] = conversion_label(conv)
         for text in conv.notes:
             self.notes.setdefault(text, []).append(path)

@@ -7,8 +7,9 @@ its bytes go separately: into one block of shared memory on the same machine (on
 which is also the pre-run snapshot), or into the kernel protocol's message buffers for a
 kernel elsewhere. The receiver rebuilds each array in its own library and device where it
 can (zero-copy from shared memory through DLPack), keeping the autograd state its
-library's adapter reads (torch's gradients and parameter classes); random generators that
-cannot be pickled travel as their state, as their adapter says.
+library's adapter reads (torch's gradients and parameter classes; a tensor of an autograd
+graph, whose graph cannot travel, arrives as a copy of its data that records gradients);
+random generators that cannot be pickled travel as their state, as their adapter says.
 """
 
 from __future__ import annotations
@@ -55,8 +56,10 @@ class ArrayMeta:
     dtype: str  # the array's own dtype ("bfloat16" travels as float32 bytes)
     host_dtype: str
     shape: tuple[int, ...]
-    tracks_gradient: bool = False  # a leaf that autograd records operations on
+    tracks_gradient: bool = False  # autograd records operations on it
     subclass: type | None = None  # a subclass of the library's array type to rebuild
+    #: the operation of an autograd graph that made it (its graph stays with the sender)
+    graph: str | None = None
 
 
 @dataclass
@@ -110,23 +113,25 @@ class _Sender(cloudpickle.Pickler):
         reduction = generator_reduction(obj)  # a generator that pickles through its state
         if reduction is not None:
             return reduction
+        reduction = _guarded_container_reduction(obj)
+        if reduction is not None:
+            return reduction
         return super().reducer_override(obj)
 
     def _array(self, x: Any) -> Any:
         backend = backend_for(x)
         node = backend.autograd_node(x)
-        if node is not None and not self.graphs:
-            raise pickle.PicklingError(
-                f"it is part of an autograd graph (made by {node}), which cannot leave this "
-                "process; replay a cell that builds the graph itself"
-            )
+        # a tensor of an autograd graph goes as its data (a graph cannot leave this
+        # process); an input is rebuilt there as a tensor made by an operation that
+        # records gradients (`Backend.with_autograd`), a replay's output as data alone
+        graph = node if not self.graphs else None
         try:
             host = backend.to_host(x)
         except Exception as error:  # a tracer, a meta tensor: no data to send
             raise pickle.PicklingError(
                 f"{type(x).__name__} has no data to send ({error})"
             ) from None
-        tracks = node is None and backend.tracks_gradient(x)
+        tracks = (node is None or graph is not None) and backend.tracks_gradient(x)
         meta = ArrayMeta(
             index=len(self.hosts),
             library=backend.name,
@@ -136,15 +141,63 @@ class _Sender(cloudpickle.Pickler):
             shape=tuple(int(n) for n in host.shape),
             tracks_gradient=tracks,
             subclass=backend.array_subclass(x),
+            graph=graph,
         )
         self.hosts.append(host)
         return _restore_array, (meta, backend.gradient(x) if tracks else None)
 
 
+def _guarded_container_reduction(obj: Any) -> tuple | None:
+    """How a dict or list subclass that refuses item assignment (a ``frozendict`` whose
+    ``__setitem__`` raises) travels: pickle's default fills it through ``__setitem__`` or
+    ``append``, which would fail on the receiving side; this fills it through ``dict``'s
+    and ``list``'s own methods once it exists (so it may hold itself), then sets its state.
+    None for every other object (pickled as pickle does it)."""
+    kind = type(obj)
+    if kind is dict or kind is list or not isinstance(obj, dict | list):
+        return None
+    if kind.__reduce_ex__ is not object.__reduce_ex__ or kind.__reduce__ is not object.__reduce__:
+        return None  # the class says how it pickles
+    guarded = (
+        kind.__setitem__ is not dict.__setitem__
+        if isinstance(obj, dict)
+        else kind.append is not list.append or kind.extend is not list.extend
+    )
+    if not guarded:
+        return None
+    new, args, state, *_ = obj.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+    items = list(obj.items()) if isinstance(obj, dict) else list(obj)
+    return new, args, (items, state), None, None, _fill_guarded
+
+
+def _fill_guarded(obj: Any, filling: tuple[list, Any]) -> None:
+    """`_guarded_container_reduction`'s receiving side: the items, then the state as
+    pickle would set it (``__setstate__``, or the ``__dict__`` and slots)."""
+    items, state = filling
+    if isinstance(obj, dict):
+        dict.update(obj, items)
+    else:
+        list.extend(obj, items)
+    if state is None:
+        return
+    setstate = getattr(obj, "__setstate__", None)
+    if setstate is not None:
+        setstate(state)
+        return
+    slots = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slots = state
+    if state:
+        vars(obj).update(state)
+    for name, value in (slots or {}).items():
+        object.__setattr__(obj, name, value)
+
+
 def pack(values: dict[str, Any], *, local: bool = True, results: bool = False) -> Parcel:
     """Serialise ``values`` (name → object) as they are now. Raises `Unsendable` naming the
     first value that cannot travel (an open file, a lock, a generator object).
-    ``results``: a replay's outputs, where a tensor of an autograd graph goes as its data."""
+    ``results``: a replay's outputs, where a tensor of an autograd graph goes as its data
+    alone (an input goes as its data too, rebuilt as made by an operation: `ArrayMeta`)."""
     hosts: list[Any] = []
     stream = io.BytesIO()
     try:
@@ -315,7 +368,7 @@ def _restore_array(meta: ArrayMeta, grad: Any) -> Any:
     backend = backend_for(value)  # a host NumPy copy of a tensor (an output read back) stays NumPy
     if backend is not None and (meta.tracks_gradient or meta.subclass is not None):
         value = backend.with_autograd(
-            value, tracks=meta.tracks_gradient, gradient=grad, kind=meta.subclass
+            value, tracks=meta.tracks_gradient, gradient=grad, kind=meta.subclass, graph=meta.graph
         )
     return value
 

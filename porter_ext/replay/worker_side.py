@@ -74,6 +74,9 @@ class ReplayRequest:
     #: the cell's rewrite as the kernel compiled it (`record.cell.exported_rewrite`): the
     #: worker neither parses nor rewrites the cell; None: it does
     compiled: bytes | None = None
+    #: the plain code of the person's functions armed in the kernel
+    #: (`as_written.armed_plain_codes`): what a compiler traces in the worker too
+    plain_codes: bytes | None = None
 
 
 @dataclass
@@ -303,6 +306,14 @@ def replay(
         ns.clear()
 
 
+def _cut_graphs_reached() -> list[str]:
+    """The graph operations whose stand-ins a backward pass reached since the last call
+    (`Backend.cut_graphs_reached`), of every library."""
+    from porter_ext.backends import all_backends
+
+    return [name for backend in all_backends() for name in backend.cut_graphs_reached()]
+
+
 def _skipped(result: ReplayResult, reason: str) -> ReplayResult:
     result.status, result.reason = "skipped", reason
     return result
@@ -338,6 +349,9 @@ def _namespace(
             values = found[0]
     ns = home_globals(values)
     ns = ns if ns is not None else {}
+    from porter_ext.record import as_written
+
+    as_written.adopt_plain_codes(values, request.plain_codes)
     for name in HOOK_NAMES:  # the recorder binds this worker's own hooks when it runs
         ns.pop(name, None)
     ns["__name__"] = "__main__"
@@ -365,6 +379,7 @@ def _run(
     settings = request.settings
     filename = cell_filename(f"{settings.record.cell}@{request.label}", request.code)
     rng.restore(request.states)
+    _cut_graphs_reached()  # none yet: forget any an earlier replay left
     sandbox = _worker.sandbox
     where = parse_spec(request.label).where
     before = confine.processes() if confine.in_own_pid_namespace() else set()
@@ -408,6 +423,15 @@ def _run(
         result.error = ErrorInfo("SideEffectRefused", sandbox.refused[0], line)
     elif run.error is not None:
         result.status, result.error = "error", run.error
+    reached = _cut_graphs_reached()
+    if reached and result.status != "timeout":
+        result.status, result.error = "skipped", None
+        result.reason = (
+            "the cell's backward pass reached an input that arrived without its autograd "
+            f"graph (made by {', '.join(dict.fromkeys(reached))}): the gradients that pass "
+            "gives the tensors which made that input exist only where the graph is, in "
+            "your process"
+        )
     for command in sandbox.skipped_commands:
         result.notes.append(f"the replay did not run !{command}: shell commands are side effects")
     if strays:

@@ -10,8 +10,9 @@ call names it (``torch`` in ``torch.cuda.synchronize()``: runtime calls move wit
 one tuple (a creation call's), ``{dtype}`` ``dtype=`` or operand 1 as the standard names
 it (`dtype_source`), ``{given_dtype}`` ``dtype=`` as written, any other ``{name}`` the
 keyword ``name=``; a segment ``, name={p}`` is left out when the call did
-not pass ``p``. A template that assigns (``{x} = xp.sort({x})``) replaces a whole
-statement. Rendering refuses (`NoRewrite`, with the reason) rather than drop an argument
+not pass ``p``. A template that assigns (``{x} = xp.sort({x})``) or writes into the
+array (``{x}[...] = 0``, an in-place method's: the array's views see the write) replaces a
+whole statement. Rendering refuses (`NoRewrite`, with the reason) rather than drop an argument
 the template does not use: a rewrite that loses ``decimals=`` or ``k=`` changes meaning.
 """
 
@@ -34,6 +35,7 @@ __all__ = [
     "part_template",
     "render_rewrite",
     "suggestion_from_source",
+    "writes_in_place",
 ]
 
 #: the inputs examples are written over: name → (standard dtype, data)
@@ -236,13 +238,14 @@ def render_rewrite(entry: Replacement, call: SourceCall, part: str | int | None 
     template = entry.rewrite if part is None else part_template(entry, part)
     if template is None:
         raise NoRewrite(entry.no_rewrite or "the entry has no rewrite")
-    assigns = re.match(r"^\{x\}\s*=", template) is not None
-    if assigns:
+    if _ASSIGNS.match(template) is not None:
         if not call.statement:
             raise NoRewrite(
-                "an in-place method used inside an expression: its rewrite rebinds the "
-                "array, so it needs a statement of its own"
+                "an in-place method used inside an expression: its rewrite is an "
+                "assignment, so it needs a statement of its own"
             )
+        if writes_in_place(template):
+            return _render(template, call, entry)  # any array expression can be written into
         target = call.receiver if call.kind != "function" else (call.args or (None,))[0]
         try:
             target_node = ast.parse(target or "", mode="eval").body
@@ -251,6 +254,17 @@ def render_rewrite(entry: Replacement, call: SourceCall, part: str | int | None 
         if not isinstance(target_node, ast.Name | ast.Attribute | ast.Subscript):
             raise NoRewrite("the array updated in place is not a name that can be rebound")
     return _render(template, call, entry)
+
+
+#: a template that is a statement: it rebinds the array (``{x} = xp.sort({x})``) or
+#: writes into it (``{x}[...] = 0``)
+_ASSIGNS = re.compile(r"^\{x\}(\[\.\.\.\])?\s*=")
+
+
+def writes_in_place(template: str) -> bool:
+    """Whether ``template`` writes the new values into the array itself (``{x}[...] =
+    ...``), as an in-place method does: every view of the array sees them."""
+    return template.lstrip().startswith("{x}[...] =")
 
 
 def suggestion_from_source(

@@ -63,6 +63,23 @@ def test_torch_autograd_state_is_read_and_rebuilt() -> None:
     assert type(frozen) is torch.nn.Parameter and not frozen.requires_grad
 
 
+def test_a_tensor_of_a_graph_is_rebuilt_as_made_by_an_operation() -> None:
+    """What a worker makes of a tensor whose graph stayed behind: it records gradients and
+    is no leaf (in-place updates allowed, as on the original); its retained gradient is
+    kept; a backward pass that reaches it is noted, once."""
+    TORCH.cut_graphs_reached()
+    grad = torch.full((3,), 4.0)
+    x = TORCH.with_autograd(torch.ones(3), tracks=True, gradient=grad, graph="MulBackward0")
+    assert x.requires_grad and not x.is_leaf and x.grad_fn is not None
+    assert torch.equal(x.grad, grad) and x.retains_grad
+    x[0] = 5.0  # allowed on a non-leaf, refused on a leaf that records gradients
+    assert TORCH.cut_graphs_reached() == []
+    (x * 2).sum().backward()
+    assert TORCH.cut_graphs_reached() == ["MulBackward0"]
+    assert TORCH.cut_graphs_reached() == []
+    assert TORCH.gradient(torch.ones(2, requires_grad=True) * 2) is None  # and no warning
+
+
 def test_libraries_without_autograd_keep_the_defaults() -> None:
     for backend, x in ((NUMPY, np.ones(3)), (JAX, jax.numpy.ones(3))):
         assert backend.autograd_node(x) is None and not backend.tracks_gradient(x)

@@ -211,6 +211,14 @@ RUN_ALL = """async () => {
   await panel.sessionContext.ready;
   await window.jupyterapp.commands.execute("notebook:run-all-cells");
 }"""
+#: open the file at `path` in an editor beside the current notebook, then make the
+#: notebook current again (to run it)
+OPEN_BESIDE = """async (path) => {
+  const app = window.jupyterapp;
+  const notebook = app.shell.currentWidget;
+  await app.commands.execute('docmanager:open', {path, options: {mode: 'split-right'}});
+  app.shell.activateById(notebook.id);
+}"""
 #: [active cell index, the cursor's {line, column} in its editor]
 CURSOR = """() => { const nb = window.jupyterapp.shell.currentWidget.content;
   return [nb.activeCellIndex, nb.activeCell.editor.getCursorPosition()]; }"""
@@ -220,6 +228,30 @@ def panel_row(page: Any, cell: int, line: int | None, text: str) -> Any:
     """The Porting panel's row of a finding shown in `cell` at `line` whose text holds `text`."""
     at = f'[data-porter-cell="{cell}"][data-porter-line="{"" if line is None else line}"]'
     return page.locator(f"#porter-porting-panel .porter-diag-row{at}", has_text=text)
+
+
+#: each porter mark inside an element (a cell, a file editor): its text and the text of
+#: its line before it (`locator.evaluate(MARKS_IN)`)
+MARKS_IN = """(root) => Array.from(root.querySelectorAll('.cm-lintRange.porter-mark'))
+  .map(mark => {
+    const before = document.createRange();
+    before.setStart(mark.closest('.cm-line'), 0);
+    before.setEndBefore(mark);
+    return [before.toString(), mark.textContent];
+  })"""
+
+
+def hover_text(page: Any, mark: Any) -> str:
+    """The text of the lint tooltip of an editor mark (the mouse moved away after, the
+    tooltip gone, so that the next hover opens a fresh one)."""
+    page.mouse.move(0, 0)
+    mark.hover()
+    tip = page.locator(".cm-tooltip-lint")
+    tip.wait_for(timeout=10_000)
+    text = tip.inner_text()
+    page.mouse.move(0, 0)
+    tip.wait_for(state="detached", timeout=10_000)
+    return text
 
 
 def open_notebook(page: Any, lab: LabServer, name: str) -> None:

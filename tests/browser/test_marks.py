@@ -19,8 +19,10 @@ import pytest
 
 from tests.browser.support import (
     CURSOR,
+    MARKS_IN,
     RUN_ALL,
     LabServer,
+    hover_text,
     lab_server,
     open_notebook,
     panel_row,
@@ -36,15 +38,6 @@ DEFINING = "%%port --no-replay\nimport torch\n\ndef f(x):\n    return x.view(-1)
 PREFIX = 'label = "température 🔥"; y = '
 CALLING = f"%%port --no-replay\nx = torch.ones((12,))\nmask = x > 0\n{PREFIX}mask * f(x)"
 
-#: each porter mark of cell `i`: its text, and the text of its line before it
-MARKS = """(i) => Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell')[i]
-  .querySelectorAll('.cm-lintRange.porter-mark')).map(mark => {
-    const before = document.createRange();
-    before.setStart(mark.closest('.cm-line'), 0);
-    before.setEndBefore(mark);
-    return [before.toString(), mark.textContent];
-  })"""
-
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory) -> Iterator[LabServer]:
@@ -55,19 +48,12 @@ def lab(tmp_path_factory) -> Iterator[LabServer]:
         yield server
 
 
+def _cell(page: Any, index: int) -> Any:
+    return page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+
 def _marks(page: Any, index: int) -> Any:
-    return page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".cm-lintRange.porter-mark")
-
-
-def _hover(page: Any, mark: Any) -> str:
-    page.mouse.move(0, 0)
-    mark.hover()
-    tip = page.locator(".cm-tooltip-lint")
-    tip.wait_for(timeout=10_000)
-    text = tip.inner_text()
-    page.mouse.move(0, 0)
-    tip.wait_for(state="detached", timeout=10_000)
-    return text
+    return _cell(page, index).locator(".cm-lintRange.porter-mark")
 
 
 def _wait_cursor(page: Any, expected: list[Any]) -> None:
@@ -91,8 +77,8 @@ def test_findings_are_marked_where_written_over_their_character_range(page, page
     # the defining cell: f's call is marked there, over the call's text exactly
     defining = _marks(page, 0)
     defining.first.wait_for(timeout=180_000)
-    assert page.evaluate(MARKS, 0) == [["    return ", "x.view(-1)"]]
-    tip = _hover(page, defining.first)
+    assert _cell(page, 0).evaluate(MARKS_IN) == [["    return ", "x.view(-1)"]]
+    tip = hover_text(page, defining.first)
     assert "Tensor.view [non_standard]; use instead: xp.reshape(x, (-1,))" in tip
     assert "called from cell 1 · In [2], line 3" in tip
 
@@ -100,8 +86,8 @@ def test_findings_are_marked_where_written_over_their_character_range(page, page
     # call is not marked here (it is written in cell 0)
     calling = _marks(page, 1)
     calling.first.wait_for(timeout=10_000)
-    assert page.evaluate(MARKS, 1) == [[PREFIX, "mask * f(x)"]]
-    tip = _hover(page, calling.first)
+    assert _cell(page, 1).evaluate(MARKS_IN) == [[PREFIX, "mask * f(x)"]]
+    tip = hover_text(page, calling.first)
     assert "Tensor.__mul__ [non_standard_usage]" in tip and "called from" not in tip
     save_screenshot(page.screenshot(), "marks-cross-cell.png")
 

@@ -190,6 +190,20 @@ def test_an_overflowing_difference_is_a_mismatch_not_a_nan_pattern():
     assert d.error_sample[-1]["lo"] == math.inf
 
 
+def test_differences_in_the_top_binade_of_float64_are_compared():
+    """``np.empty((2, 3))`` holds whatever the memory held: differences from 2^1023 up
+    fell into a histogram bin whose upper edge, 2^1024, is no float (OverflowError:
+    "comparing _ failed inside porter")."""
+    e = np.array([0.0, 1e-310, 2.0, 5e-324, 1.0])
+    a = np.array([1.5e308, 0.0, -1.7e308, 0.0, 1.0])
+    d = one(e, a)
+    assert d.compared and d.mismatched == 2 and d.max_abs_err == pytest.approx(1.7e308)
+    rows = d.error_sample
+    assert rows["count"].sum() == e.size
+    top = rows[rows["lo"] == 2.0**1023]
+    assert top["count"].tolist() == [2] and np.isfinite(top["hi"]).all()
+
+
 def test_complex_uses_the_modulus_of_the_difference():
     e = np.array([1 + 1j, 2j])
     a = e + np.array([0.375 + 0.5j, 0])  # |diff| = 0.625 exactly

@@ -13,11 +13,11 @@ from porter_ext.fix.deferred import (
     Deferred,
     definitions_only,
     patched,
-    settle,
     unexercised_defs,
     verdict,
 )
 from porter_ext.fix.rewrite import rewrite_source
+from porter_ext.fix.settle import settle
 from porter_ext.model.calls import CallOrigin, CallRecord
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import DefinitionVerdict, RewriteEntry, RewriteSiteEntry

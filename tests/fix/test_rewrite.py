@@ -81,13 +81,22 @@ def test_comments_formatting_and_other_lines_stay_as_written():
     )
 
 
-def test_in_place_sort_becomes_an_assignment_and_only_as_a_statement():
-    source = "import numpy as np\nv = np.ones(3)\nv.sort()\nw = v.sort()\n"
+def test_in_place_sort_writes_into_the_array_and_only_as_a_statement():
+    """Into ``v`` itself (its views see it, as NumPy's method does), not a rebinding."""
+    source = "import numpy as np\nv = np.ones(3)\nv.sort()\nw = v.sort()\nv[:2].sort()\n"
     result = rewrite_source(source)
-    assert "\nv = xp.sort(v)\n" in result.source
+    assert "\nv[...] = xp.sort(v)\n" in result.source
+    assert result.source.endswith("\nv[:2][...] = xp.sort(v[:2])\n"), result.source
     assert "w = v.sort()" in result.source
     (refused,) = [s for s in result.refused if s.name == "ndarray.sort"]
     assert "statement of its own" in refused.reason
+
+
+def test_an_in_place_method_on_any_expression_writes_through_it():
+    """``t[0].fill_(2.0)`` fills a row of ``t``: the write goes through the same
+    expression, whatever it is (a call's result too), never into a new name."""
+    result = rewrite_source("t.view(6).zero_()\nt[0].fill_(2.0)\n", arrays={"t": "torch"})
+    assert result.source.endswith("xp.reshape(t, (6,))[...] = 0\nt[0][...] = 2.0\n"), result.source
 
 
 def test_rewrites_that_would_change_meaning_are_refused_with_the_reason():

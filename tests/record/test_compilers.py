@@ -262,3 +262,17 @@ def test_compiled_code_computes_and_raises_as_without_porter(port_shell, case):
     assert_same(recorded, _plain(cells))
     if recorded["error"] is None:
         compiled_calls(recorded["calls"], named)
+
+
+def test_a_replay_of_a_compiled_function_of_an_earlier_cell_runs_its_plain_code(port_shell):
+    """The function arrives in the worker by value with its rewritten code (armed for the
+    cell); the worker gets its plain code too, which the compiler traces there, so the
+    replay on torch runs and agrees (it raised ``KeyError: CallSite``)."""
+    pytest.importorskip("torch")
+    cells = [TORCH, PORT + G, "%%port -b torch --quiet\n" + COMPILE + "y = cg(x)\n"]
+    recorded = _recorded(port_shell, cells)
+    assert_same(recorded, _plain([TORCH, G, COMPILE + "y = cg(x)\n"]))
+    replays = json.loads(port_shell.user_ns["_port"].to_json())["replays"]
+    torch_replays = [r for r in replays if r["backend"] == "torch"]
+    assert torch_replays and all(r["status"] == "ok" for r in torch_replays), torch_replays
+    assert all(o["within_tolerance"] for r in torch_replays for o in r["outputs"])

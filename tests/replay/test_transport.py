@@ -81,3 +81,41 @@ def test_two_answers_read_at_once_on_two_threads_each_get_their_own_arrays():
         thread.join(timeout=60)
     assert {k: v.tolist() for k, v in found["zeros"].items()} == {"a": [0.0] * 3, "b": [0.0] * 5}
     assert {k: v.tolist() for k, v in found["ones"].items()} == {"a": [1.0] * 3, "b": [1.0] * 5}
+
+
+_GUARDED = """
+class frozendict(dict):
+    def __setitem__(self, key, value):
+        raise TypeError(f"frozendict.__setitem__() is not allowed: {key!r}")
+
+class frozenlist(list):
+    def append(self, value):
+        raise TypeError("frozenlist is read-only")
+
+    extend = append
+"""
+
+
+def test_a_mapping_that_refuses_item_assignment_travels_whole():
+    """A person's ``frozendict`` (a dict whose ``__setitem__`` raises) was filled through
+    that ``__setitem__`` on the receiving side: every replay of a cell reading one failed
+    with "porter could not prepare the replay: frozendict.__setitem__() …"."""
+    namespace: dict = {"__name__": "__main__"}
+    exec(_GUARDED, namespace)
+    cfg = namespace["frozendict"](n=3, w=np.arange(4.0))
+    cfg.__dict__["note"] = "kept"
+    dict.__setitem__(cfg, "me", cfg)  # holds itself
+    items = namespace["frozenlist"]([1, np.ones(2)])
+    parcel = transport.pack({"cfg": cfg, "items": items})
+    try:
+        out = transport.unpack(parcel, transport.host_copy)
+    finally:
+        parcel.release()
+    got, listed = out["cfg"], out["items"]
+    assert type(got).__name__ == "frozendict" and isinstance(got, dict)
+    assert got["n"] == 3 and got["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert got["me"] is got and got.note == "kept"
+    with pytest.raises(TypeError, match="not allowed"):
+        got["n"] = 4  # still the person's class, refusing as it did
+    assert type(listed).__name__ == "frozenlist" and listed[0] == 1
+    assert listed[1].tolist() == [1.0, 1.0]

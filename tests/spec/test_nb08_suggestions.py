@@ -28,8 +28,9 @@ def suggestions() -> dict[tuple[int, str], str]:
     return {(r.line, r["name"]): r.suggestion for _, r in calls.iterrows()}
 
 
-def test_in_place_sort_rebinds_the_name(suggestions):
-    assert suggestions[(2, "ndarray.sort")] == "x = xp.sort(x)"
+def test_in_place_sort_writes_into_the_array(suggestions):
+    """Sorted in place, as NumPy's method does: rebinding ``x`` would leave its views unsorted."""
+    assert suggestions[(2, "ndarray.sort")] == "x[...] = xp.sort(x)"
 
 
 def test_round_keeps_its_decimals(suggestions):

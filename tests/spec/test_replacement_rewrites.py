@@ -20,6 +20,7 @@ from porter_ext.spec.rewrites import (
     SourceCall,
     call_from_source,
     render_rewrite,
+    writes_in_place,
 )
 
 ENTRIES = all_entries()
@@ -131,7 +132,13 @@ def _bound(call: SourceCall, namespace: dict) -> tuple:
 
 
 def _statement(entry) -> bool:
-    return entry.rewrite.lstrip().startswith("{x} =")
+    return entry.rewrite.lstrip().startswith(("{x} =", "{x}[...] ="))
+
+
+def _backends_for(entry) -> list:
+    """The installed backends a rewrite runs on: a write into the array (an in-place
+    method's rewrite) needs arrays that can be written, as the method does."""
+    return [b for b in _available() if b.mutable or not writes_in_place(entry.rewrite)]
 
 
 def test_every_entry_has_a_rewrite_or_says_plainly_it_has_none():
@@ -202,11 +209,51 @@ def test_rewrite_agrees_with_the_original(entry, variation):
     _, call = call_from_source(entry.example, statement=_statement(entry))
     rewritten = render_rewrite(entry, call)
     originals = {lib: _host(value) for lib, _, value in _original_runs(entry, call, variation)}
-    for backend, _, value in _rewritten_runs(rewritten, call, variation):
+    for backend, _, value in _rewritten_runs(rewritten, call, variation, _backends_for(entry)):
         result = _host(value)
         for library, original in originals.items():
             _agree(
                 original, result, f"{entry.example} on {library} vs {rewritten} on {backend.name}"
+            )
+
+
+@pytest.mark.parametrize("entry", [e for e in REWRITES if _statement(e)], ids=_id)
+def test_a_rewrite_of_an_in_place_method_writes_into_the_array_its_views_share(entry):
+    """``r = t[0]; r.zero_()`` zeroes a row of ``t``; a rewrite that rebinds ``r``
+    (``r = xp.zeros_like(r)``) leaves ``t`` as it was, and replays, which compare values
+    only, cannot see it. Where the original changes the array it is called on, the
+    rewrite writes into that very array; where arrays cannot be written (JAX) it fails
+    rather than pretend."""
+    _, call = call_from_source(entry.example, statement=True)
+    rewritten = render_rewrite(entry, call)
+    name = call.receiver if call.kind != "function" else call.args[0]
+    originals = []
+    for library in [entry.library] if entry.library != "*" else ["numpy", "torch"]:
+        backend = get_backend(library)
+        native = _native(library, entry.name, entry.kind)
+        if not backend.available()[0] or native is None:
+            continue
+        namespace = {**_inputs(backend.namespace(), "as written"), "lib": native}
+        held = namespace[name]
+        before = np.array(_host(held), copy=True)
+        exec(entry.example, namespace)
+        if not np.array_equal(_host(held), before):  # the method changed it in place
+            originals.append((library, _host(held)))
+    if not originals:
+        pytest.skip(f"{entry.example} changes no array in place here")
+    for backend in _available():
+        xp = backend.namespace()
+        namespace = {**_inputs(xp, "as written"), "xp": xp, "np": np}
+        held = namespace[name]
+        if not backend.mutable:
+            with pytest.raises(TypeError):
+                exec(rewritten, namespace)
+            continue
+        exec(rewritten, namespace)
+        assert namespace[name] is held, f"{rewritten} rebinds {name} on {backend.name}"
+        for library, value in originals:
+            _agree(
+                value, _host(held), f"{entry.example} on {library} vs {rewritten} on {backend.name}"
             )
 
 
@@ -331,7 +378,7 @@ def test_rewrites_keep_meaning_or_refuse():
         entry = choose(find(library, kind, name), args, kwargs, receiver)
         return render_rewrite(entry, call)
 
-    assert rewrite("numpy", "method", "sort", "x.sort()", statement=True) == "x = xp.sort(x)"
+    assert rewrite("numpy", "method", "sort", "x.sort()", statement=True) == "x[...] = xp.sort(x)"
     with pytest.raises(NoRewrite, match="statement of its own"):
         rewrite("numpy", "method", "sort", "x.sort()")
     assert rewrite("numpy", "method", "round", "x.round(1)") == "xp.round(x * 10.0**1) / 10.0**1"

@@ -5,6 +5,7 @@ import {
   groupDiagnostics,
   IDiagnostic,
   IResultCell,
+  rowPlace,
   rowTitle,
   scrollToShow,
   sortDiagnostics,
@@ -12,6 +13,7 @@ import {
 } from '../diagnostics';
 import { ICall, ICellEntry } from '../types';
 import fixture from './fixtures/devices_notebook.json';
+import moduleFixture from './fixtures/module_notebook.json';
 
 /** notebooks/02_devices.ipynb as porter's kernel ran it (real porter output). */
 const devices = fixture as unknown as {
@@ -207,6 +209,7 @@ function row(over: Partial<IDiagnostic>): IDiagnostic {
     group: 'xp.sum(x, axis=1)',
     cell: 0,
     cellLabel: 'cell 0',
+    file: null,
     line: 1,
     col: 0,
     calledFrom: null,
@@ -349,5 +352,70 @@ describe('windowing over fixed-height rows', () => {
     expect(scrollToShow(10, 20, 0, 100)).toBe(120);
     expect(scrollToShow(2, 20, 100, 100)).toBe(40);
     expect(scrollToShow(6, 20, 100, 100)).toBe(100);
+  });
+});
+
+describe('findings in the person’s module (real run of notebooks/03)', () => {
+  const cells: IResultCell[] = moduleFixture.cells.map(c => ({
+    ref: { index: c.index, executionCount: c.execution_count, id: c.id },
+    entry: c.entry as ICellEntry | null,
+    stale: false
+  }));
+  const rows = collectDiagnostics(cells);
+  const inFile = rows.filter(r => r.file !== null);
+
+  it('are rows in norms.py at line 5, the calling cell named', () => {
+    expect(inFile.map(r => [r.name, r.file, r.line, r.col])).toEqual([
+      ['Tensor.pow', 'norms.py', 5, 8],
+      ['Tensor.sum', 'norms.py', 5, 8],
+      ['Tensor.sqrt', 'norms.py', 5, 8]
+    ]);
+    for (const row of inFile) {
+      expect(row.cell).toBe(5);
+      expect(row.calledFrom).toBe('cell 5 · In [3], line 1');
+      expect(row.message).not.toContain('in code from');
+    }
+    expect(rowPlace(inFile[0])).toBe('norms.py line 5');
+    // grouped by the file, the row names the replacement itself
+    expect(inFile[0].message).toMatch(/^Tensor\.pow → xp\.pow\(m, 2\): /);
+    expect(rowTitle(inFile[0])).toMatch(
+      /^norms\.py line 5: Tensor\.pow \(called from cell 5 · In \[3\], line 1\) — /
+    );
+  });
+
+  it('keep the plain cell’s helper in its cell', () => {
+    const mean = rows.find(r => r.name === 'Tensor.mean')!;
+    expect([mean.file, mean.cell, mean.line]).toEqual([null, 3, 2]);
+  });
+
+  it('are grouped under their file, after the rows in cells', () => {
+    const groups = groupDiagnostics(sortDiagnostics(rows, 'place'));
+    expect(groups.map(g => [g.key, g.label, g.file, g.count])).toEqual([
+      ['xp.mean(x, axis=0)', 'xp.mean(x, axis=0)', null, 1],
+      ['file:norms.py', 'norms.py', 'norms.py', 6]
+    ]);
+    expect(filterDiagnostics(rows, 'norms.py').length).toBe(3);
+  });
+
+  it('include a replay that failed inside the file, at its line there', () => {
+    const replayed = cells.map(c =>
+      c.ref.index === 5
+        ? { ...c, entry: moduleFixture.replayed as ICellEntry }
+        : c
+    );
+    const failed = collectDiagnostics(replayed).find(
+      r => r.status === 'replay_failure'
+    )!;
+    expect([failed.file, failed.line, failed.cell]).toEqual(['norms.py', 5, 5]);
+    expect(failed.calledFrom).toBe('cell 5 · In [0], line 1');
+  });
+
+  it('are stale once a rewrite of their file was applied, the cell’s rows not', () => {
+    const applied = collectDiagnostics(cells, file => file === 'norms.py');
+    expect(applied.filter(r => r.stale).map(r => r.file)).toEqual(
+      inFile.map(() => 'norms.py')
+    );
+    expect(applied.find(r => r.name === 'Tensor.mean')!.stale).toBe(false);
+    expect(inFile.every(r => !r.stale)).toBe(true);
   });
 });

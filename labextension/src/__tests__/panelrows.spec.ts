@@ -2,8 +2,10 @@
  * @jest-environment jsdom
  */
 import { IDiagnostic } from '../diagnostics';
+import { IFileRewrite } from '../filerewrites';
 import {
   renderDetail,
+  renderFileRewrite,
   renderGroup,
   renderHead,
   renderRow,
@@ -26,6 +28,7 @@ function row(over: Partial<IDiagnostic> = {}): IDiagnostic {
     group: `replay failures${EVIL}`,
     cell: 3,
     cellLabel: 'cell 3 · In [4]',
+    file: null,
     line: 2,
     col: 0,
     calledFrom: `cell 5${EVIL}`,
@@ -67,7 +70,14 @@ describe('the panel’s rows put hostile strings on the page as text', () => {
 
   it('renders a group’s replacement as text', () => {
     const node = renderGroup(
-      { key: `xp.sum${EVIL}`, rows: [row()], count: 7, severity: 'error' },
+      {
+        key: `xp.sum${EVIL}`,
+        label: `xp.sum${EVIL}`,
+        file: null,
+        rows: [row()],
+        count: 7,
+        severity: 'error'
+      },
       false
     );
     expect(active(node)).toBe(0);
@@ -98,7 +108,14 @@ describe('the rows of the windowed list', () => {
   it('have the one fixed height the windowing counts with', () => {
     expect(renderRow(row(), false).style.height).toBe(`${ROW_HEIGHT}px`);
     const group = renderGroup(
-      { key: 'k', rows: [], count: 1, severity: 'info' },
+      {
+        key: 'k',
+        label: 'k',
+        file: null,
+        rows: [],
+        count: 1,
+        severity: 'info'
+      },
       true
     );
     expect(group.style.height).toBe(`${ROW_HEIGHT}px`);
@@ -141,5 +158,115 @@ describe('the rows of the windowed list', () => {
     expect(
       renderHead('place', true).querySelectorAll('[aria-sort]').length
     ).toBe(1);
+  });
+});
+
+describe('a finding in the person’s module', () => {
+  const inFile = row({
+    file: 'lib/norms.py',
+    line: 5,
+    col: 8,
+    cell: 5,
+    cellLabel: 'cell 5 · In [3]',
+    calledFrom: 'cell 5 · In [3], line 1',
+    message: 'Tensor.pow: array methods are not in the standard'
+  });
+
+  it('says its file and line, and the calling cell', () => {
+    const node = renderRow(inFile, false);
+    expect(node.dataset.porterFile).toBe('lib/norms.py');
+    expect(node.dataset.porterLine).toBe('5');
+    const msg = node.querySelector('.porter-diag-msg')!;
+    expect(msg.textContent).toMatch(
+      /^lib\/norms\.py line 5: Tensor\.pow: .* \(called from cell 5 · In \[3\], line 1\)$/
+    );
+    const cell = node.querySelector('.porter-diag-cell') as HTMLElement;
+    expect(cell.title).toBe('called from cell 5 · In [3], line 1');
+  });
+
+  it('is under its file’s group head', () => {
+    const head = renderGroup(
+      {
+        key: 'file:lib/norms.py',
+        label: 'lib/norms.py',
+        file: 'lib/norms.py',
+        rows: [inFile],
+        count: 2,
+        severity: 'error'
+      },
+      false
+    );
+    expect(head.classList).toContain('porter-diag-group-file');
+    expect(head.dataset.porterFile).toBe('lib/norms.py');
+    expect(head.textContent).toBe('lib/norms.py ×2');
+  });
+
+  it('has no file attribute when it is in a cell', () => {
+    expect(renderRow(row(), false).dataset.porterFile).toBeUndefined();
+  });
+});
+
+describe('renderFileRewrite: a verified rewrite of the person’s file', () => {
+  const offer: IFileRewrite = {
+    key: 'k',
+    file: 'mymod.py',
+    path: 'proj/mymod.py',
+    digest: '0'.repeat(64),
+    source: 'rewritten\n',
+    verifiedOn: ['torch', 'numpy'],
+    callers: ['cell 1 · In [2]', 'cell 2 · In [3]'],
+    refusedBy: []
+  };
+  const state = { applied: false, busy: false, refusal: null, apply: null };
+
+  it('names the file, the specs and the calling cells, with Apply', () => {
+    let clicks = 0;
+    const node = renderFileRewrite(offer, { ...state, apply: () => clicks++ });
+    expect(node.dataset.porterFile).toBe('mymod.py');
+    expect(node.textContent).toBe(
+      'mymod.py: verified on torch, numpy (called from cell 1 · In [2], cell 2 · In [3]) Apply verified rewrite'
+    );
+    node.querySelector<HTMLButtonElement>('button.porter-apply')!.click();
+    expect(clicks).toBe(1);
+    expect(node.querySelector('.porter-refusal')).toBeNull();
+  });
+
+  it('says why the last Apply refused, in the row clicked', () => {
+    const why = 'mymod.py changed since porter recorded it: run the cell again';
+    const node = renderFileRewrite(offer, {
+      ...state,
+      refusal: why,
+      apply: () => {}
+    });
+    const alert = node.querySelector('.porter-refusal')!;
+    expect(alert.getAttribute('role')).toBe('alert');
+    expect(alert.textContent).toBe(`Not applied: ${why}`);
+  });
+
+  it('shows a file applied without a button, and no button without file access', () => {
+    const applied = renderFileRewrite(offer, { ...state, applied: true });
+    expect(applied.classList.contains('porter-stale')).toBe(true);
+    expect(applied.textContent).toBe(
+      'mymod.py: rewrite applied; run a cell that calls it to check it again'
+    );
+    expect(applied.querySelector('button')).toBeNull();
+    expect(renderFileRewrite(offer, state).querySelector('button')).toBeNull();
+    const busy = renderFileRewrite(offer, {
+      ...state,
+      busy: true,
+      apply: () => {}
+    });
+    expect(busy.querySelector('button')!.disabled).toBe(true);
+  });
+
+  it('names a calling cell that refused, and keeps report strings text', () => {
+    const node = renderFileRewrite(
+      { ...offer, file: EVIL, refusedBy: [`cell 3 · In [4]: ${EVIL}`] },
+      { ...state, refusal: EVIL }
+    );
+    expect(node.querySelector('script, img, svg')).toBeNull();
+    expect(node.querySelector('.porter-note')!.textContent).toMatch(
+      /^not verified by cell 3 · In \[4\]: <script>/
+    );
   });
 });

@@ -5,6 +5,8 @@ __dlpack__: each is a namespace function.
 
 from __future__ import annotations
 
+import re
+
 from porter_ext.spec.table.chapter import METHOD_NOTE, NO_TUPLE_REWRITE, NS, Chapter, renamed
 from porter_ext.spec.table.elementwise import EXP2_CAST, EXP2_NOTE
 from porter_ext.spec.table.nn import RELU_NOTE, SIGMOID, SOFTMAX
@@ -64,9 +66,10 @@ chapter.method(
     "nc",
     "sort",
     "sort",
-    "x = xp.sort(x, axis={axis})",
-    "NumPy's x.sort() sorts x in place and returns None: rebind the name to xp.sort(x)",
-    rewrite="{x} = xp.sort({x}, axis={axis})",
+    "x[...] = xp.sort(x, axis={axis})",
+    "NumPy's x.sort() sorts x in place and returns None: write xp.sort(x) into x, which "
+    "every view of x shares (rebinding the name would leave them unsorted)",
+    rewrite="{x}[...] = xp.sort({x}, axis={axis})",
     example="v.sort()",
 )
 chapter.method(
@@ -256,17 +259,18 @@ for _libs, _name in (("t", "matmul"), ("t", "mm"), ("*", "dot")):
     )
 
 _INPLACE_NOTE = (
-    "in-place methods are outside the standard (JAX arrays are immutable): compute the "
-    "new array and rebind the name"
+    "in-place methods are outside the standard: write the new values into the array "
+    "(x[...] = ...), so that every view of it sees them, as it sees the method's; "
+    "rebinding the name would leave the arrays it shares memory with as they were"
 )
 for _name, _std, _suggestion in [
-    ("add_", "add", "x = xp.add(x, {arg0})"),
-    ("sub_", "subtract", "x = xp.subtract(x, {arg0})"),
-    ("mul_", "multiply", "x = xp.multiply(x, {arg0})"),
-    ("div_", "divide", "x = xp.divide(x, {arg0})"),
-    ("clamp_", "clip", "x = xp.clip(x, min={min}, max={max})"),
-    ("zero_", "zeros_like", "x = xp.zeros_like(x)"),
-    ("fill_", "full_like", "x = xp.full_like(x, {arg0})"),
+    ("add_", "add", "x[...] = xp.add(x, {arg0})"),
+    ("sub_", "subtract", "x[...] = xp.subtract(x, {arg0})"),
+    ("mul_", "multiply", "x[...] = xp.multiply(x, {arg0})"),
+    ("div_", "divide", "x[...] = xp.divide(x, {arg0})"),
+    ("clamp_", "clip", "x[...] = xp.clip(x, min={min}, max={max})"),
+    ("zero_", "zeros_like", "x[...] = 0"),
+    ("fill_", "full_like", "x[...] = {arg0}"),
 ]:
     _example = {"clamp_": "x.clamp_(0.0, 1.0)", "zero_": "x.zero_()", "fill_": "x.fill_(2.0)"}.get(
         _name, f"x.{_name}(y)"
@@ -277,16 +281,16 @@ for _name, _std, _suggestion in [
         _std,
         _suggestion,
         _INPLACE_NOTE,
-        rewrite=_suggestion.replace("x = ", "{x} = ", 1).replace("(x", "({x}"),
+        rewrite=re.sub(r"\bx\b", "{x}", _suggestion),
         example=_example,
     )
 chapter.method(
     "nc",
     "fill",
     "full_like",
-    "x = xp.full_like(x, {arg0})",
+    "x[...] = {arg0}",
     _INPLACE_NOTE,
-    rewrite="{x} = xp.full_like({x}, {arg0})",
+    rewrite="{x}[...] = {arg0}",
     example="x.fill(2.0)",
 )
 

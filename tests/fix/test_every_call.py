@@ -1,0 +1,114 @@
+"""A function's rewrite verified at every call (issue 28 item 3): ``porter fix`` on
+notebooks whose later cells call a rewritten function with inputs of another rank, and
+cells that hold NumPy's array subclasses. Real kernels through the real console script;
+the ported notebook is executed by nbclient and must print what the original prints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.test_cli_run import notebook, porter
+
+pytestmark = pytest.mark.slow
+
+
+def _printed(path: Path) -> list[str]:
+    """What each code cell of the notebook prints (or the error it raises), run in a fresh
+    kernel that has no porter loaded."""
+    from nbclient import NotebookClient
+
+    from porter_ext.headless import kernel_manager
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, km=kernel_manager(), timeout=300, allow_errors=True).execute()
+    out = []
+    for cell in nb.cells:
+        text = ""
+        for o in cell.get("outputs", []):
+            if o["output_type"] == "stream":
+                text += o["text"]
+            elif o["output_type"] == "error":
+                text += f"<{o['ename']}: {o['evalue']}>"
+            elif "data" in o:
+                text += o["data"].get("text/plain", "")
+        out.append(text.strip())
+    return out
+
+
+def _fix(tmp_path: Path, name: str, *sources: str, backends: str = "numpy") -> tuple:
+    """``porter fix`` of a notebook of ``sources``: (ported sources, cell entries by index),
+    after checking that the ported notebook prints what the original prints."""
+    source = notebook(tmp_path / f"{name}.ipynb", *sources)
+    out, report = tmp_path / f"{name}.ported.ipynb", tmp_path / f"{name}.json"
+    done = porter("fix", str(source), "-o", str(out), "-b", backends, "--report", str(report))
+    assert done.returncode == 0, done.stderr
+    cells = {c["index"]: c for c in json.loads(report.read_text())["cells"]}
+    ported = [c.source for c in nbformat.read(out, as_version=4).cells]
+    assert _printed(out) == _printed(source), ported
+    return ported, cells
+
+
+def test_a_deferred_definition_is_refused_where_a_later_call_of_another_rank_disagrees(
+    tmp_path,
+):
+    """attacks/64: ``np.cumsum(a)`` → ``xp.cumulative_sum(a)`` verified at the first call
+    (1-D); the later 2-D call raises with it, so the definition stays as written."""
+    ported, cells = _fix(
+        tmp_path,
+        "cumsum",
+        "import numpy as np\nv = np.arange(4.0)\nM = np.arange(6.0).reshape(2, 3)",
+        "def running(a):\n    return np.cumsum(a)",
+        "print(running(v).tolist())",
+        "print(running(M).tolist())",
+    )
+    assert ported[1] == "def running(a):\n    return np.cumsum(a)"
+    rewrite = cells[1]["rewrite"]
+    assert rewrite["status"] == "refused", rewrite
+    assert "refused running at its call in cell 3" in rewrite["reason"], rewrite["reason"]
+    assert "ValueError" in rewrite["reason"]
+    # the person's run under porter fix is the original's: the 2-D call printed, no error
+    assert cells[3]["error"] is None, cells[3]["error"]
+
+
+def test_a_definition_verified_in_its_own_cell_is_reverted_where_a_later_call_disagrees(
+    tmp_path,
+):
+    """The function is called (1-D) in the cell that defines it, so its rewrite is
+    verified there and put in effect; a later cell's 2-D call disagrees: the function's
+    part of the rewrite is left out, the cell's others kept."""
+    ported, cells = _fix(
+        tmp_path,
+        "own",
+        "import numpy as np\nv = np.arange(4.0)\nM = np.arange(6.0).reshape(2, 3)",
+        "def running(a):\n    return np.cumsum(a)\n\n\nfirst = running(v)\nk = v.sum(0)",
+        "print(running(M).tolist())",
+        "print(running(v).tolist())",
+    )
+    rewrite = cells[1]["rewrite"]
+    assert "return np.cumsum(a)" in ported[1], ported[1]
+    assert "xp.sum(v, axis=0)" in ported[1], ported[1]
+    assert rewrite["status"] == "partial", rewrite
+    assert "refused running at its call in cell 2" in rewrite["reason"], rewrite["reason"]
+    site = next(s for s in rewrite["sites"] if s["name"] == "numpy.cumsum")
+    assert not site["applied"] and "cell 2" in site["reason"], site
+    assert cells[2]["error"] is None, cells[2]["error"]
+
+
+def test_a_definition_every_call_agrees_with_is_applied(tmp_path):
+    """Calls of two ranks that both agree: the rewrite is applied, verified at each."""
+    ported, cells = _fix(
+        tmp_path,
+        "agree",
+        "import numpy as np\nv = np.arange(4.0)\nM = np.arange(6.0).reshape(2, 3)",
+        "def total(a):\n    return a.sum(0)",
+        "print(total(v).tolist())",
+        "print(total(M).tolist())",
+    )
+    assert "xp.sum(a, axis=0)" in ported[1], ported[1]
+    rewrite = cells[1]["rewrite"]
+    assert rewrite["status"] == "verified", rewrite
+    assert "verified total at its calls in cells 2, 3" in rewrite["reason"], rewrite["reason"]
