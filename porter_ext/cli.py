@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from porter_ext.cli_parser import CliError, build_parser
 from porter_ext.session import validation as check
+from porter_ext.session.options import NETWORK_VARIABLE
 from porter_ext.session.validation import OptionError
 
 if TYPE_CHECKING:
@@ -339,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     try:
         args = build_parser().parse_args(argv)
+        if getattr(args, "allow_network", False):  # the headless kernel inherits it
+            os.environ[NETWORK_VARIABLE] = "1"
         return HANDLERS[args.command](args)
     except (CliError, OptionError) as exc:
         print(f"porter: error: {' '.join(str(exc).split())}", file=sys.stderr)

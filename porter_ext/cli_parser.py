@@ -66,6 +66,11 @@ def _replay_arguments(parser: argparse.ArgumentParser, backends_help: str) -> No
         metavar="S",
         help="seconds each cell's original run, and each of its replays, may take (default 600)",
     )
+    parser.add_argument(
+        "--allow-network",
+        action="store_true",
+        help="let replays reach the network (local workers have none; each replay says so)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

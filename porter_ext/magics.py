@@ -71,6 +71,7 @@ def _port_options(magic: Any, line: str) -> PortOptions:
         timeout=_checked(check.seconds, args.timeout, "--timeout"),
         in_process=args.in_process,
         no_control=args.no_control,
+        allow_network=args.allow_network,
         fix=args.fix,
         version=_checked(check.choice, args.version, "--version", VERSIONS),
         paths=_checked(check.folders, args.paths, "--paths") or [],
@@ -99,6 +100,11 @@ class PortMagics(Magics):
         "--in-process",
         action="store_true",
         help="replay in this kernel (faster; porter cannot protect your session)",
+    )
+    @argument(
+        "--allow-network",
+        action="store_true",
+        help="let the replays reach the network (local workers have none otherwise)",
     )
     @argument(
         "--no-control",

@@ -1,24 +1,29 @@
-"""Workers that cannot write the person's files, whatever writes: Python, a subprocess, a
-C library.
+"""Workers that cannot reach the person: not their files (whatever writes: Python, a
+subprocess, a C library), not their processes, not their network, and without the
+privileges to undo any of it.
 
 On Linux a local worker kernel starts in namespaces of its own: a mount namespace where
-every file system is read-only except the worker's scratch directory and shared memory
-(``/dev/shm``, which carries inputs and outputs), and a PID namespace, so that processes
-a replay starts end with the worker (and the worker ends them after each replay, see
-`end_strays`). As root, ``unshare`` makes the namespaces and this file, run as a
-program inside them, remounts what it finds read-only before it becomes the kernel; for
-a person who is not root, bubblewrap (``bwrap``) does the same through a user
-namespace. Where neither works (another OS, namespaces forbidden), the worker keeps the
-audit hook of `sandbox` alone, which sees Python's own file operations only; every
-replay says which protection applied (``isolation``).
-
-This module is also a program (``python confine.py SCRATCH -- ARGV...``) and imports
-nothing but the standard library, so that it starts fast before the kernel.
+every file system is read-only except the worker's scratch directory, with a private
+``/dev/shm`` (in which only the session's own folder of shared blocks is the person's:
+they carry inputs and outputs) and the person's Jupyter runtime folder (kernel
+connection files) hidden; a PID namespace with its own ``/proc``, so that processes a
+replay starts end with the worker (see `end_strays`); an IPC namespace; a network
+namespace with only a loopback of its own (the worker's Jupyter channels are ZeroMQ
+``ipc`` sockets in its scratch, so that it needs no port of the person's); and a user
+namespace in which the worker is ``nobody`` with no capability, so that it can neither
+unmount nor remount nor mount. As root, ``unshare`` makes the mount, PID, IPC and
+network namespaces and the program `walls`, run inside them, seals them and then enters
+the user namespace before it becomes the kernel; for anyone else, and for root
+where asked, bubblewrap (``bwrap``) does the same with the same options. Inside, once
+the kernel is up, a seccomp filter refuses new Unix sockets (`walls.refuse_unix_sockets`): a
+socket file of the person's can be connected to whatever the mounts say. Where none of
+this works (another OS, namespaces forbidden), the worker keeps the audit hook of
+`sandbox` alone, which sees Python's own operations only; every replay says which
+protection applied (``isolation``), and an audit-hook replay says what it leaves open.
 """
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import shutil
@@ -28,33 +33,31 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-NAMESPACE = "namespace"
+from porter_ext.replay import walls as walls_program
+from porter_ext.replay.walls import (
+    ISOLATION_VARIABLE,
+    NAMESPACE,
+    NETWORK_VARIABLE,
+    UNPRIVILEGED,
+    Walls,
+)
+
 AUDIT_HOOK = "audit-hook"
-#: the environment variable a confined worker finds its protection in
-ISOLATION_VARIABLE = "PORTER_WORKER_ISOLATION"
 #: names the protection to use: "unshare", "bubblewrap" (either if it works, else the
 #: fallback) or "audit-hook" (no namespaces, on purpose); unset: the best that works
 CHOICE_VARIABLE = "PORTER_ISOLATION"
 TOOLS = ("unshare", "bubblewrap")
-#: mounts that stay writable: shared memory carries a replay's inputs and outputs
-_WRITABLE = ("/dev/shm", "/dev/pts", "/dev/mqueue")
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
-_MS_REMOUNT, _MS_BIND, _MS_REC = 32, 4096, 16384
-_MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 1024, 2048, 1 << 21
-_PR_SET_PDEATHSIG = 1
-_KEPT_FLAGS = {
-    "nosuid": _MS_NOSUID,
-    "nodev": _MS_NODEV,
-    "noexec": _MS_NOEXEC,
-    "noatime": _MS_NOATIME,
-    "nodiratime": _MS_NODIRATIME,
-    "relatime": _MS_RELATIME,
-}
+#: what an audit-hook replay leaves open, said in every such replay's notes
+AUDIT_HOOK_OPEN = (
+    "isolation audit-hook: weaker than namespaces; a subprocess or a C library can write "
+    "your files, a replay reaches your network, kernels and processes, and Python code "
+    "in the cell can switch the hook off"
+)
 
 
 @dataclass(frozen=True)
 class Confinement:
-    """How this machine's local workers are kept from the person's files."""
+    """How this machine's local workers are kept from the person."""
 
     isolation: str  # NAMESPACE | AUDIT_HOOK
     #: in words: the tool that makes the namespaces, or why there are none
@@ -62,16 +65,29 @@ class Confinement:
     #: the command the kernel's own command line is prefixed with (empty: none)
     prefix: tuple[str, ...] = ()
 
-    def argv(self, argv: list[str], scratch: str) -> list[str]:
+    def argv(self, argv: list[str], walls: Walls | str) -> list[str]:
         """The kernel's command line, started inside the confinement."""
+        if isinstance(walls, str):
+            walls = Walls(walls)
         if not self.prefix:
             return list(argv)
         if self.how == "bubblewrap":
-            return [*self.prefix, "--bind", scratch, scratch, "--", *argv]
+            return [*self.prefix, *_bwrap_walls(walls), "--", *argv]
         # unshare's outer process ends its child when it ends, and the watch ends it with
         # the person's process (a killed session leaves no worker behind)
-        watch = (sys.executable, "-S", os.path.abspath(__file__), "watch", "--")
-        return [*watch, *self.prefix, "seal", scratch, "--", *argv]
+        watch = (sys.executable, "-S", os.path.abspath(walls_program.__file__), "watch", "--")
+        net = ("--net",) if walls.own_network else ()
+        seal_args = ["seal", walls.scratch, walls.shared or "-", str(int(walls.own_network))]
+        return [
+            *watch,
+            *self.prefix[:1],
+            *net,
+            *self.prefix[1:],
+            *seal_args,
+            *walls.hidden,
+            "--",
+            *argv,
+        ]
 
 
 def _unshare_prefix() -> tuple[str, ...]:
@@ -84,12 +100,13 @@ def _unshare_prefix() -> tuple[str, ...]:
         "--propagation",
         "private",
         "--pid",
+        "--ipc",
         "--fork",
         "--kill-child",
         "--mount-proc",
         sys.executable,
         "-S",
-        os.path.abspath(__file__),
+        os.path.abspath(walls_program.__file__),
     )
 
 
@@ -97,27 +114,49 @@ def _bwrap_prefix() -> tuple[str, ...]:
     tool = shutil.which("bwrap")
     if tool is None:
         return ()
-    # the root read-only and recursively so; /dev as it is (shared memory, ptys); a
-    # fresh /proc for the PID namespace; the kernel dies with the process that started it
-    # and is the namespace's first process (its own parent is then none, which
-    # ipykernel's parent poller does not take for a dead parent)
+    # the same options whoever runs it, root included: a user namespace where the worker
+    # is nobody with no capability; the root read-only and recursively so; /dev as it is
+    # (ptys, GPUs) but a private /dev/shm; a fresh /proc for the PID namespace; the
+    # kernel dies with the process that started it and is the namespace's first process
+    # (its own parent is then none, which ipykernel's parent poller does not take for a
+    # dead parent)
     return (
         tool,
+        "--unshare-user",
+        "--uid",
+        str(UNPRIVILEGED),
+        "--gid",
+        str(UNPRIVILEGED),
+        "--cap-drop",
+        "ALL",
+        "--unshare-pid",
+        "--unshare-ipc",
         "--ro-bind",
         "/",
         "/",
         "--dev-bind",
         "/dev",
         "/dev",
+        "--tmpfs",
+        "/dev/shm",
         "--proc",
         "/proc",
-        "--unshare-pid",
         "--die-with-parent",
         "--as-pid-1",
         "--setenv",
         ISOLATION_VARIABLE,
         NAMESPACE,
     )
+
+
+def _bwrap_walls(walls: Walls) -> list[str]:
+    args = ["--unshare-net"] if walls.own_network else []
+    args += ["--setenv", NETWORK_VARIABLE, "own" if walls.own_network else "shared"]
+    if walls.shared:
+        args += ["--bind", walls.shared, walls.shared]
+    for folder in walls.hidden:
+        args += ["--tmpfs", folder, "--remount-ro", folder]
+    return [*args, "--bind", walls.scratch, walls.scratch]
 
 
 @functools.lru_cache(maxsize=1)
@@ -177,11 +216,13 @@ def describe_isolation(confined: Confinement) -> str:
     if confined.isolation == NAMESPACE:
         return (
             f"isolation namespace ({confined.how}): local workers see a read-only file "
-            "system except their scratch directory; processes they start end with them"
+            "system except their scratch directory, run as nobody with no capability, "
+            "without your network, kernels or processes; processes they start end with them"
         )
     return (
         f"isolation audit-hook ({confined.how}): Python's own writes are refused, but a "
-        "subprocess or a C library can still write your files"
+        "subprocess or a C library can still write your files, and replays reach your "
+        "network, kernels and processes"
     )
 
 
@@ -191,6 +232,12 @@ def current_isolation() -> str:
     """The protection this process (a worker kernel) runs under, as it started (read
     once: a replay takes the person's environment, which does not say)."""
     return os.environ.get(ISOLATION_VARIABLE, AUDIT_HOOK)
+
+
+@functools.cache
+def own_network() -> bool:
+    """Whether this worker has a network namespace of its own (read once, as above)."""
+    return current_isolation() == NAMESPACE and os.environ.get(NETWORK_VARIABLE) == "own"
 
 
 def in_own_pid_namespace() -> bool:
@@ -230,70 +277,3 @@ def _reap() -> None:
             return
         if pid == 0:
             return
-
-
-# -- the program run inside fresh namespaces (as root, after ``unshare``) ----------------
-def _mount_points() -> list[tuple[str, set[str]]]:
-    """Every mount point of this namespace and its per-mount options."""
-    found = []
-    with open("/proc/self/mountinfo") as lines:
-        for line in lines:
-            fields = line.split()
-            point = fields[4].encode().decode("unicode_escape")
-            found.append((point, set(fields[5].split(","))))
-    return found
-
-
-def _under(path: str, top: str) -> bool:
-    return path == top or path.startswith(top.rstrip("/") + "/")
-
-
-def _mount(libc: ctypes.CDLL, source: str | None, target: str, flags: int) -> None:
-    if libc.mount(source and source.encode(), target.encode(), None, flags, None) != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"mount {target}: {os.strerror(error)}")
-
-
-def seal(scratch: str) -> None:
-    """Make every file system of this mount namespace read-only but ``scratch`` and
-    shared memory."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    scratch = os.path.realpath(scratch)
-    _mount(libc, scratch, scratch, _MS_BIND | _MS_REC)
-    for point, options in _mount_points():
-        if _under(point, scratch) or any(_under(point, kept) for kept in _WRITABLE):
-            continue
-        flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
-        for option in options & set(_KEPT_FLAGS):
-            flags |= _KEPT_FLAGS[option]
-        _mount(libc, None, point, flags)
-
-
-def watch_parent() -> None:
-    """Be killed when the process that started this one ends (kept across ``exec``)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    parent = os.getppid()
-    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
-    if parent == 1 or os.getppid() != parent:  # it ended before the watch began
-        raise SystemExit("the process that started the worker has ended")
-
-
-def main(args: list[str]) -> None:
-    """``confine.py watch -- ARGV...``: end with the parent, then become ARGV;
-    ``confine.py seal SCRATCH -- ARGV...``: seal this namespace, then become ARGV."""
-    usage = "usage: confine.py watch -- ARGV... | confine.py seal SCRATCH -- ARGV..."
-    if args[:2] == ["watch", "--"] and args[2:]:
-        watch_parent()
-        argv = args[2:]
-    elif len(args) > 3 and args[0] == "seal" and args[2] == "--":
-        seal(args[1])
-        os.environ[ISOLATION_VARIABLE] = NAMESPACE
-        argv = args[3:]
-    else:
-        raise SystemExit(usage)
-    os.execvp(argv[0], argv)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

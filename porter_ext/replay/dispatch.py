@@ -163,7 +163,8 @@ def replay_in_workers(
         )
         x64 = role == "reference" and reference is not None and reference[1]
         apart = role == "reference" and not remote
-        jobs.append(Job(spec, request, capture.parcel, x64=x64, apart=apart))
+        job = Job(spec, request, capture.parcel, x64=x64, apart=apart, network=settings.network)
+        jobs.append(job)
     if bounded:
         results = pool.run(jobs, settings.timeout, at_once=1, finished=finished)
     else:

@@ -60,6 +60,8 @@ class ReplaySettings:
     #: generator moved there (`porter_ext.replay.draws`): the rounds of ``--fix`` only,
     #: which judge what depends on them by structure; a plain replay leaves them there
     moves_draws: bool = False
+    #: local workers share the person's network (``--allow-network``)
+    network: bool = False
 
     def recording(self) -> RecordSettings:
         """How the replay's run is recorded."""

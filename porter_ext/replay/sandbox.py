@@ -1,8 +1,11 @@
 """What a replay inside a worker must never do, and what it does instead.
 
 An audit hook refuses, while a replay runs, every attempt to open a file for writing, to
-create, delete, rename or truncate one outside the worker's scratch directory (reading is
-allowed): the replay reports the refusal as its error even when the cell catches it.
+create, delete, rename or truncate one, change its times, owner, mode or extended
+attributes, or bind a Unix socket outside the worker's scratch directory (reading is
+allowed): the replay reports the refusal as its error even when the cell catches it. In
+a worker without the network the hook also notes the addresses a replay tried to reach,
+so that its failure says why.
 ``!cmd`` lines are not run again (they are side effects) and the replay says so. IPython
 magics (``%timeit``, ``%time``, ``%%time``) run in the replay's own namespace; plots,
 prints and displays are discarded and counted.
@@ -13,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import socket
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,7 +40,18 @@ _PATH_EVENTS = {
     "shutil.move": (1,),
     "shutil.copyfile": (1,),
     "shutil.copytree": (1,),
+    "os.utime": (0,),
+    "os.chown": (0,),
+    "os.chflags": (0,),
+    "os.setxattr": (0,),
+    "os.removexattr": (0,),
+    "os.mkfifo": (0,),
+    "os.mknod": (0,),
 }
+#: file operations Python raises no audit event for: wrapped in the worker (see `install`)
+_UNAUDITED = ("mkfifo", "mknod")
+#: audit events of a replay reaching out to the network, and the argument that says where
+_NETWORK_EVENTS = {"socket.connect": 1, "socket.sendto": 1, "socket.getaddrinfo": 0}
 
 
 class SideEffectRefused(PermissionError):
@@ -55,6 +70,8 @@ class Sandbox:
     #: what the replay printed (dropped here, never sent) and displayed
     printed: Printed = field(default_factory=lambda: Printed())
     displays: int = 0
+    #: where the replay tried to reach the network (noted where the worker has none)
+    reached: list[str] = field(default_factory=list)
 
     def inside(self, path: Any) -> bool:
         if isinstance(path, int):
@@ -92,6 +109,34 @@ class Sandbox:
             for i in _PATH_EVENTS[event]:
                 if i < len(args) and args[i] is not None and not self.inside(args[i]):
                     self.refuse(args[i])
+        elif event == "socket.bind" and len(args) > 1 and isinstance(args[1], (str, bytes)):
+            address = args[1]  # a Unix socket's path ("\0..." : the abstract namespace)
+            if address[:1] not in ("", "\0", b"\0") and not self.inside(address):
+                self.refuse(address)
+        elif (
+            event == "socket.__new__"
+            and args[1:2] == (socket.AF_UNIX,)
+            and _walled()
+            and not _wraps_descriptor()
+        ):
+            message = (
+                "replay tried to open a Unix socket: workers open none, so that a server of "
+                "yours never receives what the cell sends once more (--allow-network allows it)"
+            )
+            self.refused.append(message)
+            raise SideEffectRefused(message)
+        elif event in _NETWORK_EVENTS and len(args) > _NETWORK_EVENTS[event]:
+            where = args[_NETWORK_EVENTS[event]]
+            host = where[0] if isinstance(where, tuple) and where else where
+            if isinstance(host, bytes):
+                host = host.decode(errors="replace")
+            port = where[1] if isinstance(where, tuple) and len(where) > 1 else None
+            if event == "socket.getaddrinfo" and len(args) > 1:
+                port = args[1]
+            if isinstance(host, str) and not host.startswith(("/", "\0")):  # not Unix
+                shown = host if port in (None, 0, "") else f"{host}:{port}"
+                if shown not in self.reached:
+                    self.reached.append(shown)
         elif (
             event == "sqlite3.connect"
             and args
@@ -106,7 +151,7 @@ class Sandbox:
         what it prints or displays (counted and dropped in the worker: a replay that
         prints a million lines costs the person's process nothing)."""
         self.refused, self.skipped_commands, self.figures = [], [], 0
-        self.printed, self.displays = Printed(), 0
+        self.printed, self.displays, self.reached = Printed(), 0, []
         with _ipython_in(namespace, self), _dropped_output(self):
             self.armed = True
             try:
@@ -124,7 +169,25 @@ class Sandbox:
             notes.append(f"{self.displays} display(s) of the replay discarded")
         if self.figures:
             notes.append(f"{self.figures} figure(s) of the replay discarded")
-        return notes
+        return notes + self.protection_notes()
+
+    def protection_notes(self) -> list[str]:
+        """What the worker's protection means for this replay: the network it could not
+        reach; what the audit hook alone leaves open."""
+        from porter_ext.replay import confine
+
+        if confine.current_isolation() != confine.NAMESPACE:
+            return [confine.AUDIT_HOOK_OPEN]
+        if self.reached and confine.own_network():
+            where = ", ".join(self.reached[:3]) + (" …" if len(self.reached) > 3 else "")
+            return [
+                f"the replay tried to reach the network ({where}): a worker has only a "
+                "loopback of its own, so that your servers and kernels are out of its reach "
+                "and a replay never repeats what a cell sends; --allow-network lets it reach them"
+            ]
+        if not confine.own_network():
+            return ["the replay shared your network (--allow-network): what it sent was sent again"]
+        return []
 
 
 class Printed(io.TextIOBase):
@@ -164,6 +227,26 @@ def _dropped_output(sandbox: Sandbox) -> Iterator[None]:
             del publisher.publish  # the class's own again
 
 
+def _wraps_descriptor() -> bool:
+    """Whether the socket being made wraps a descriptor it was handed (one end of a
+    ``socketpair``, which reaches nothing outside), as ``socket.socket(..., fileno)``."""
+    frame = sys._getframe(1)
+    for _ in range(3):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "__init__" and frame.f_code.co_filename.endswith("socket.py"):
+            return frame.f_locals.get("fileno") is not None
+        frame = frame.f_back
+    return False
+
+
+def _walled() -> bool:
+    """Whether this worker is without the person's network (and Unix sockets)."""
+    from porter_ext.replay import confine
+
+    return confine.own_network()
+
+
 def _exists(path: Any) -> bool:
     try:
         return os.path.lexists(path)
@@ -180,7 +263,24 @@ def install(scratch: str) -> Sandbox:
     if _installed is None:
         _installed = Sandbox(os.path.realpath(scratch))
         sys.addaudithook(_installed.hook)
+        for name in _UNAUDITED:
+            setattr(os, name, _audited(getattr(os, name), f"os.{name}"))
+        from porter_ext.replay import confine, walls
+
+        if confine.own_network():  # the kernel's channels are up: no Unix socket after
+            walls.refuse_unix_sockets()
     return _installed
+
+
+def _audited(function: Any, event: str) -> Any:
+    """``function`` raising the audit event ``event`` with its arguments first."""
+
+    def audited(*args: Any, **kw: Any) -> Any:
+        sys.audit(event, *args)
+        return function(*args, **kw)
+
+    audited.__name__, audited.__doc__ = function.__name__, function.__doc__
+    return audited
 
 
 @contextlib.contextmanager

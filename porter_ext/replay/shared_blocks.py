@@ -7,6 +7,11 @@ sender keeps a few free blocks (bounded in bytes) and unlinks the rest; a worker
 its most recent mappings. Blocks are unlinked by the process that made them, at the
 latest when it exits; a block's name carries the process that is to unlink it, so that
 blocks of a session that was killed are swept by the next one, whatever became of its pid.
+
+A session's blocks are files in one folder of its own in ``/dev/shm`` (`directory`):
+a sealed worker has a private ``/dev/shm`` in which this folder alone is the person's
+(see `confine`), so that a replay reaches no other shared-memory file of the person's
+and leaves none behind.
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ import contextlib
 import mmap
 import os
 import secrets
+import shutil
+import tempfile
 import threading
-from multiprocessing import resource_tracker, shared_memory
 
 #: free blocks the sender keeps for later cells, in bytes at most
 KEPT_BYTES = 1 << 30
@@ -25,18 +31,42 @@ KEPT_BYTES = 1 << 30
 KEPT_MAPPINGS = 4
 _SHM = "/dev/shm"
 
+
+class Block:
+    """A block of shared memory: a file in the session's folder (`directory`), mapped
+    (``buf``). Closing it fails with BufferError while arrays still view it."""
+
+    def __init__(self, name: str, create: bool = False, size: int = 0):
+        path = os.path.join(directory(create=create), name)
+        flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
+        fd = os.open(path, flags, 0o600)
+        try:
+            if create:
+                os.ftruncate(fd, size)
+            else:
+                size = os.fstat(fd).st_size
+            self._mmap = mmap.mmap(fd, size)
+        finally:
+            os.close(fd)
+        self.name, self.size, self.path = name, size, path
+        self.buf: memoryview | None = memoryview(self._mmap)
+
+    def close(self) -> None:
+        if self.buf is not None:
+            self.buf.release()
+            self.buf = None
+        self._mmap.close()
+
+    def unlink(self) -> None:
+        with contextlib.suppress(FileNotFoundError):  # unlinked already
+            os.unlink(self.path)
+
+
 _lock = threading.Lock()
-_free: list[shared_memory.SharedMemory] = []
-_mine: dict[str, shared_memory.SharedMemory] = {}
-_mapped: dict[str, shared_memory.SharedMemory] = {}
-_closing: list[shared_memory.SharedMemory] = []
-
-
-def _untracked(block: shared_memory.SharedMemory) -> shared_memory.SharedMemory:
-    # porter unlinks its blocks itself: Python 3.11's tracker would unlink them under a
-    # receiver that is still reading, or warn about blocks it did not see unlinked
-    resource_tracker.unregister(block._name, "shared_memory")  # type: ignore[attr-defined]
-    return block
+_free: list[Block] = []
+_mine: dict[str, Block] = {}
+_mapped: dict[str, Block] = {}
+_closing: list[Block] = []
 
 
 #: the variable that tells a worker which session owns the blocks it makes
@@ -64,6 +94,22 @@ def owner() -> str:
     """The session whose blocks this process makes: a worker's is the person's process
     that started it (handed over in its environment), else this process."""
     return os.environ.get(OWNER_VARIABLE) or session_owner()
+
+
+#: the variable that tells a worker where the session's blocks are
+FOLDER_VARIABLE = "PORTER_SESSION_BLOCKS"
+
+
+def directory(create: bool = False) -> str:
+    """The folder of the session's blocks, ``/dev/shm/porter_PID_START`` (a worker
+    is told it); ``create``: made if missing."""
+    folder = os.environ.get(FOLDER_VARIABLE)
+    if not folder:
+        top = _SHM if os.path.isdir(_SHM) else tempfile.gettempdir()
+        folder = os.path.join(top, f"porter_{owner()}")
+    if create:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
 
 
 def _name(owner: str) -> str:
@@ -105,11 +151,15 @@ def sweep(force: bool = False) -> None:
         if len(parts) != 3 or parts[0] != "porter":
             continue
         if not owner_alive(parts[1], parts[2].partition("x")[0]):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(_SHM, name))
+            path = os.path.join(_SHM, name)
+            if os.path.isdir(path) and not os.path.islink(path):  # a session's folder
+                shutil.rmtree(path, ignore_errors=True)
+                continue
+            with contextlib.suppress(OSError):  # a block of an older porter
+                os.unlink(path)
 
 
-def take(size: int) -> shared_memory.SharedMemory:
+def take(size: int) -> Block:
     """A block of at least ``size`` bytes: a kept one that fits, else a new one."""
     size = max(size, 1)
     sweep()
@@ -119,20 +169,19 @@ def take(size: int) -> shared_memory.SharedMemory:
             block = min(fits, key=lambda b: b.size)
             _free.remove(block)
             return block
-    block = _untracked(shared_memory.SharedMemory(name=_name(owner()), create=True, size=size))
+    block = Block(_name(owner()), create=True, size=size)
     with _lock:
         _mine[block.name] = block
     return block
 
 
-def fresh(size: int) -> shared_memory.SharedMemory:
+def fresh(size: int) -> Block:
     """A new block whose receiver, the session that started this worker, unlinks it once
     read (a replay's outputs)."""
-    name = _name(owner())
-    return _untracked(shared_memory.SharedMemory(name=name, create=True, size=max(size, 1)))
+    return Block(_name(owner()), create=True, size=max(size, 1))
 
 
-def give_back(block: shared_memory.SharedMemory) -> None:
+def give_back(block: Block) -> None:
     """A block no receiver reads any more: kept for a later cell, or unlinked."""
     with _lock:
         if sum(b.size for b in _free) + block.size <= KEPT_BYTES:
@@ -142,21 +191,20 @@ def give_back(block: shared_memory.SharedMemory) -> None:
     _unlink(block)
 
 
-def _unlink(block: shared_memory.SharedMemory) -> None:
+def _unlink(block: Block) -> None:
     try:
         block.close()
     except BufferError:  # an array still views it: the name goes, the mapping later
         _closing.append(block)
-    with contextlib.suppress(FileNotFoundError):  # unlinked already
-        shared_memory._posixshmem.shm_unlink(block._name)  # type: ignore[attr-defined]
+    block.unlink()
 
 
-def mapped(name: str) -> shared_memory.SharedMemory:
+def mapped(name: str) -> Block:
     """The block ``name`` made by another process, mapped here (kept open for its next use)."""
     with _lock:
         block = _mapped.pop(name, None)
     if block is None:
-        block = _untracked(shared_memory.SharedMemory(name=name, create=False))
+        block = Block(name)
     with _lock:
         _mapped[name] = block
         old = list(_mapped)[:-KEPT_MAPPINGS]
@@ -166,7 +214,7 @@ def mapped(name: str) -> shared_memory.SharedMemory:
     return block
 
 
-def close_later(block: shared_memory.SharedMemory) -> None:
+def close_later(block: Block) -> None:
     """Close ``block`` now, or once the arrays that still view it are gone."""
     try:
         block.close()
@@ -178,7 +226,7 @@ def close_later(block: shared_memory.SharedMemory) -> None:
 def maps_privately(name: str | None) -> bool:
     """Whether the block ``name`` can be mapped copy-on-write here (see
     `mapped_privately`): where shared memory is a file (Linux)."""
-    return name is not None and os.path.exists(os.path.join(_SHM, name.lstrip("/")))
+    return name is not None and os.path.exists(os.path.join(directory(), name))
 
 
 def mapped_privately(name: str) -> mmap.mmap:
@@ -186,7 +234,7 @@ def mapped_privately(name: str) -> mmap.mmap:
     touch, in this process only, so several workers read one block without a copy each.
     Never kept (a later cell's data in a reused block must not meet pages copied here);
     unmapped when the last array viewing it goes."""
-    fd = os.open(os.path.join(_SHM, name.lstrip("/")), os.O_RDONLY)
+    fd = os.open(os.path.join(directory(), name), os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
         return mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
@@ -217,11 +265,7 @@ def _unlink_all() -> None:
         _free.clear()
     for block in blocks:
         _unlink(block)
-    if OWNER_VARIABLE not in os.environ and os.path.isdir(_SHM):
-        # the session itself (not one of its workers): every block named after it is its
-        # to unlink, answers of its workers that it never read included
-        prefix = f"porter_{session_owner()}x"
-        for name in os.listdir(_SHM):
-            if name.startswith(prefix):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(os.path.join(_SHM, name))
+    if OWNER_VARIABLE not in os.environ:
+        # the session itself (not one of its workers): its folder is its to remove,
+        # answers of its workers that it never read included
+        shutil.rmtree(directory(), ignore_errors=True)

@@ -20,7 +20,6 @@ import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from multiprocessing import shared_memory
 from typing import TYPE_CHECKING, Any
 
 import cloudpickle
@@ -73,7 +72,7 @@ class Parcel:
     shm_name: str | None = None
     buffers: list[memoryview] = field(default_factory=list)
     nbytes: int = 0
-    _block: shared_memory.SharedMemory | None = field(default=None, repr=False)
+    _block: shared_blocks.Block | None = field(default=None, repr=False)
 
     def header(self) -> dict[str, Any]:
         """What travels beside the payload (small, JSON-able)."""
@@ -295,9 +294,7 @@ def unpack(
         private = shared_blocks.mapped_privately(parcel.shm_name)
     elif parcel.shm_name:
         block = (
-            shared_memory.SharedMemory(parcel.shm_name)
-            if take
-            else shared_blocks.mapped(parcel.shm_name)
+            shared_blocks.Block(parcel.shm_name) if take else shared_blocks.mapped(parcel.shm_name)
         )
     hosts = []
     for i, (start, nbytes) in enumerate(parcel.spans):

@@ -16,6 +16,7 @@ import os
 import pickle
 import secrets
 import sys
+import tempfile
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -158,7 +159,9 @@ class Worker(ABC):
         self.ready = True
 
     def cancel(self) -> None:
-        """Stop the replay this worker runs (from another thread): it ends the kernel."""
+        """Stop the replay this worker runs or starts for (from another thread): it ends
+        the kernel. The flag holds until the next cell's replays (`WorkerPool.run`), so
+        that a worker still starting when the cell was stopped does not run it after."""
         self.cancelled = True
 
     def _execute(self, code: str) -> str:
@@ -177,6 +180,8 @@ class Worker(ABC):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise WorkerUnavailable(f"the {self.place} did not {what} in time")
+            if self.cancelled:
+                raise WorkerUnavailable("the cell was interrupted")
             self._check_alive()
             msg = self.next_message(min(left, 0.1))
             if (
@@ -205,7 +210,6 @@ class Worker(ABC):
         start = time.monotonic()
         interrupted: float | None = None
         finished: float | None = None
-        self.cancelled = False
         while True:
             now = time.monotonic()
             if self.cancelled:
@@ -321,15 +325,39 @@ class ZmqMessages:
         return None
 
 
+def _end(km: Any) -> None:
+    """End a kernel nobody is to use."""
+    try:
+        km.shutdown_kernel(now=True)
+    except Exception:  # already gone: only its files are left
+        km.cleanup_resources()
+
+
+def _hidden_folders() -> tuple[str, ...]:
+    """Folders a worker must not see: the person's Jupyter runtime folder, where the
+    connection files of their kernels are (each a key to run code there)."""
+    try:
+        from jupyter_core.paths import jupyter_runtime_dir
+
+        runtime = os.path.realpath(jupyter_runtime_dir())
+    except Exception:  # no jupyter_core: no runtime folder of Jupyter's either
+        return ()
+    top = os.path.realpath(tempfile.gettempdir())
+    inside = runtime == top or top.startswith(runtime.rstrip(os.sep) + os.sep)
+    return (runtime,) if os.path.isdir(runtime) and not inside else ()
+
+
 class LocalWorker(ZmqMessages, Worker):
-    """A worker kernel started here from the ``porter-worker`` kernelspec."""
+    """A worker kernel started here from the ``porter-worker`` kernelspec; ``network``:
+    it shares the person's network (``--allow-network``)."""
 
     place = "local worker"
 
-    def __init__(self, *args: Any):
+    def __init__(self, *args: Any, network: bool = False):
         super().__init__(*args)
         self.km: Any = None
         self.kc: Any = None
+        self.network = network
 
     def launch(self) -> None:
         if self.km is not None:
@@ -338,7 +366,16 @@ class LocalWorker(ZmqMessages, Worker):
         from jupyter_client.manager import KernelManager
 
         os.makedirs(self.scratch, exist_ok=True)
-        km = KernelManager(kernel_name=KERNEL_NAME)
+        # the channels are Unix sockets in the scratch folder (ZeroMQ ``ipc``): a worker
+        # without the person's network needs none of its ports, and its connection file
+        # is not among the person's; named for this start (one started before may linger)
+        started = secrets.token_hex(3)
+        km = KernelManager(
+            kernel_name=KERNEL_NAME,
+            transport="ipc",
+            ip=os.path.join(self.scratch, f"channel-{started}"),
+            connection_file=os.path.join(self.scratch, f"connection-{started}.json"),
+        )
         # always the package's own spec: one installed elsewhere may be of another porter
         data = json.loads(kernel_spec_file().read_text())
         spec = KernelSpec(resource_dir=str(kernel_spec_file().parent), **data)
@@ -346,7 +383,13 @@ class LocalWorker(ZmqMessages, Worker):
         command = list(spec.argv)
         if command[0] in ("python", "python3"):  # as jupyter_client does for a bare python
             command[0] = sys.executable
-        confined = confine.confinement().argv(command, self.scratch)
+        walls = confine.Walls(
+            self.scratch,
+            shared=shared_blocks.directory(create=True),
+            hidden=_hidden_folders(),
+            own_network=not self.network,
+        )
+        confined = confine.confinement().argv(command, walls)
         self.isolation = confine.confinement().isolation
         km._kernel_spec = KernelSpec(
             resource_dir=spec.resource_dir, **{**spec.to_dict(), "argv": confined}
@@ -360,7 +403,11 @@ class LocalWorker(ZmqMessages, Worker):
             start = _launcher().submit(
                 km.start_kernel, env=env, cwd=self.scratch, stdout=log, stderr=log
             )
-            start.result()
+            try:
+                start.result()
+            except BaseException:  # Ctrl-C while it starts: it ends once it is up
+                start.add_done_callback(lambda _: _end(km))
+                raise
         finally:
             log.close()
         self.km = km
@@ -371,6 +418,7 @@ class LocalWorker(ZmqMessages, Worker):
         inherited = {k: v for k, v in person.items() if not k.endswith("_CACHE_DIR")}
         env = {**inherited, **self.env, "TMPDIR": self.scratch, "PYTHONUNBUFFERED": "1"}
         env[shared_blocks.OWNER_VARIABLE] = shared_blocks.owner()
+        env[shared_blocks.FOLDER_VARIABLE] = shared_blocks.directory()
         # the worker imports the very porter this process runs (a checkout, a wheel)
         home = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join([home, *filter(None, [env.get("PYTHONPATH")])])

@@ -63,6 +63,7 @@ class Job:
     parcel: transport.Parcel
     x64: bool = False
     apart: bool = False  # in a worker of its own (see `WorkerPool.worker_for`)
+    network: bool = False  # in a worker that shares the person's network (--allow-network)
 
 
 _SCRATCH_PREFIX = "porter-workers-"
@@ -97,16 +98,23 @@ class WorkerPool:
         self._lock = threading.Lock()
         atexit.register(self.shutdown)
 
-    def worker_for(self, spec: BackendSpec, *, x64: bool = False, apart: bool = False) -> Worker:
+    def worker_for(
+        self, spec: BackendSpec, *, x64: bool = False, apart: bool = False, network: bool = False
+    ) -> Worker:
         """The worker for ``spec``; ``apart``: one of its own (the float64 reference runs
-        beside the replay on the same backend, not after it)."""
+        beside the replay on the same backend, not after it); ``network``: one that shares
+        the person's network (a local worker otherwise has none)."""
         env = worker_environment(spec, x64=x64)
-        key = (spec.library, kernel_place(spec), tuple(sorted(env.items())), apart)
+        network = network and kernel_place(spec) is None
+        key = (spec.library, kernel_place(spec), tuple(sorted(env.items())), apart, network)
         with self._lock:
             worker = self.workers.get(key)
             if worker is None:
-                worker = self.workers[key] = _make_worker(key, spec, env, self.scratch)
+                worker = self.workers[key] = _make_worker(key, spec, env, self.scratch, network)
         return worker
+
+    def _worker_of(self, job: Job) -> Worker:
+        return self.worker_for(job.spec, x64=job.x64, apart=job.apart, network=job.network)
 
     def warm(self, specs: list[BackendSpec]) -> None:
         """Start the kernels these specs need (without waiting), e.g. while the cell runs."""
@@ -130,7 +138,9 @@ class WorkerPool:
         if not jobs:
             return []
         for job in jobs:  # launching from this thread: the kernels boot in parallel
-            _launch(self.worker_for(job.spec, x64=job.x64, apart=job.apart))
+            worker = self._worker_of(job)
+            worker.cancelled = False  # a new cell: an earlier one's Ctrl-C is over
+            _launch(worker)
         executor = ThreadPoolExecutor(max_workers=at_once or len(jobs))
         futures = [executor.submit(self._one, job, timeout) for job in jobs[: at_once or None]]
         handed = 0
@@ -146,13 +156,13 @@ class WorkerPool:
             return [f.result() for f in futures]
         except KeyboardInterrupt:  # the person stopped the cell: so do its replays
             for job in jobs:
-                self.worker_for(job.spec, x64=job.x64, apart=job.apart).cancel()
+                self._worker_of(job).cancel()
             raise
         finally:
             executor.shutdown(wait=False)
 
     def _one(self, job: Job, timeout: float | None) -> ReplayResult:
-        worker = self.worker_for(job.spec, x64=job.x64, apart=job.apart)
+        worker = self._worker_of(job)
         request = job.request
         result = ReplayResult(request.label, "skipped", role=request.role)
         start = time.monotonic()
@@ -261,10 +271,12 @@ def _launch(worker: Worker) -> None:
         worker.launch_error = str(error)
 
 
-def _make_worker(key: tuple, spec: BackendSpec, env: dict[str, str], scratch: str) -> Worker:
+def _make_worker(
+    key: tuple, spec: BackendSpec, env: dict[str, str], scratch: str, network: bool
+) -> Worker:
     home = os.path.join(scratch, f"{key[0]}-{secrets.token_hex(3)}")
     if kernel_place(spec) is None:
-        return LocalWorker(key, spec, env, home)
+        return LocalWorker(key, spec, env, home, network=network)
     from porter_ext.replay.remote import remote_worker
 
     return remote_worker(key, spec, env, home)

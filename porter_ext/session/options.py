@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 
 from porter_ext.spec.standard import DEFAULT_VERSION
 
+#: set to 1: every cell's replays may reach the network (``porter run --allow-network``
+#: sets it for its kernel)
+NETWORK_VARIABLE = "PORTER_ALLOW_NETWORK"
+
 
 @dataclass
 class PortOptions:
@@ -28,6 +32,8 @@ class PortOptions:
     in_process: bool = False
     #: skip the control replay on the original backend (no determinism check)
     no_control: bool = False
+    #: replays reach the person's network (local workers otherwise have none)
+    allow_network: bool = False
     #: propose a rewrite into the standard, verified by replays (``--fix``)
     fix: bool = False
     #: more folders whose Python files are the person's code, for this cell (``--paths``)

@@ -12,6 +12,7 @@ import builtins
 import contextlib
 import dataclasses
 import linecache
+import os
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -33,7 +34,7 @@ from porter_ext.record.magic_code import MagicRewriter
 from porter_ext.record.recorder import install_hooks
 from porter_ext.record.syntax import CellSyntax
 from porter_ext.session import cell
-from porter_ext.session.options import PortOptions, SessionConfig
+from porter_ext.session.options import NETWORK_VARIABLE, PortOptions, SessionConfig
 from porter_ext.session.places import CellPlace, CellPlaces, front_end_cell_id
 from porter_ext.session.port_on import OnTransformer, PortOn
 from porter_ext.session.result import PortResult, UnrecordedResult, environment
@@ -254,7 +255,8 @@ class Session:
         from porter_ext.compare.pipeline import ReplayJob
         from porter_ext.replay.run import ReplaySettings
 
-        settings = ReplaySettings(record=record, timeout=options.timeout)
+        network = options.allow_network or os.environ.get(NETWORK_VARIABLE) == "1"
+        settings = ReplaySettings(record=record, timeout=options.timeout, network=network)
         return ReplayJob(plan, code, namespace, settings, self.policy(options))
 
     def _replay(

@@ -46,7 +46,8 @@ def _left(owner: str) -> dict[str, list[str]]:
     top = tempfile.gettempdir()
     return {
         "scratch": glob.glob(os.path.join(top, f"porter-workers-{owner}-*")),
-        "blocks": glob.glob(f"/dev/shm/porter_{owner}x*"),
+        # the session's folder of blocks (and blocks named after it, as older porters made)
+        "blocks": glob.glob(f"/dev/shm/porter_{owner}*"),
     }
 
 

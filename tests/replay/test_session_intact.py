@@ -6,11 +6,11 @@ of ../shared/repro/turn3/notebooks/), on real worker kernels."""
 from __future__ import annotations
 
 import os
-import re
 
 import cloudpickle
 import pytest
 
+from porter_ext.replay import shared_blocks
 from tests.replay.isolation import replays, run
 
 torch = pytest.importorskip("torch")
@@ -131,11 +131,9 @@ def test_later_port_cells_still_record_the_calls_inside_them(port_shell):
 
 
 def _our_blocks() -> set[str]:
-    """Shared-memory blocks of this process's session (named after its pid)."""
-    mine = re.compile(rf"porter_{os.getpid()}(x\d+)?_")
-    return (
-        {n for n in os.listdir("/dev/shm") if mine.match(n)} if os.path.isdir("/dev/shm") else set()
-    )
+    """Shared-memory blocks of this process's session (in its folder)."""
+    folder = shared_blocks.directory()
+    return set(os.listdir(folder)) if os.path.isdir(folder) else set()
 
 
 def test_torch_outputs_of_a_replay_are_read_back(port_shell):

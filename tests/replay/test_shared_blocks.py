@@ -10,7 +10,6 @@ descriptor" where the replay's outputs are read back).
 from __future__ import annotations
 
 import threading
-from multiprocessing import shared_memory
 
 from porter_ext.replay import shared_blocks
 
@@ -41,6 +40,6 @@ def test_a_mapping_let_go_of_is_closed_once_when_two_threads_close_unused_blocks
     second.start()
     first.join(timeout=30)
     second.join(timeout=30)
-    shared_memory._posixshmem.shm_unlink(block._name)  # type: ignore[attr-defined]
+    block.unlink()
     assert closes == ["first"]
     assert block not in shared_blocks._closing
