@@ -105,6 +105,7 @@ class CallableKinds:
             person_code.arm_now(f, self.warnings)
             kind = (_PLAIN, None, None, None)
         else:
+            person_code.tell_linked_out(f, self.warnings)
             callee = resolve_function(f)
             if callee is None:
                 kind = (_PLAIN, None, None, None)

@@ -22,6 +22,7 @@ one line saying so; the person's import and call run as without porter.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import os
@@ -197,6 +198,40 @@ def person_file(filename: str) -> str | None:
     with _lock:
         _verdicts[filename] = verdict
     return verdict
+
+
+def linked_out(filename: str) -> str | None:
+    """Where ``filename`` leads when it lies in the person's folders but is a link to a
+    file outside them (then it is not the person's code), else None."""
+    if not filename or filename.startswith("<") or person_file(filename) is not None:
+        return None
+    return _linked_out(filename, folders())
+
+
+@functools.lru_cache(maxsize=4096)
+def _linked_out(filename: str, current: tuple[str, ...]) -> str | None:
+    here = os.path.abspath(filename)
+    real = os.path.realpath(filename)
+    if real != here and any(_inside(here, folder) for folder in current):
+        return real
+    return None
+
+
+def tell_linked_out(f: Any, notes: list[str]) -> None:
+    """One line, once per file, for a function of a linked file outside the folders that
+    a recorded cell calls: it is recorded as another library's."""
+    for function in callee_functions(f):
+        filename = function.__code__.co_filename
+        real = linked_out(filename)
+        key = (filename, "linked out")
+        if real is None or key in _told:
+            continue
+        _told.add(key)
+        notes.append(
+            f"porter: {shown_path(os.path.abspath(filename))} is a link to {real}, outside "
+            "your folders: its functions are not recorded as your code (%port paths add "
+            "its folder to record them)"
+        )
 
 
 def person_module(module: Any) -> bool:

@@ -179,6 +179,15 @@ def test_symlink_out_of_the_paths_is_not_the_persons(folder, port_shell, tmp_pat
     Path(folder / "linked.py").symlink_to(outside / "real.py")
     assert person_code.person_file(str(folder / "mymod.py")) is not None
     assert person_code.person_file(str(folder / "linked.py")) is None
+    # called from a recorded cell: another library's function, said in one line
+    ip = port_shell
+    assert run(ip, "import torch\nfrom linked import g").success
+    result = run(ip, "%%port --no-replay\nb = g(torch.ones(2, 2))\n")
+    assert result.success
+    assert "Tensor.sum" not in _calls(ip)
+    assert result.output.count("is a link to") == 1, result.output
+    assert str(outside / "real.py") in result.output
+    sys.modules.pop("linked", None)
 
 
 def test_replays_import_the_persons_module_and_place_its_failure_there(folder, port_shell):
