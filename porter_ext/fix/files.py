@@ -20,7 +20,7 @@ import hashlib
 import os
 import sys
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,27 +45,24 @@ def digest(source: str) -> str:
 def _rewrite(source: str, library: str):
     """The file rewritten by the cells' codemod, its array parameters guessed from how
     its functions use them with ``library`` (the replays verify the guess)."""
-    import ast
-
     from porter_ext.fix.rewrite import rewrite_source
 
-    functions = {
-        node.name: (node.lineno, node.end_lineno or node.lineno)
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-    }
-    return rewrite_source(source, arrays=array_parameters_everywhere(source, functions, library))
+    return rewrite_source(source, arrays=array_parameters_everywhere(source, library))
 
 
-def array_parameters_everywhere(
-    source: str, functions: Mapping[str, tuple[int, int]], library: str
-) -> dict[str, str]:
-    """`deferred.array_parameters` over every function of the file, methods included."""
+def array_parameters_everywhere(source: str, library: str) -> dict[str, str]:
+    """`deferred.array_parameters` over every function of the file, methods included:
+    the names its functions use as arrays of ``library``."""
     import ast
 
     from porter_ext.fix.deferred import array_parameters
 
     tree = ast.parse(source)
+    functions = {
+        node.name: (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
     found: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):  # a class's methods, as top-level functions

@@ -11,7 +11,6 @@ own suggestion; a recorded finding the static checks still miss is reported as r
 
 from __future__ import annotations
 
-import ast
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -45,15 +44,9 @@ class RecordedFile:
         if library is None:
             return {}
         try:
-            tree = ast.parse(source)
+            return array_parameters_everywhere(source, library)
         except SyntaxError:
             return {}
-        functions = {
-            node.name: (node.lineno, node.end_lineno or node.lineno)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        }
-        return array_parameters_everywhere(source, functions, library)
 
     def missed(self, found: Iterable[Site]) -> list[Site]:
         """Recorded findings that no finding of ``found`` names at their line."""

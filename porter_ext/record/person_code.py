@@ -171,13 +171,14 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(os.path.join(folder, ""))
 
 
-def person_file(filename: str) -> str | None:
+def person_file(filename: str, current: tuple[str, ...] | None = None) -> str | None:
     """The real path of ``filename`` when it is a Python file of the person's (under the
-    person's folders, through links, outside the interpreter's trees), else None."""
+    person's folders, through links, outside the interpreter's trees), else None;
+    ``current``: the folders when the caller has them (`folders`)."""
     global _verdicts_for
     if not filename or filename.startswith("<") or not filename.endswith(".py"):
         return None
-    current = folders()
+    current = folders() if current is None else current
     with _lock:
         if _verdicts_for != current:
             _verdicts.clear()
@@ -494,10 +495,11 @@ def rewritten(function: types.FunctionType) -> bool:
 def loaded_modules() -> tuple[tuple[str, str], ...]:
     """The person's modules this process has loaded: (name, real path of the file)."""
     found = []
+    current = folders()  # once, not per module
     for name, module in list(sys.modules.items()):
         filename = getattr(module, "__file__", None)
         if isinstance(filename, str):
-            real = person_file(filename)
+            real = person_file(filename, current)
             if real is not None:
                 found.append((name, real))
     return tuple(found)
