@@ -230,3 +230,20 @@ def test_a_module_that_fails_to_import_fails_as_without_porter(folder, port_shel
         1,
     )
     sys.modules.pop("broken_mod", None)
+
+
+def test_non_ascii_module_and_a_typed_cell_place_calls_in_characters(folder, port_shell):
+    """A module with non-ASCII text before a call on its line, and a cell typed without a
+    trailing newline: columns count characters, as the editor does."""
+    ip = port_shell
+    (folder / "accents.py").write_text(
+        "def échelle(m):\n    note = 'température 🔥'; return m.sum(1)\n", encoding="utf-8"
+    )
+    assert run(ip, "import torch\nfrom accents import échelle").success
+    result = run(ip, "%%port --no-replay --quiet\nrésultat = échelle(torch.ones(2, 2))")
+    assert result.success, result.output
+    origin = _calls(ip)["Tensor.sum"]["origin"]
+    line = "    note = 'température 🔥'; return m.sum(1)"
+    assert (origin["file"], origin["line"], origin["col"]) == ("accents.py", 2, line.index("m.sum"))
+    assert origin["end_col"] == len(line)
+    sys.modules.pop("accents", None)
