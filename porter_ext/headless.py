@@ -56,6 +56,16 @@ class RunError(Exception):
         self.report = report
 
 
+def first_line_of(source: str) -> int:
+    """The editor line of the first line porter records of a notebook cell: the line
+    below the cell's own ``%%port`` line (blank lines above it counted), else 1 (the
+    ``%%port`` line `port_source` adds is not the person's)."""
+    body = source.lstrip()
+    if not body.startswith("%%port"):
+        return 1
+    return source[: len(source) - len(body)].count("\n") + 2
+
+
 def port_source(source: str, timeout: float | None = None) -> str:
     """The source a cell runs under ``porter run``: a ``%%port`` cell keeps its options."""
     if source.lstrip().startswith("%%port"):
@@ -94,6 +104,7 @@ def kernel_sync(
 
     session = get_session(shell)
     session.headless = True
+    session.first_line = int(setup.get("first_line", 2))
     if setup.get("backends"):
         from porter_ext.backends import parse_specs
 
@@ -268,6 +279,10 @@ class NotebookRun:
         self, done: int | None, upcoming: int | None, timeout: float = SILENT_TIMEOUT, **setup: Any
     ) -> dict[str, Any]:
         path = os.path.join(self.tmp.name, "sync.json")
+        if upcoming is not None:
+            setup["first_line"] = first_line_of(
+                next(c.source for c in self.cells if c.index == upcoming)
+            )
         args = ", ".join(f"{k}={v!r}" for k, v in setup.items())
         code = (
             "__import__('porter_ext.headless').headless.kernel_sync("

@@ -58,7 +58,6 @@ class NumericDiff(OutputComparison):
 
     compared: bool = True
     expected_shape: tuple[int, ...] | None = None
-    expected_dtype: str | None = None
     error_sample: np.ndarray | None = None
     error_blocks: np.ndarray | None = None
 

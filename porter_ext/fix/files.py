@@ -89,7 +89,7 @@ def verify_files(fix: FixRun, entry: CellEntry, ctx: Verification) -> list[FileV
 
     verdicts = []
     for shown, calls in sorted(_calls_by_file(entry).items()):
-        if not any(c.is_finding for c in calls):
+        if not any(c.flagged for c in calls):
             continue
         real = os.path.realpath(os.path.join(person_code.notebook_folder(), shown))
 
@@ -101,7 +101,7 @@ def verify_files(fix: FixRun, entry: CellEntry, ctx: Verification) -> list[FileV
         except person_code.Unreadable as why:
             verdicts.append(refused(f"{shown} {why}"))
             continue
-        libraries = {c.library for c in calls if c.is_finding}
+        libraries = {c.library for c in calls if c.flagged}
         if len(libraries) != 1:
             verdicts.append(refused(f"its calls mix libraries ({', '.join(sorted(libraries))})"))
             continue

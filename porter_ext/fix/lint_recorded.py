@@ -33,7 +33,7 @@ class RecordedFile:
     @property
     def library(self) -> str | None:
         """The one array library its recorded findings were made with (None: several)."""
-        found = {c.library for c in self.calls if c.is_finding}
+        found = {c.library for c in self.calls if c.flagged}
         return found.pop() if len(found) == 1 else None
 
     def arrays(self, source: str) -> dict[str, str]:
@@ -54,7 +54,7 @@ class RecordedFile:
         out: dict[tuple[int, int, str], Site] = {}
         for call in self.calls:
             origin = call.origin
-            if not call.is_finding or origin is None or call.status not in CODE_OF:
+            if not call.flagged or origin is None or call.status not in CODE_OF:
                 continue
             if (origin.line, call.name) in seen:
                 continue

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from porter_ext.model.cells import DIFFERS
+from porter_ext.model.comparison import DIFFERING_VERDICTS
 from porter_ext.model.entries import ReplayEntry
 from porter_ext.model.report import NON_STANDARD_STATUSES
 
@@ -173,7 +173,7 @@ def _differs(out: OutputComparison, loose: frozenset[str] | None) -> bool:
     draws the backend cannot make (``loose``), by shape, dtype or finiteness only."""
     if loose is None or re.split(r"[\[.]", out.name, maxsplit=1)[0] in loose:
         return out.difference in STRUCTURE or bool(out.nan_mismatch)
-    return out.within_tolerance is False or out.difference in DIFFERS
+    return out.verdict in DIFFERING_VERDICTS
 
 
 def _the_backends(out: OutputComparison, original: ReplayEntry | None) -> bool:

@@ -17,9 +17,28 @@ CallStatus = Literal[
 ]
 KINDS: tuple[str, ...] = get_args(CallKind)
 STATUSES: tuple[str, ...] = get_args(CallStatus)
-#: statuses that are findings (everything but a standard call, and but a call of another
-#: library or a transformation, which the standard does not judge: ``outside_namespace``)
-FINDING_STATUSES = frozenset(STATUSES) - {"standard", "outside_namespace"}
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[str, ...] = get_args(Severity)
+#: the one mapping from a call's status to its severity (CONTRACT.md ``calls[].severity``):
+#: a name outside the standard is an error; a usage outside it, or a vendor-specific
+#: device call, a warning; a deliberate deviation through the escape hatch
+#: (``acknowledged``), a forced host sync (a speed matter: ``float(x)`` is standard), a
+#: call the standard does not judge (another library's, a transformation:
+#: ``outside_namespace``) and a standard call are information
+SEVERITY_OF_STATUS: dict[str, Severity] = {
+    "standard": "info",
+    "non_standard": "error",
+    "non_standard_usage": "warning",
+    "acknowledged": "info",
+    "device_specific": "warning",
+    "host_sync": "info",
+    "outside_namespace": "info",
+}
+#: statuses that are findings: those whose severity is an error or a warning (the calls
+#: that make code non-portable; the summary's ``non_standard`` counts these)
+FINDING_STATUSES = frozenset(s for s, sev in SEVERITY_OF_STATUS.items() if sev != "info")
+#: statuses shown beside the findings, as information (a diagnostic row of severity info)
+NOTED_STATUSES = frozenset({"acknowledged", "host_sync"})
 
 
 @dataclass(frozen=True)
@@ -36,9 +55,16 @@ class ErrorInfo:
 
     @property
     def where(self) -> str:
-        """Where it was raised, as every view says it: ``line 3``, ``mymod.py line 2
-        (called from line 1)``, or "" where no line is known."""
-        cell = f"line {self.line}" if self.line else ""
+        """Where it was raised, in the recorded source's lines (`where_in` says it as the
+        editor counts them)."""
+        return self.where_in(1)
+
+    def where_in(self, first_line: int) -> str:
+        """Where it was raised, as every view says it, with the cell's lines as the
+        editor counts them (``first_line``: the editor line of the recorded source's
+        first line, `CellEntry.first_line`): ``line 3``, ``mymod.py line 2 (called
+        from line 1)``, or "" where no line is known."""
+        cell = f"line {self.line + first_line - 1}" if self.line else ""
         if self.file is None:
             return cell
         there = f"{self.file} line {self.file_line}" if self.file_line else self.file
@@ -46,13 +72,13 @@ class ErrorInfo:
 
 
 def cell_label(index: int | None, execution_count: int | None) -> str:
-    """How every view names a cell (the extension's ``cellLabel`` says the same): its
-    notebook position where there is a notebook, its execution count beside it
-    (``cell 3 · In [7]``), else the execution count alone (``In [7]``)."""
+    """How every view names a cell, as JupyterLab does: its notebook position counted
+    from 1 (``index`` is 0-based) where there is a notebook, its execution count beside
+    it (``cell 4 · In [7]`` for index 3), else the execution count alone (``In [7]``)."""
     count = f"In [{execution_count}]" if execution_count is not None else ""
     if index is None:
         return count or "cell"
-    return f"cell {index} · {count}" if count else f"cell {index}"
+    return f"cell {index + 1} · {count}" if count else f"cell {index + 1}"
 
 
 @dataclass(frozen=True)
@@ -73,6 +99,14 @@ class CallOrigin:
     #: a Python file of the person's (relative to the notebook's folder) where the code is
     #: written, instead of a cell (then ``index`` and ``execution_count`` are None)
     file: str | None = None
+    #: the editor line of that cell's recorded first line (2 below a ``%%port`` line;
+    #: `CellEntry.first_line`); 1 in a file
+    first_line: int = 1
+
+    @property
+    def editor_line(self) -> int:
+        """``line`` as the editor of that cell (or file) counts it."""
+        return self.line + self.first_line - 1
 
     @property
     def label(self) -> str:
@@ -114,8 +148,20 @@ class CallRecord:
     origin_cell: int | str | None = None
 
     @property
-    def is_finding(self) -> bool:
+    def flagged(self) -> bool:
+        """A finding, or a call shown beside them as information (`NOTED_STATUSES`): the
+        calls a view lists and the fix stage looks at."""
+        return self.status in FINDING_STATUSES or self.status in NOTED_STATUSES
+
+    @property
+    def finding(self) -> bool:
+        """Whether the call is a finding (CONTRACT.md ``calls[].finding``)."""
         return self.status in FINDING_STATUSES
+
+    @property
+    def severity(self) -> Severity:
+        """The call's severity (`SEVERITY_OF_STATUS`, CONTRACT.md ``calls[].severity``)."""
+        return SEVERITY_OF_STATUS.get(self.status, "info")
 
     @property
     def where(self) -> str:

@@ -12,8 +12,18 @@ from dataclasses import dataclass, field
 from porter_ext.model.calls import CallRecord, ErrorInfo, cell_label
 from porter_ext.model.comparison import DeviceFinding
 from porter_ext.model.entries import DefinitionVerdict, FileVerdict, ReplayEntry, RewriteEntry
+from porter_ext.model.diagnostics import ROW_KINDS, Diagnostic, diagnostics_of
 from porter_ext.model.headline import Headline, HeadlineCounts
 from porter_ext.model.plan import PlanItem, build_plan
+
+
+#: what a view says of a cell whose source is no longer the one recorded (CONTRACT.md,
+#: ``source_states``): the applied rewrite (its findings are gone with the code they
+#: were about), or a source changed otherwise (its findings may have moved or gone)
+SOURCE_STATES: dict[str, str] = {
+    "applied": "porter: rewrite applied; run the cell again to record it",
+    "stale": "porter: the cell changed since porter recorded it; run it again for its findings",
+}
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,12 @@ class CellEntry:
     #: ``porter fix``: what this cell's replays said of the rewrite of each Python file of
     #: the person's it called into
     file_verdicts: list[FileVerdict] = field(default_factory=list)
+    #: the editor line of the source's first line: 2 below a ``%%port`` line (the cell's
+    #: line 1), 1 for a cell recorded whole; every line a view shows counts from it
+    first_line: int = 1
+    #: the rows the Porting panel and the editor marks show (`diagnostics_of`), derived
+    #: once like the headline, which counts exactly these
+    diagnostics: list[Diagnostic] = field(init=False, repr=False, compare=False)
     #: the counts and the one line every view shows (`headline_of`): derived here, once
     #: per entry, so no view counts; `dataclasses.replace` derives it again for the
     #: changed entry
@@ -47,6 +63,7 @@ class CellEntry:
     plan: list[PlanItem] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "diagnostics", diagnostics_of(self))
         object.__setattr__(self, "headline", headline_of(self))
         object.__setattr__(self, "plan", build_plan([self]))
 
@@ -55,6 +72,10 @@ class CellEntry:
         """How views name the cell (`cell_label`): ``cell 3 · In [7]``."""
         return cell_label(self.index, self.execution_count)
 
+    def line(self, line: int | None) -> int | None:
+        """A line of the recorded source as the editor counts it (`first_line`)."""
+        return None if line is None else line + self.first_line - 1
+
     @property
     def title(self) -> str:
         """The label as a heading: ``Cell 3 · In [7]``."""
@@ -62,51 +83,32 @@ class CellEntry:
         return label[:1].upper() + label[1:]
 
 
-#: kinds of difference a headline names a backend for (values that differ, or an output
-#: whose shape or dtype changed); order and sign only are not differences to act on
-DIFFERS = frozenset({"numeric", "dtype_changed", "shape_changed"})
-
-
-def device_finding_count(cell: CellEntry) -> int:
-    """The cell's device findings plus the target outputs whose device is wrong and that
-    no finding names: the count the headline, the summary and the tables agree on."""
-    named = {(f.backend, f.name) for f in cell.device_findings}
-    wrong = {
-        (replay.backend, out.name)
-        for replay in cell.replays
-        if replay.role == "target"
-        for out in replay.outputs
-        if out.device_ok is False
-    }
-    return len(cell.device_findings) + len(wrong - named)
-
-
-def differing_backends(cell: CellEntry) -> list[str]:
-    """Target backends on which an output differs in value, dtype or shape (not where it
-    only landed on another device: that is a device finding)."""
-    return sorted(
-        {
-            replay.backend
-            for replay in cell.replays
-            if replay.role == "target"
-            for out in replay.outputs
-            if out.within_tolerance is False or out.difference in DIFFERS
-        }
-    )
-
-
 def headline_of(cell: CellEntry) -> Headline:
-    """The cell's headline, counted once (by `CellEntry` as it is made): target replays
-    only, since the control and the reference check the original itself."""
+    """The cell's headline, counted once (by `CellEntry` as it is made) over exactly its
+    diagnostics rows; replays are target replays only, since the control and the
+    reference check the original itself."""
     targets = [r for r in cell.replays if r.role == "target"]
+    rows = cell.diagnostics
+    kinds = {k: sum(1 for r in rows if r.kind == k and r.finding) for k in ROW_KINDS}
+    noted = {k: sum(1 for r in rows if r.kind == k and not r.finding) for k in ROW_KINDS}
+    changed = {}  # backend → the dtype changes seen on it
+    for replay in targets:
+        for out in replay.outputs:
+            if out.verdict == "dtype_changed" and replay.backend not in changed:
+                pair = f" ({out.expected_dtype} → {out.dtype})" if out.expected_dtype else ""
+                changed[replay.backend] = f"{replay.backend}{pair}"
     counts = HeadlineCounts(
         calls=sum(c.count for c in cell.calls),
-        findings=sum(1 for c in cell.calls if c.is_finding),
-        device_findings=device_finding_count(cell),
+        findings=sum(1 for r in rows if r.finding),
+        device_findings=kinds["device"],
         replays=len(targets),
         replays_ok=sum(1 for r in targets if r.status == "ok"),
         failed_on=tuple(r.backend for r in targets if r.status in ("error", "timeout")),
-        differs_on=tuple(differing_backends(cell)),
+        differs_on=tuple(sorted({r.backend for r in rows if r.kind == "mismatch" and r.backend})),
         error=None if cell.error is None else cell.error.type,
+        notes=sum(noted.values()),
+        kinds={k: n for k, n in kinds.items() if n},
+        noted={k: n for k, n in noted.items() if n},
+        dtype_changed_on=tuple(changed[b] for b in sorted(changed)),
     )
     return Headline.of(counts)

@@ -21,11 +21,25 @@ if TYPE_CHECKING:
     from porter_ext.model.cells import CellEntry
     from porter_ext.model.entries import RewriteEntry
 
-__all__ = ["PLAN_KINDS", "PlanItem", "PlanSite", "build_plan", "plan_line"]
+__all__ = ["PLAN_KINDS", "PLAN_STATES", "PlanItem", "PlanSite", "build_plan", "plan_line"]
 
 #: the kinds of fix, in the order the plan lists them
 PLAN_KINDS: tuple[str, ...] = ("replay_failure", "non_standard", "device")
 _NON_STANDARD = frozenset({"non_standard", "non_standard_usage"})
+#: what became of a fix (CONTRACT.md ``plan[].state``): ``applied`` (a rewrite made it
+#: and was put in the cell), ``verified`` (a verified rewrite covers it: Apply is
+#: offered), ``partial`` (a rewrite covers it, but the cell's rewrite is not verified as
+#: a whole: no Apply), ``refused`` (porter tried and refused it, with the reason),
+#: ``needs_you`` (no rewrite: the person makes it)
+PLAN_STATES: tuple[str, ...] = ("applied", "verified", "partial", "refused", "needs_you")
+#: each state in the words every view shows (a reason follows partial and refused)
+STATE_WORDS: dict[str, str] = {
+    "applied": "applied",
+    "verified": "verified rewrite (Apply offered)",
+    "partial": "rewritten in a partial rewrite, not offered",
+    "refused": "rewrite refused",
+    "needs_you": "needs you",
+}
 _MAX_MESSAGE = 240
 
 
@@ -39,8 +53,9 @@ class PlanSite:
 
 @dataclass
 class PlanItem:
-    """One distinct fix. ``automatic``: a verified rewrite covers every site of it
-    ("fixed automatically"); else the person has to make it ("needs you")."""
+    """One distinct fix, with its ``state`` (`PLAN_STATES`) and ``state_text``, the state
+    in words with its reason. ``automatic``: a verified (or applied) rewrite covers every
+    site of it."""
 
     kind: str
     title: str
@@ -49,10 +64,12 @@ class PlanItem:
     automatic: bool = False
     #: why, in a sentence (the error of a failed replay, the replacement of a call)
     detail: str | None = None
+    state: str = "needs_you"
+    state_text: str = STATE_WORDS["needs_you"]
 
     @property
     def verdict(self) -> str:
-        return "fixed automatically" if self.automatic else "needs you"
+        return self.state_text
 
 
 def plan_line(item: PlanItem) -> str:
@@ -60,7 +77,7 @@ def plan_line(item: PlanItem) -> str:
     where = ", ".join(item.cells[:6]) + (
         f" and {len(item.cells) - 6} more" if len(item.cells) > 6 else ""
     )
-    return f"[{item.verdict}] {item.title} ({where})"
+    return f"[{item.state_text}] {item.title} ({where})"
 
 
 def _one_line(text: str | None, limit: int = _MAX_MESSAGE) -> str:
@@ -82,11 +99,17 @@ class _Groups:
         self.kind = kind
         self.items: dict[Any, PlanItem] = {}
         self.first: dict[Any, int] = {}
-        #: per item, per site: whether a verified rewrite covers it
-        self.covered: dict[Any, list[bool]] = {}
+        #: per item, per site: its state and the reason for it
+        self.covered: dict[Any, list[tuple[str, str | None]]] = {}
 
     def add(
-        self, key: Any, title: str, detail: str | None, site: PlanSite, position: int, covered: bool
+        self,
+        key: Any,
+        title: str,
+        detail: str | None,
+        site: PlanSite,
+        position: int,
+        covered: tuple[str, str | None],
     ) -> None:
         item = self.items.get(key)
         if item is None:
@@ -101,7 +124,10 @@ class _Groups:
 
     def ranked(self) -> list[PlanItem]:
         for key, item in self.items.items():
-            item.automatic = bool(self.covered[key]) and all(self.covered[key])
+            item.state, reason = _item_state(self.covered[key])
+            item.automatic = item.state in ("applied", "verified")
+            words = STATE_WORDS[item.state]
+            item.state_text = f"{words}: {_one_line(reason, 160)}" if reason else words
         order = sorted(
             self.items,
             key=lambda k: (
@@ -111,6 +137,45 @@ class _Groups:
             ),
         )
         return [self.items[k] for k in order]
+
+
+def _item_state(sites: list[tuple[str, str | None]]) -> tuple[str, str | None]:
+    """An item's state from its sites': theirs where they agree; ``partial`` where a
+    rewrite covers some; else ``needs_you`` where any is left to the person."""
+    states = {state for state, _ in sites}
+    reason = next((why for _, why in sites if why), None)
+    if len(states) == 1:
+        return states.pop(), reason
+    if states & {"applied", "verified", "partial"}:
+        return "partial", reason
+    return ("needs_you" if "needs_you" in states else "refused"), reason
+
+
+def _site_state(cell: CellEntry, covered: bool, site_reason: str | None = None) -> tuple[
+    str, str | None
+]:
+    """A site's state: covered by the cell's rewrite (verified, or partial with the
+    rewrite's reason), refused (the rewrite's, or the site's own reason), else needs you."""
+    rewrite = cell.rewrite
+    if rewrite is None:
+        return "needs_you", None
+    if covered:
+        if rewrite.status == "verified":
+            return "verified", None
+        return "partial", rewrite.reason
+    if rewrite.status == "refused":
+        return "refused", rewrite.reason or site_reason
+    if site_reason:
+        return "refused", site_reason
+    return "needs_you", None
+
+
+def _site_reasons(cell: CellEntry) -> dict[tuple[int, str], str]:
+    """(line, name) → why the rewrite left that site as written."""
+    rewrite = cell.rewrite
+    if rewrite is None:
+        return {}
+    return {(s.line, s.name): s.reason for s in rewrite.sites if not s.applied and s.reason}
 
 
 def _verified(cell: CellEntry) -> RewriteEntry | None:
@@ -143,10 +208,11 @@ def _replay_failures(cells: Sequence[CellEntry], groups: _Groups) -> None:
         # one error message is one fix, wherever it struck (the first site names the line)
         for (kind, message, line, file, file_line), backends in failed.items():
             text = _source_line(cell, line)
+            shown = cell.line(line)
             at = (
-                f"line {line} `{_one_line(text, 80)}`"
+                f"line {shown} `{_one_line(text, 80)}`"
                 if text
-                else (f"line {line}" if line else "the cell")
+                else (f"line {shown}" if line else "the cell")
             )
             if file is not None:  # raised in the person's file the cell called: there first
                 at = f"{file} line {file_line}, called from {at}"
@@ -154,13 +220,19 @@ def _replay_failures(cells: Sequence[CellEntry], groups: _Groups) -> None:
             covered = rewrite is not None and set(backends) <= set(rewrite.verified_on)
             detail = f"{kind}: {message}"
             groups.add(
-                (kind, message), title, detail, PlanSite(cell.label, line), position, covered
+                (kind, message),
+                title,
+                detail,
+                PlanSite(cell.label, cell.line(line)),
+                position,
+                _site_state(cell, covered),
             )
 
 
 def _calls(cells: Sequence[CellEntry], calls: _Groups, device: _Groups) -> None:
     for position, cell in enumerate(cells):
         done = _rewritten(cell)
+        reasons = _site_reasons(cell)
         for call in cell.calls:
             if call.status in _NON_STANDARD:
                 groups = calls
@@ -170,9 +242,9 @@ def _calls(cells: Sequence[CellEntry], calls: _Groups, device: _Groups) -> None:
                 continue
             origin = call.origin  # the site is where the code is written
             if origin is None:
-                site = PlanSite(cell.label, call.line)
+                site = PlanSite(cell.label, cell.line(call.line))
             else:
-                site = PlanSite(origin.label, origin.line)
+                site = PlanSite(origin.label, origin.editor_line)
             fix = (
                 call.suggestion
                 or "no standard replacement: keep it behind xp.backend or rewrite it"
@@ -191,7 +263,7 @@ def _calls(cells: Sequence[CellEntry], calls: _Groups, device: _Groups) -> None:
                 _one_line(call.message) or None,
                 site,
                 position,
-                covered,
+                _site_state(cell, covered, reasons.get((call.line, call.name))),
             )
 
 
@@ -207,9 +279,9 @@ def _device_findings(cells: Sequence[CellEntry], groups: _Groups) -> None:
                 (finding.kind, finding.name),
                 title,
                 _one_line(finding.message) or None,
-                PlanSite(cell.label, finding.line),
+                PlanSite(cell.label, cell.line(finding.line)),
                 position,
-                covered,
+                _site_state(cell, covered),
             )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 
+from porter_ext.model.calls import FINDING_STATUSES
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.environment import BackendEntry, Environment
 from porter_ext.model.plan import PlanItem, build_plan
@@ -31,7 +32,7 @@ SCHEMA = "porter.report/1"
 #: Call statuses that make code non-portable and are counted in `Summary.non_standard`.
 #: `acknowledged` is a deliberate deviation through the escape hatch, and `host_sync` is a
 #: performance matter (`float(x)` is standard), so neither counts.
-NON_STANDARD_STATUSES = frozenset({"non_standard", "non_standard_usage", "device_specific"})
+NON_STANDARD_STATUSES = FINDING_STATUSES
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Summary:
       counts (`CellEntry.headline`), so the summary says what the cells say: device
       findings and target outputs on the wrong device without one; target replays ok;
       target replays that raised or timed out (skipped replays are neither).
-    - `mismatches`: numeric only: outputs of ok replays whose `within_tolerance` is False.
+    - `mismatches`: outputs of ok target replays whose verdict is ``mismatch``.
       A wrong device is a device finding, not a mismatch.
     """
 
@@ -75,7 +76,7 @@ class Summary:
                 for replay in cell.replays
                 if replay.role == "target" and replay.status == "ok"
                 for o in replay.outputs
-                if o.within_tolerance is False
+                if o.verdict == "mismatch"
             )
         return cls(**counts)
 

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from porter_ext.model.cells import CellEntry
+from porter_ext.model.cells import SOURCE_STATES, CellEntry
 from porter_ext.model.entries import (
     DefinitionVerdict,
     FileVerdict,
@@ -29,6 +29,8 @@ from porter_ext.model.report import BackendEntry, Environment, Report, Source, S
 from porter_ext.report.codec_records import (
     call_from_dict,
     call_to_dict,
+    diagnostic_from_dict,
+    diagnostic_to_dict,
     error_from_dict,
     error_to_dict,
     finding_from_dict,
@@ -143,6 +145,10 @@ def headline_to_dict(headline: Headline) -> dict[str, Any]:
             "failed_on": list(counts.failed_on),
             "differs_on": list(counts.differs_on),
             "error": counts.error,
+            "notes": counts.notes,
+            "kinds": dict(counts.kinds),
+            "noted": dict(counts.noted),
+            "dtype_changed_on": list(counts.dtype_changed_on),
         },
     }
 
@@ -159,6 +165,10 @@ def headline_from_dict(data: Mapping[str, Any]) -> Headline:
         failed_on=tuple(str(b) for b in raw.get("failed_on", ())),
         differs_on=tuple(str(b) for b in raw.get("differs_on", ())),
         error=raw.get("error"),
+        notes=int(raw.get("notes", 0)),
+        kinds={str(k): int(n) for k, n in (raw.get("kinds") or {}).items()},
+        noted={str(k): int(n) for k, n in (raw.get("noted") or {}).items()},
+        dtype_changed_on=tuple(str(b) for b in raw.get("dtype_changed_on", ())),
     )
     return Headline(counts, str(data["text"]))
 
@@ -171,6 +181,8 @@ def plan_item_to_dict(item: PlanItem) -> dict[str, Any]:
         "sites": [{"cell": s.cell, "line": s.line} for s in item.sites],
         "automatic": item.automatic,
         "detail": item.detail,
+        "state": item.state,
+        "state_text": item.state_text,
     }
 
 
@@ -182,6 +194,12 @@ def plan_item_from_dict(data: Mapping[str, Any]) -> PlanItem:
         sites=[PlanSite(str(s["cell"]), s.get("line")) for s in data.get("sites", [])],
         automatic=bool(data.get("automatic", False)),
         detail=data.get("detail"),
+        # a report older than states: its `automatic` said verified or needs you
+        state=str(data.get("state") or ("verified" if data.get("automatic") else "needs_you")),
+        state_text=str(
+            data.get("state_text")
+            or ("fixed automatically" if data.get("automatic") else "needs you")
+        ),
     )
 
 
@@ -199,6 +217,11 @@ def cell_to_dict(cell: CellEntry) -> dict[str, Any]:
         "headline": headline_to_dict(cell.headline),
         "plan": [plan_item_to_dict(item) for item in cell.plan],
         "rewrite": None if cell.rewrite is None else rewrite_to_dict(cell.rewrite),
+        # extensions: the editor's numbering, and the rows every view shows
+        "first_line": cell.first_line,
+        "label": cell.label,
+        "diagnostics": [diagnostic_to_dict(row) for row in cell.diagnostics],
+        "source_states": dict(SOURCE_STATES),
     }
     if cell.notes:
         data["notes"] = list(cell.notes)
@@ -225,10 +248,14 @@ def cell_from_dict(data: Mapping[str, Any]) -> CellEntry:
         rewrite=rewrite_from_dict(rewrite) if rewrite else None,
         definition_verdicts=[verdict_from_dict(v) for v in data.get("definition_verdicts", [])],
         file_verdicts=[file_verdict_from_dict(v) for v in data.get("file_verdicts", [])],
+        first_line=int(data.get("first_line", 1)),
     )
     # the derived fields are not arguments of a frozen entry: set them as written
     if data.get("headline"):
         object.__setattr__(entry, "headline", headline_from_dict(data["headline"]))
+    if "diagnostics" in data:
+        rows = [diagnostic_from_dict(row) for row in data["diagnostics"]]
+        object.__setattr__(entry, "diagnostics", rows)
     if "plan" in data:
         object.__setattr__(entry, "plan", [plan_item_from_dict(item) for item in data["plan"]])
     return entry

@@ -14,10 +14,13 @@ from typing import Any
 
 from porter_ext.model.calls import CallOrigin, CallRecord, ErrorInfo
 from porter_ext.model.comparison import DeviceFinding, ErrorHistogram, OutputComparison
+from porter_ext.model.diagnostics import Diagnostic
 
 __all__ = [
     "call_from_dict",
     "call_to_dict",
+    "diagnostic_from_dict",
+    "diagnostic_to_dict",
     "error_from_dict",
     "error_to_dict",
     "finding_from_dict",
@@ -76,10 +79,13 @@ def error_from_dict(data: Mapping[str, Any] | None) -> ErrorInfo | None:
 
 
 def call_to_dict(call: CallRecord) -> dict[str, Any]:
+    """The call's keys, with the model's ``finding`` and ``severity`` of it."""
     data = record_dict(call)
     data["devices_in"] = list(call.devices_in)
     data["origin"] = None if call.origin is None else origin_to_dict(call.origin)
     del data["origin_cell"]  # the recorder's label: `origin` says it for readers
+    data["finding"] = call.finding
+    data["severity"] = call.severity
     return data
 
 
@@ -89,6 +95,7 @@ def origin_to_dict(origin: CallOrigin) -> dict[str, Any]:
     data = record_dict(origin)
     if data["file"] is None:
         del data["file"]
+    data["editor_line"] = origin.editor_line
     return data
 
 
@@ -98,6 +105,20 @@ def call_from_dict(data: Mapping[str, Any]) -> CallRecord:
     if origin is not None:
         values["origin"] = CallOrigin(**known(CallOrigin, origin))
     return CallRecord(**values)
+
+
+def diagnostic_to_dict(row: Diagnostic) -> dict[str, Any]:
+    data = record_dict(row)
+    data["origin"] = None if row.origin is None else origin_to_dict(row.origin)
+    return data
+
+
+def diagnostic_from_dict(data: Mapping[str, Any]) -> Diagnostic:
+    values = known(Diagnostic, data)
+    origin = values.get("origin")
+    if origin is not None:
+        values["origin"] = CallOrigin(**known(CallOrigin, origin))
+    return Diagnostic(**values)
 
 
 def finding_to_dict(finding: DeviceFinding) -> dict[str, Any]:
@@ -128,6 +149,8 @@ def output_to_dict(output: OutputComparison) -> dict[str, Any]:
         data["shape"] = list(data["shape"])
     hist = output.error_histogram
     data["error_histogram"] = None if hist is None else record_dict(hist)
+    data["verdict"] = output.verdict
+    data["verdict_text"] = output.verdict_text
     return data
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from porter_ext.model.calls import FINDING_STATUSES
 from porter_ext.model.report import Report
 
 #: Order in which statuses are listed: what breaks portability first, deliberate last.
@@ -41,7 +40,7 @@ def group_findings(report: Report) -> list[FindingGroup]:
     groups: dict[tuple[str, str], FindingGroup] = {}
     for cell in report.cells:
         for call in cell.calls:
-            if call.status not in FINDING_STATUSES:
+            if not call.flagged:
                 continue
             group = groups.setdefault(
                 (call.name, call.status), FindingGroup(call.name, call.status)

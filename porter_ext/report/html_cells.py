@@ -115,7 +115,7 @@ def _source_lines(cell: CellEntry, calls: list[PlacedCall]) -> tuple[list[_Line]
             ]
 
     for placed in calls:
-        if placed.call.is_finding:
+        if placed.call.flagged:
             mark(placed.line, _call_note(placed), "f")
     for finding in cell.device_findings:
         where = f" on {finding.backend}" if finding.backend else ""
@@ -156,7 +156,7 @@ def _replay_view(replay: ReplayEntry) -> dict[str, Any]:
     else:
         detail = clip(replay.reason or "")
     cls = {"ok": "ok", "skipped": "na"}.get(replay.status, "bad")
-    calls = [_call_row(c) for c in replay.calls or [] if c.is_finding][:MAX_CALL_ROWS]
+    calls = [_call_row(c) for c in replay.calls or [] if c.flagged][:MAX_CALL_ROWS]
     seconds = "—" if replay.seconds is None else f"{replay.seconds:.3f}"
     return {
         "backend": replay.backend,

@@ -79,7 +79,7 @@ def _has_news(cell: CellEntry, calls: list[PlacedCall]) -> bool:
         cell.error is not None
         or bool(cell_notes(cell))
         or bool(cell.device_findings)
-        or any(p.call.is_finding for p in calls)
+        or any(p.call.flagged for p in calls)
         or any(r.status in ("error", "timeout") for r in cell.replays)
         or any(
             o.within_tolerance is False or o.device_ok is False
@@ -99,7 +99,7 @@ def _cell_section(cell: CellEntry, calls: list[PlacedCall]) -> list[str]:
     if cell.error is not None:
         line = f" at {cell.error.where}" if cell.error.where else ""
         out += [f"**Raised** {md_code(cell.error.type)}{line}: {md_text(cell.error.message)}", ""]
-    flagged = [p for p in calls if p.call.is_finding]
+    flagged = [p for p in calls if p.call.flagged]
     if flagged:
         rows = [
             [

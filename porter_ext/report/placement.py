@@ -113,7 +113,7 @@ def calls_by_file(cells: Sequence[CellEntry]) -> dict[str, list[FileFinding]]:
     for cell in cells:
         for call in cell.calls:
             origin = call.origin
-            if origin is None or origin.file is None or not call.is_finding:
+            if origin is None or origin.file is None or not call.flagged:
                 continue
             key = (origin.file, origin.line, origin.col, call.name, call.status)
             found = sites.get(key)

@@ -82,7 +82,7 @@ def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
     if isinstance(node, dict):
         if "$ref" in node:
             ref = node["$ref"]
-            if not ref.startswith("#/$defs/") or len(node) != 1:
+            if not ref.startswith("#/$defs/") or set(node) - _ANNOTATIONS != {"$ref"}:
                 raise _Unsure(ref)
             return _inline(defs[ref.removeprefix("#/$defs/")], defs)
         if "properties" in node:  # property names are data, even "title" (a plan item's)
@@ -134,6 +134,11 @@ def _fast_valid(value: Any, schema: Mapping[str, Any]) -> bool:
         elif key == "minimum":
             if _TYPES["number"](value) and value < arg:
                 return False
+        elif key == "additionalProperties":
+            if isinstance(value, dict):
+                named = schema.get("properties") or {}
+                if not all(_fast_valid(v, arg) for k, v in value.items() if k not in named):
+                    return False
         elif key == "maxItems":
             if isinstance(value, list) and len(value) > arg:
                 return False

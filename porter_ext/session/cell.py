@@ -65,6 +65,9 @@ class CellJob:
     transformers: list[Callable[[ast.Module], ast.Module]] = field(default_factory=list)
     #: lines about the person's code porter could not record (a file changed since import)
     notes: list[str] = field(default_factory=list)
+    #: the editor line of the source's first line: 2 below a ``%%port`` line, 1 for a
+    #: cell recorded whole (``%port on``) or one whose ``%%port`` line ``porter run`` added
+    first_line: int = 2
 
     @property
     def plan(self) -> ReplayPlan | None:
@@ -87,7 +90,8 @@ def begin(
     under a name known once it compiles."""
     count = session._execution_count()
     label = count if count is not None else len(session.cells)
-    session._note_place(label, count)
+    first_line = 1 if compiled_by_ipython else session.first_line
+    session._note_place(label, count, first_line)
     shell = session.shell
     flags = shell.compile.flags if shell is not None else 0
     filename = None
@@ -133,6 +137,7 @@ def begin(
         replay,
         fix=fix,
         armed=armed,
+        first_line=first_line,
         transformers=session._transformers(),
         notes=notes,
     )
@@ -168,6 +173,7 @@ def finish(session: Session, job: CellJob, run: CellRun) -> PortResult:
         source=job.source,
         error=run.error,
         calls=run.calls,
+        first_line=job.first_line,
     )
     warnings = [*job.notes, *run.warnings]
     entry, more = session._replay(entry, job.replay, run)

@@ -29,6 +29,8 @@ class CellPlace:
     index: int | None
     execution_count: int | None
     cell_id: str | None = None
+    #: the editor line of the recorded source's first line (`CellEntry.first_line`)
+    first_line: int = 1
 
 
 def front_end_cell_id(shell: InteractiveShell) -> str | None:
@@ -68,4 +70,5 @@ class CellPlaces:
                     index=place.index,
                     execution_count=place.execution_count,
                     cell_id=place.cell_id,
+                    first_line=place.first_line,
                 )

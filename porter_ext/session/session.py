@@ -62,6 +62,9 @@ class Session:
         self.recording = False
         self._port_on = PortOn(self)
         self.cell_index: int | None = None  # set by `porter run` for notebook cells
+        #: the editor line of a ``%%port`` cell's body: 2, below its ``%%port`` line; 1
+        #: where ``porter run`` added that line to a notebook cell (set before each cell)
+        self.first_line = 2
         self._pool: WorkerPool | None = None
         #: set by `porter run`: the report must judge the whole notebook, so what would
         #: drop results (``%port clear``) is ignored and noted on the cell that asked
@@ -174,10 +177,10 @@ class Session:
             with contextlib.suppress(ValueError):  # IPython drops one that raised
                 self.shell.ast_transformers.remove(rewriter)
 
-    def _note_place(self, label: int | str | None, count: int | None) -> None:
+    def _note_place(self, label: int | str | None, count: int | None, first_line: int) -> None:
         """Remember where the cell about to be recorded under ``label`` is."""
         cell_id = front_end_cell_id(self.shell) if self.shell is not None else None
-        self.places.note(label, CellPlace(self.cell_index, count, cell_id))
+        self.places.note(label, CellPlace(self.cell_index, count, cell_id, first_line))
 
     def _transform(self, source: str) -> str:
         """IPython's transformation of a cell (``%time``, ``!cmd``), with the raw cell's

@@ -42,7 +42,7 @@ def cell_text(entry: CellEntry) -> str:
         lines.append(f"  rewrite: {entry.rewrite.status}: {entry.rewrite.reason or ''}".rstrip())
         lines += [f"    {line}" for line in entry.rewrite.diff.splitlines()]
     for call in entry.calls:
-        if not call.is_finding:
+        if not call.flagged:
             continue
         tip = f" -> {call.suggestion}" if call.suggestion else ""
         count = f" (x{call.count})" if call.count > 1 else ""

@@ -138,7 +138,7 @@ class CellWidget(_Base):
                 "Pick a call to see its line."
             )
         )
-        first = next((i for i, c in enumerate(calls) if c.is_finding), 0)
+        first = next((i for i, c in enumerate(calls) if c.flagged), 0)
         self.calls_list = W.Select(
             options=[(call_label(c), i) for i, c in enumerate(calls)],
             value=first,

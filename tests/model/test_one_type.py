@@ -29,6 +29,15 @@ LEFT = {
         "values) and what a run recorded of it; both are placed in the source and named, "
         "and `porter lint` and `%%port` agree on the words, not on one record"
     ),
+    frozenset({"model/calls.py:CallRecord", "model/diagnostics.py:Diagnostic"}): (
+        "a call as recorded (its place in the recorded source, what ran) and one row a view "
+        "shows, which may be a call's or a replay's, a device's, an output's: the row is "
+        "placed as the editor counts, where the code is written, and says it in words"
+    ),
+    frozenset({"fix/checks.py:Site", "model/diagnostics.py:Diagnostic"}): (
+        "what the source alone says of a call (`porter lint`, no run) and a row of a "
+        "recorded cell's diagnostics; both are placed and named, in the same words"
+    ),
     frozenset({"model/calls.py:CallRecord", "spec/replacement.py:Replacement"}): (
         "a row of the spelling table (a template, for any call of that name) and a call "
         "classified by it: its verdict names the row's kind, library and status, its "

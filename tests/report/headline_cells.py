@@ -26,7 +26,8 @@ FIXTURE = Path(__file__).resolve().parents[2] / "labextension/src/__tests__/fixt
 
 #: the words the issue's cell must get in every view
 ISSUE_HEADLINE = (
-    "porter: 2 findings in 5 array calls; 1 device finding(s); 2/2 replays ok; differs on numpy"
+    "porter: 3 findings in 5 array calls (1 call outside the standard, 1 usage outside the "
+    "standard, 1 device finding); 2/2 replays ok; dtype changed on numpy (float32 → float64)"
 )
 
 
@@ -57,6 +58,7 @@ def issue_cell() -> CellEntry:
                 output(
                     "y",
                     dtype="float64",
+                    expected_dtype="float32",
                     difference="dtype_changed",
                     note="dtype_changed: float32 → float64",
                 ),

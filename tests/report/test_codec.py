@@ -110,7 +110,8 @@ def test_every_field_of_a_cell_travels_exactly() -> None:
 def test_a_cell_is_written_in_the_contracts_order() -> None:
     data = cell_to_dict(every_field_cell())
     keys = "index execution_count source error calls device_findings replays headline plan"
-    assert list(data) == [*keys.split(), "rewrite", "notes", "definition_verdicts"]
+    extensions = ["first_line", "label", "diagnostics", "source_states"]
+    assert list(data) == [*keys.split(), "rewrite", *extensions, "notes", "definition_verdicts"]
     assert "origin_cell" not in data["calls"][0]  # the recorder's own label stays inside
     assert data["replays"][0]["outputs"][0]["reference_err"] == "-inf"
     assert "calls" not in data["replays"][1]

@@ -38,13 +38,22 @@ def test_the_issue_cell_has_one_headline_in_the_model() -> None:
     assert cell.headline.text == ISSUE_HEADLINE
     assert cell.headline.counts == HeadlineCounts(
         calls=5,
-        findings=2,
+        findings=3,  # exactly the finding rows of its diagnostics
         device_findings=1,
         replays=2,  # the control checks the original itself: not a replay to port to
         replays_ok=2,
         failed_on=(),
-        differs_on=("numpy",),  # a dtype changed; jax only put y on another device
+        differs_on=(),  # only a dtype changed (every element within tolerance)
+        notes=1,
+        kinds={"non_standard": 1, "non_standard_usage": 1, "device": 1},
+        noted={"dtype_changed": 1},
+        dtype_changed_on=("numpy (float32 → float64)",),
     )
+    assert [r.kind for r in cell.diagnostics if r.finding] == [
+        "non_standard_usage",
+        "non_standard",
+        "device",
+    ]
 
 
 @pytest.mark.parametrize("cell", headline_cells(), ids=lambda c: c.label)
@@ -107,7 +116,12 @@ def test_an_old_report_without_headlines_gets_one_derived_at_load() -> None:
 
 def test_a_changed_entry_gets_its_own_headline() -> None:
     raised = replace(issue_cell(), error=ErrorInfo("ValueError", "no", 2))
-    assert raised.headline.text == f"{ISSUE_HEADLINE}; the cell raised ValueError"
+    assert raised.headline.text == (
+        ISSUE_HEADLINE.replace("3 findings", "4 findings").replace(
+            "1 device finding)", "1 device finding, 1 error of the cell)"
+        )
+        + "; the cell raised ValueError"
+    )
 
 
 def test_the_extensions_fixture_is_what_python_writes_now() -> None:

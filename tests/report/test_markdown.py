@@ -53,14 +53,14 @@ def test_sections_and_top_findings(report: Report) -> None:
         "## Top findings",
         "## Environment",
         "## Cells",
-        "### Cell 0 · In \\[1\\]",
+        "### Cell 1 · In \\[1\\]",
     ):
         assert heading in text
     top = text[text.index("## Top findings") : text.index("## Environment")]
     rows = [r for r in top.splitlines() if r.startswith("| <code>")]
     assert rows[0].startswith("| <code>Tensor.norm</code> | non\\_standard | 9 |")
     assert "torch.accelerator.synchronize()" in top
-    assert "cell 0 · In \\[1\\], cell 1 · In \\[2\\], cell 2 · In \\[3\\]" in top
+    assert "cell 1 · In \\[1\\], cell 2 · In \\[2\\], cell 3 · In \\[3\\]" in top
     _assert_tables_keep_their_shape(text)
 
 
@@ -68,7 +68,7 @@ def test_cells_show_only_what_needs_a_look(report: Report) -> None:
     text = render_markdown(report)
     assert "1 standard call site(s) not shown." in text
     assert "| 6:4 | <code>torch.zeros</code>" not in text  # a standard call
-    assert "Nothing to report in 1 cell(s): cell 3 · In \\[4\\]." in text
+    assert "Nothing to report in 1 cell(s): cell 4 · In \\[4\\]." in text
     assert "**Raised** <code>RuntimeError</code> at line 3" in text
     assert "**Replays that did not run**" in text
     assert "timed out after 30 s" in text
@@ -114,7 +114,7 @@ def test_fence_is_longer_than_any_backtick_run() -> None:
 def test_cell_with_fences_in_its_source_stays_one_block() -> None:
     cell = make_cell(0, source='doc = """\n```\nnot code\n```\n"""\n', calls=1)
     text = render_markdown(Report.build([cell], make_environment(), array_api_version="x"))
-    section = text[text.index("### Cell 0") :]
+    section = text[text.index("### Cell 1") :]
     fences = re.findall(r"^(`{3,})", section, flags=re.M)
     assert fences[0] == "````" and fences.count("````") == 2
 
@@ -137,7 +137,7 @@ def test_empty_report_and_quiet_cells() -> None:
         replace(make_cell(1, calls=0, replays=0), device_findings=[]),
     ]
     text = render_markdown(Report.build(quiet, Environment("3.11"), array_api_version="x"))
-    assert "Nothing to report in 2 cell(s): cell 0 · In \\[1\\], cell 1 · In \\[2\\]." in text
+    assert "Nothing to report in 2 cell(s): cell 1 · In \\[1\\], cell 2 · In \\[2\\]." in text
     assert "###" not in text
 
 
@@ -159,7 +159,7 @@ def test_max_cells_keeps_a_pull_request_comment_short() -> None:
     text = render_markdown(report, max_cells=5)
     assert text.count("### Cell") == 5
     assert (
-        "295 more cell(s) with findings are in the full report: cell 5 · In \\[6\\], cell 6 · In \\[7\\]"
+        "295 more cell(s) with findings are in the full report: cell 6 · In \\[6\\], cell 7 · In \\[7\\]"
         in text
     )
     assert len(text) < 65_000

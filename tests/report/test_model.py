@@ -88,6 +88,10 @@ def test_json_has_the_contract_keys_and_only_standard_numbers() -> None:
         "headline",
         "plan",
         "rewrite",
+        "first_line",
+        "label",
+        "diagnostics",
+        "source_states",
     }
     assert set(cell["calls"][0]) >= {
         "line",
@@ -177,7 +181,7 @@ def test_build_computes_the_summary_and_labels_cells() -> None:
     report = make_report(2)
     assert report.summary == Summary.of(report.cells)
     assert report.summary.device_findings == 2
-    assert report.cells[1].label == "cell 1 · In [2]"
+    assert report.cells[1].label == "cell 2 · In [2]"  # index 1: JupyterLab's cell 2
     live = CellEntry(None, 7, "x")
     assert live.label == "In [7]"
     assert CellEntry(None, None, "").label == "cell"

@@ -53,7 +53,7 @@ def test_the_finding_is_placed_in_the_writing_cell_naming_the_caller():
     assert calling == []
     [placed] = defining
     assert (placed.line, placed.col) == (4, 11)
-    assert placed.note == "called from cell 6 · In [9], line 3"
+    assert placed.note == "called from cell 7 · In [9], line 3"
     # without a notebook (a live session): by execution count, named `In [n]`
     [placed] = calls_by_cell(_report(index=False).cells)[0]
     assert placed.note == "called from In [9], line 3"
@@ -66,11 +66,11 @@ def _section(text: str, start: str, end: str | None) -> str:
 
 def test_the_markdown_report_shows_it_under_the_writing_cell():
     text = render_markdown(_report())
-    defining = _section(text, "### Cell 2", "Nothing to report")
-    assert "| 4:11 | <code>torch.max</code> (called from cell 6 · In \\[9\\], line 3) |" in defining
+    defining = _section(text, "### Cell 3", "Nothing to report")
+    assert "| 4:11 | <code>torch.max</code> (called from cell 7 · In \\[9\\], line 3) |" in defining
     # the calling cell has nothing of its own to show
     assert (
-        "### Cell 6" not in text and "Nothing to report in 1 cell(s): cell 6 · In \\[9\\]." in text
+        "### Cell 7" not in text and "Nothing to report in 1 cell(s): cell 7 · In \\[9\\]." in text
     )
 
 
@@ -78,10 +78,10 @@ def test_the_html_report_shows_it_under_the_writing_cell_on_its_line():
     html = render_html(_report())
     defining = _section(html, 'id="cell-0"', 'id="cell-1"')
     calling = _section(html, 'id="cell-1"', None)
-    assert "called from cell 6 · In [9], line 3" in defining
+    assert "called from cell 7 · In [9], line 3" in defining
     assert re.search(r"col 11: torch\.max — non_standard_usage → xp\.maximum\(x, -x\)", defining)
     assert "called from" not in calling
-    assert "code written in cell 2 · In [5]: shown there" in calling
+    assert "code written in cell 3 · In [5]: shown there" in calling
 
 
 def test_one_cells_own_output_names_the_writing_cell_and_its_line():
@@ -116,11 +116,11 @@ def test_a_site_in_a_file_reached_from_several_cells_is_one_finding_with_its_cal
     assert "### norms.py" in section
     rows = [row for row in section.splitlines() if "Tensor.pow" in row]
     assert len(rows) == 1
-    assert "cell 1 · In \\[2\\], cell 3 · In \\[4\\]" in rows[0] and "| 5 |" in rows[0]
+    assert "cell 2 · In \\[2\\], cell 4 · In \\[4\\]" in rows[0] and "| 5 |" in rows[0]
     html = render_html(report)
     files = html.split('<section id="files">', 1)[1].split("</section>", 1)[0]
     assert files.count("Tensor.pow") == 1
-    assert "cell 1 · In [2], cell 3 · In [4]" in files
+    assert "cell 2 · In [2], cell 4 · In [4]" in files
     # a report without file findings has no such section
     assert "## Your files" not in render_markdown(_report())
     assert 'id="files"' not in render_html(_report())
