@@ -7,22 +7,12 @@
  * the rows in view. Pure functions over the report's JSON (no DOM, no JupyterLab), so
  * that jest tests them; `panel.ts` draws what they return.
  *
- * Nothing here derives a verdict: the words are the JSON's (names, statuses, messages,
- * suggestions); a group's count adds up the `count` porter wrote on each call.
+ * Nothing here derives a verdict, a severity or a sentence: rows, their words and
+ * their severities are porter's (`diagnostics[]`); a group's count adds up the `count`
+ * porter wrote on each row.
  */
-import {
-  callPlace,
-  cellLabel,
-  findingPlace,
-  ICellRef,
-  IMarkPlace,
-  originCell,
-  Severity,
-  severityOf
-} from './positions';
-import { errorFile, originFile } from './findings';
-import { num } from './text';
-import { ICellEntry, IErrorInfo, IReplay, isFinding, isMuted } from './types';
+import { ICellRef, originCell, Severity } from './positions';
+import { ICellEntry, IRow } from './types';
 
 /** One code cell of the notebook: where it is, its latest porter result, whether that
  * result is stale (its rewrite was applied and the cell has not run since). */
@@ -32,23 +22,23 @@ export interface IResultCell {
   stale: boolean;
 }
 
-/** The statuses of rows that are not calls. */
-export const DEVICE = 'device';
-export const REPLAY_FAILURE = 'replay_failure';
-export const MISMATCH = 'mismatch';
-export const CELL_ERROR = 'cell_error';
-
-/** One finding, as a row of the panel. */
+/** One finding, as a row of the panel: porter's row (`diagnostics[]`), placed in the
+ * notebook. */
 export interface IDiagnostic {
   /** Unique within one collection, stable while the results do not change. */
   id: string;
-  /** A call's status, or `device`, `replay_failure`, `mismatch`, `cell_error`. */
+  /** The row's kind: a call's status, or `device`, `replay_failure`, `mismatch`,
+   * `dtype_changed`, `cell_error`. */
   status: string;
   severity: Severity;
+  /** Whether porter counts the row as a finding (else it is information). */
+  finding: boolean;
   /** What the finding is about: the call's qualified name, a backend, an output. */
   name: string;
-  /** The row's one line of text (the first line of any exception text). */
+  /** The row's one line of text. */
   message: string;
+  /** The row in one line with its place (a row's tooltip, its detail's title). */
+  title: string;
   /** What the rows are grouped by: the replacement, or the kind of finding. */
   group: string;
   /** Notebook position of the cell where the finding is shown (and a click lands);
@@ -58,9 +48,11 @@ export interface IDiagnostic {
   /** The Python file of the person's where the finding is shown (and a click opens),
    * relative to the notebook's folder as the JSON says; null: shown in `cell`. */
   file: string | null;
-  /** Line of that cell's recorded source, or of the file (1-based); null: the finding
-   * has no line. */
+  /** Line of that cell's recorded source, or of the file (1-based): where a click
+   * puts the cursor; null: the finding has no line. */
   line: number | null;
+  /** The line as the editor counts it (the `%%port` line is line 1): what is shown. */
+  shownLine: number | null;
   /** Column in characters (0-based) on that line. */
   col: number;
   /** The calling cell and line, for a finding shown where another cell's code is. */
@@ -72,144 +64,18 @@ export interface IDiagnostic {
   stale: boolean;
 }
 
-/** A row before it is placed in a cell. */
-type IRowText = Omit<IDiagnostic, 'id' | 'cell' | 'cellLabel' | 'stale'>;
-
-/** Severity of a row by its status. */
-export function rowSeverity(status: string): Severity {
-  return status === CELL_ERROR || status === MISMATCH
-    ? 'error'
-    : severityOf(status);
-}
-
-function firstLine(text: string): string {
-  const i = text.indexOf('\n');
-  return i === -1 ? text : `${text.slice(0, i)} …`;
-}
-
-/** Where a finding is shown, resolved against the notebook's cells. */
-interface IShownAt {
-  cell: ICellRef;
-  file: string | null;
-  line: number | null;
-  col: number;
-  calledFrom: string | null;
-  /** The origin names a cell the notebook does not have: said in the message. */
-  foreign: string;
-}
-
-function shownAt(
-  place: IMarkPlace | null,
-  calling: ICellRef,
-  callingLabel: string,
-  line: number | null,
-  refs: ICellRef[]
-): IShownAt {
-  if (!place) {
-    return {
-      cell: calling,
-      file: null,
-      line,
-      col: 0,
-      calledFrom: null,
-      foreign: ''
-    };
-  }
-  const origin = place.origin;
-  const file = originFile(origin);
-  const at = origin && !file ? originCell(origin, refs) : -1;
-  if (origin && !file && at === -1) {
-    const from = cellLabel(origin.index, origin.execution_count);
-    return {
-      cell: calling,
-      file: null,
-      line,
-      col: 0,
-      calledFrom: null,
-      foreign: ` (in code from ${from}, line ${origin.line})`
-    };
-  }
-  // in the calling cell, in the cell that wrote the code, or in the person's file
-  return {
-    cell: at === -1 ? calling : refs[at],
-    file,
-    line: place.line,
-    col: place.col,
-    calledFrom: origin ? `${callingLabel}, line ${line}` : null,
-    foreign: ''
-  };
-}
-
-/** Where an exception is shown: the file it was raised in, at its line there, the
- * calling cell's line named; else the cell's line. */
-function errorAt(
-  error: IErrorInfo | null | undefined,
-  callingLabel: string
-): Pick<IDiagnostic, 'file' | 'line' | 'calledFrom'> {
-  const file = errorFile(error);
-  if (file && error?.file_line) {
-    const from = error.line ? `${callingLabel}, line ${error.line}` : null;
-    return { file, line: error.file_line, calledFrom: from ?? callingLabel };
-  }
-  return { file: null, line: error?.line ?? null, calledFrom: null };
-}
-
-/** The rows of one replay: its failure and the outputs that differ. */
-function replayRows(replay: IReplay, callingLabel: string): IRowText[] {
-  const rows: IRowText[] = [];
-  if (replay.status === 'error' || replay.status === 'timeout') {
-    const why = replay.error
-      ? `${replay.error.type}: ${replay.error.message}`
-      : (replay.reason ?? '');
-    rows.push({
-      status: REPLAY_FAILURE,
-      severity: rowSeverity(REPLAY_FAILURE),
-      name: replay.backend,
-      message:
-        `replay on ${replay.backend}: ${replay.status} ${firstLine(why)}`.trim(),
-      group: 'replay failures',
-      ...errorAt(replay.error, callingLabel),
-      col: 0,
-      detail: why || null,
-      count: 1
-    });
-  }
-  for (const o of replay.outputs ?? []) {
-    if (o.within_tolerance === false) {
-      rows.push({
-        status: MISMATCH,
-        severity: rowSeverity(MISMATCH),
-        name: o.name,
-        message: `${replay.backend}: ${o.name} differs (max abs err ${num(o.max_abs_err)}, ${o.mismatched ?? '?'} mismatched)`,
-        group: 'mismatches',
-        file: null,
-        line: null,
-        col: 0,
-        calledFrom: null,
-        detail: null,
-        count: 1
-      });
-    }
-  }
-  return rows;
-}
-
 /**
- * Every finding of the notebook's results as rows, in notebook order: non-standard
- * calls (grouped by their replacement), device findings, the cell's own error, replay
- * failures and outputs that differ. A finding made by code written in another cell is
- * shown in that cell, at its line there, the calling cell named; one made by code in a
- * Python file of the person's (a call, or a replay that failed there) is shown in the
- * file, at its line there, the calling cell named. Rows in a file for which
- * `appliedFile` (the file as the JSON names it) is true are stale: a rewrite of it was
- * applied since.
+ * Every row of the notebook's results, in notebook order, as porter's model wrote them
+ * (`diagnostics[]`), placed: a row whose code another cell wrote is shown in that cell
+ * (found by id, execution count or position; in the calling cell where the notebook no
+ * longer has it), a row in a Python file of the person's under its file. Rows in a file
+ * for which `appliedFile` (the file as the JSON names it) is true are stale: a rewrite
+ * of it was applied since.
  */
 export function collectDiagnostics(
   cells: IResultCell[],
   appliedFile: (file: string) => boolean = () => false
 ): IDiagnostic[] {
-  // `cells` are the notebook's cells in order (markdown too, without an entry): an
-  // origin is found among them by id, execution count or position
   const refs = cells.map(c => c.ref);
   const out: IDiagnostic[] = [];
   for (const cell of cells) {
@@ -218,111 +84,65 @@ export function collectDiagnostics(
       continue;
     }
     const calling = cell.ref.index;
-    const label = cellLabel(
-      calling,
-      entry.execution_count ?? cell.ref.executionCount
-    );
-    let n = 0;
-    const push = (row: IRowText, at: ICellRef) => {
+    (entry.diagnostics ?? []).forEach((row: IRow, n: number) => {
+      const origin = row.origin ?? null;
+      const at = origin && !row.file ? originCell(origin, refs) : -1;
+      const shownIn = at === -1 ? cell.ref : refs[at];
+      const foreign = !!origin && !row.file && at === -1;
+      const file = row.file ?? null;
       out.push({
-        ...row,
-        id: `${calling}:${n++}`,
-        cell: at.index,
-        cellLabel:
-          at === cell.ref ? label : cellLabel(at.index, at.executionCount),
-        stale: cell.stale || (row.file !== null && appliedFile(row.file))
+        id: `${calling}:${n}`,
+        status: row.kind,
+        severity: row.severity,
+        finding: row.finding,
+        name: row.name,
+        message: row.message,
+        title: row.title ?? row.message,
+        group: row.group,
+        cell: shownIn.index,
+        cellLabel: at === -1 ? (entry.label ?? '') : (origin?.label ?? ''),
+        file,
+        // a row of a cell the notebook no longer has: where this cell called into it
+        line: foreign
+          ? (row.calling_line ?? null)
+          : (row.source_line ?? row.line ?? null),
+        shownLine: foreign ? null : (row.line ?? null),
+        col: foreign ? 0 : (row.col ?? 0),
+        calledFrom: row.called_from ?? null,
+        detail: row.detail ?? null,
+        count: row.count ?? 1,
+        stale: cell.stale || (file !== null && appliedFile(file))
       });
-    };
-    for (const call of entry.calls ?? []) {
-      if (!isFinding(call)) {
-        continue;
-      }
-      const at = shownAt(callPlace(call), cell.ref, label, call.line, refs);
-      const why = call.message ? `: ${firstLine(call.message)}` : '';
-      // rows in a file are grouped by the file: the row names the replacement
-      const use = at.file && call.suggestion ? ` → ${call.suggestion}` : '';
-      push(
-        {
-          status: call.status,
-          severity: isMuted(call) ? 'info' : rowSeverity(call.status),
-          name: call.name,
-          message: `${call.name}${use}${at.foreign}${why}`,
-          group:
-            call.suggestion ??
-            call.standard_name ??
-            `${call.status}, no standard replacement`,
-          file: at.file,
-          line: at.line,
-          col: at.col,
-          calledFrom: at.calledFrom,
-          detail: null,
-          count: call.count ?? 1
-        },
-        at.cell
-      );
-    }
-    for (const f of entry.device_findings ?? []) {
-      const place = findingPlace(entry, f);
-      const at = shownAt(place, cell.ref, label, f.line ?? null, refs);
-      const on = f.backend ? ` on ${f.backend}` : '';
-      push(
-        {
-          status: DEVICE,
-          severity: rowSeverity(DEVICE),
-          name: f.name,
-          message:
-            `${f.name} [${f.kind}${on}]${at.foreign} ${f.message ?? ''}`.trim(),
-          group: `device: ${f.kind}`,
-          file: at.file,
-          line: at.line,
-          col: at.col,
-          calledFrom: at.calledFrom,
-          detail: null,
-          count: 1
-        },
-        at.cell
-      );
-    }
-    if (entry.error) {
-      const text = `${entry.error.type}: ${entry.error.message}`;
-      push(
-        {
-          status: CELL_ERROR,
-          severity: rowSeverity(CELL_ERROR),
-          name: entry.error.type,
-          message: `the cell raised ${firstLine(text)}`,
-          group: 'errors of the cell',
-          ...errorAt(entry.error, label),
-          col: 0,
-          detail: text,
-          count: 1
-        },
-        cell.ref
-      );
-    }
-    for (const replay of entry.replays ?? []) {
-      replayRows(replay, label).forEach(row => push(row, cell.ref));
-    }
+    });
   }
   return out;
 }
 
-/** Where a row's finding is: `norms.py line 5` in a file, `cell 3 · In [2], line 4`
- * in a cell. */
-export function rowPlace(row: IDiagnostic): string {
-  if (row.file !== null) {
-    return row.line === null ? row.file : `${row.file} line ${row.line}`;
+/** The notebook's counts: porter's per-cell headline counts (`findings`, `notes`, over
+ * exactly each cell's rows) added up, as the panel's head shows them. */
+export function notebookCounts(entries: (ICellEntry | null)[]): string {
+  let findings = 0;
+  let notes = 0;
+  for (const entry of entries) {
+    findings += entry?.headline?.counts?.findings ?? 0;
+    notes += entry?.headline?.counts?.notes ?? 0;
   }
-  return row.line === null
-    ? `${row.cellLabel}`
-    : `${row.cellLabel}, line ${row.line}`;
+  return `findings: ${findings} · noted: ${notes}`;
 }
 
-/** What a row says in full (its title): its place, its name, its calling cell, its message. */
+/** Where a row's finding is: `norms.py line 5` in a file, `cell 3 · In [2], line 4`
+ * in a cell (the line as the editor counts it). */
+export function rowPlace(row: IDiagnostic): string {
+  const line = row.shownLine;
+  if (row.file !== null) {
+    return line === null ? row.file : `${row.file} line ${line}`;
+  }
+  return line === null ? row.cellLabel : `${row.cellLabel}, line ${line}`;
+}
+
+/** What a row says in full (its title), as porter wrote it. */
 export function rowTitle(row: IDiagnostic): string {
-  const where = rowPlace(row);
-  const from = row.calledFrom ? ` (called from ${row.calledFrom})` : '';
-  return `${where}: ${row.name}${from} — ${row.message}`;
+  return row.title;
 }
 
 // --- filter, sort, group ---------------------------------------------------------------

@@ -11,7 +11,6 @@
 import { NOT_VERIFIED } from './apply';
 import { errorFile, originFile, resolveFile } from './findings';
 import { INotebookCell } from './notebookcells';
-import { cellLabel } from './positions';
 import { ICellEntry, IFileVerdict } from './types';
 
 /** One rewrite of a file that the panel offers to apply: the verdicts of the calling
@@ -80,10 +79,7 @@ export function fileRewrites(
     const verdicts = Array.isArray(entry?.file_verdicts)
       ? entry!.file_verdicts
       : [];
-    const caller = cellLabel(
-      cell.ref.index,
-      entry?.execution_count ?? cell.ref.executionCount
-    );
+    const caller = entry?.label ?? '';
     for (const verdict of verdicts.filter(isVerdict)) {
       const path = resolveFile(notebook, verdict.file);
       if (!verdict.accepted) {

@@ -6,29 +6,14 @@
  * jest tests them; `marks.ts` turns them into CodeMirror diagnostics.
  */
 import { INotebookCell } from './notebookcells';
-import {
-  callPlace,
-  cellLabel,
-  findingPlace,
-  IMarkPlace,
-  originCell,
-  Severity,
-  severityOf
-} from './positions';
-import {
-  ICall,
-  ICallOrigin,
-  ICellEntry,
-  IDeviceFinding,
-  IErrorInfo,
-  IReplay,
-  isFinding
-} from './types';
+import { IMarkPlace, originCell, Severity } from './positions';
+import { ICallOrigin, ICellEntry, IErrorInfo, IRow } from './types';
 
 /** One finding to mark: where, how severe, and what the hover says. */
 export interface IFinding {
   place: IMarkPlace;
-  /** The call's status, `device` or `replay_failure` (what the settings choose by). */
+  /** The row's kind: a call's status, `device`, `replay_failure`, ... (what the
+   * settings choose by). */
   status: string;
   name: string;
   kind: string | undefined;
@@ -69,66 +54,47 @@ export function resolveFile(notebook: string, file: string): string {
   return parts.join('/');
 }
 
-export function callFinding(call: ICall, calledFrom: string | null): IFinding {
-  const use = call.suggestion ? `; use instead: ${call.suggestion}` : '';
-  const why = call.message ? `\n${call.message}` : '';
-  const from = calledFrom ? `\ncalled from ${calledFrom}` : '';
-  return {
-    place: callPlace(call),
-    status: call.status,
-    name: call.name,
-    kind: call.kind,
-    severity: severityOf(call.status),
-    device: call.status === 'device_specific',
-    message: `${call.name} [${call.status}]${use}${why}${from}`
-  };
+/** The rows of an entry (porter's `diagnostics`: an entry written before them has none). */
+export function rowsOf(entry: ICellEntry | null | undefined): IRow[] {
+  return entry?.diagnostics ?? [];
 }
 
-export function deviceFinding(
-  finding: IDeviceFinding,
-  place: IMarkPlace,
-  calledFrom: string | null
-): IFinding {
-  const on = finding.backend ? ` on ${finding.backend}` : '';
-  const from = calledFrom ? `\ncalled from ${calledFrom}` : '';
-  return {
-    place,
-    status: 'device',
-    name: finding.name,
-    kind: 'device',
-    severity: severityOf('device'),
-    device: true,
-    message: `${finding.name} [${finding.kind}${on}] ${finding.message ?? ''}${from}`
-  };
-}
+/** Rows about an exception: marked on their whole line. */
+const WHOLE_LINE = new Set(['replay_failure', 'cell_error']);
 
-/** A failed replay's mark on line `line` (of the cell, or of the file it failed in). */
-function replayFinding(
-  replay: IReplay,
-  line: number,
-  calledFrom: string | null
-): IFinding {
-  const from = calledFrom ? `\ncalled from ${calledFrom}` : '';
+/** A row as a mark: where (in the recorded source of the cell, or in the file), how
+ * severe and what the hover says, all as porter's model wrote them. */
+export function rowFinding(row: IRow, origin: ICallOrigin | null): IFinding {
+  const line = row.source_line ?? row.line ?? 1;
+  // the end, as the row's own lines count, moved to the recorded source's
+  const shift = (row.line ?? line) - line;
+  const whole = WHOLE_LINE.has(row.kind);
   return {
-    place: { origin: null, line, col: 0, endLine: line + 1, endCol: null },
-    status: 'replay_failure',
-    name: '',
-    kind: undefined,
-    severity: severityOf('replay_failure'),
-    device: false,
-    message: `replay on ${replay.backend}: ${replay.status} ${replay.error?.type ?? ''}: ${replay.error?.message ?? ''}${from}`
+    place: {
+      origin,
+      line,
+      col: row.col ?? 0,
+      endLine: whole
+        ? line + 1
+        : row.end_line === null || row.end_line === undefined
+          ? null
+          : row.end_line - shift,
+      endCol: row.end_col ?? null
+    },
+    status: row.kind,
+    name: whole ? '' : row.name,
+    kind: row.call_kind ?? row.kind,
+    severity: row.severity,
+    device: row.kind === 'device_specific' || row.kind === 'device',
+    message: row.hover ?? row.message
   };
-}
-
-function failed(replay: IReplay): boolean {
-  return replay.status === 'error' || replay.status === 'timeout';
 }
 
 /**
- * The findings to mark in the cell `here` (its position in `cells`): those of its own
- * result written in it (or written in a cell the notebook no longer has), and those
- * other cells' runs made in code it wrote. Findings written in a file are the file's
- * (`fileFindings`).
+ * The findings to mark in the cell `here` (its position in `cells`): the rows of its
+ * own result shown in it (a row whose code is in a cell the notebook no longer has is
+ * marked where this cell called into it), and the rows of other cells' results shown
+ * in code it wrote. Rows shown in a file are the file's (`fileFindings`).
  */
 export function findingsIn(
   here: number,
@@ -137,62 +103,37 @@ export function findingsIn(
 ): IFinding[] {
   const refs = cells.map(c => c.ref);
   const out: IFinding[] = [];
-  const elsewhere = (origin: ICallOrigin | null): boolean =>
-    origin !== null &&
-    (originFile(origin) !== null || originCell(origin, refs) !== -1);
-  if (own) {
-    for (const call of own.calls ?? []) {
-      if (!isFinding(call)) {
-        continue;
-      }
-      if (!elsewhere(call.origin ?? null)) {
-        const f = callFinding(call, null);
-        if (call.origin) {
-          // written in a cell not in this notebook: where this cell called into it
-          f.place = {
-            origin: null,
-            line: call.line,
-            col: call.col,
-            endLine: call.end_line ?? null,
-            endCol: call.end_col ?? null
-          };
-          f.message += `\nin code from ${cellLabel(call.origin.index, call.origin.execution_count)}, line ${call.origin.line}`;
-        }
-        out.push(f);
-      }
+  for (const row of rowsOf(own)) {
+    const origin = row.origin ?? null;
+    if (row.file && WHOLE_LINE.has(row.kind) && row.calling_line) {
+      // raised in a file: the cell still shows the line that called into it
+      const f = rowFinding(row, null);
+      const line = row.calling_line;
+      f.place = { origin: null, line, col: 0, endLine: line + 1, endCol: null };
+      out.push(f);
+      continue;
     }
-    for (const finding of own.device_findings ?? []) {
-      const place = findingPlace(own, finding);
-      if (place && !elsewhere(place.origin)) {
-        out.push(deviceFinding(finding, place, null));
-      }
+    if (row.file || row.line === null || row.line === undefined) {
+      continue; // in a file, or about no line (an output)
     }
-    for (const replay of own.replays ?? []) {
-      // where the cell called in; a failure inside a file is marked there too
-      const line = replay.error?.line;
-      if (failed(replay) && line) {
-        out.push(replayFinding(replay, line, null));
-      }
+    if (!origin) {
+      out.push(rowFinding(row, null));
+    } else if (originCell(origin, refs) === -1) {
+      // written in a cell not in this notebook: where this cell called into it
+      const f = rowFinding(row, null);
+      const line = row.calling_line ?? f.place.line;
+      f.place = { origin: null, line, col: 0, endLine: null, endCol: null };
+      out.push(f);
     }
   }
   cells.forEach((cell, i) => {
     if (i === here || !cell.entry) {
       return;
     }
-    const caller = cellLabel(cell.ref.index, cell.entry.execution_count);
-    const mine = (origin: ICallOrigin | null | undefined): boolean =>
-      !!origin && !originFile(origin) && originCell(origin, refs) === here;
-    for (const call of cell.entry.calls ?? []) {
-      if (isFinding(call) && mine(call.origin)) {
-        out.push(callFinding(call, `${caller}, line ${call.line}`));
-      }
-    }
-    for (const finding of cell.entry.device_findings ?? []) {
-      const place = findingPlace(cell.entry, finding);
-      if (place && mine(place.origin)) {
-        out.push(
-          deviceFinding(finding, place, `${caller}, line ${finding.line}`)
-        );
+    for (const row of rowsOf(cell.entry)) {
+      const origin = row.origin ?? null;
+      if (origin && !originFile(origin) && originCell(origin, refs) === here) {
+        out.push(rowFinding(row, origin));
       }
     }
   });
@@ -216,36 +157,15 @@ export function fileFindings(
 ): IFinding[] {
   const out: IFinding[] = [];
   for (const notebook of notebooks) {
-    const here = (file: string | null): boolean =>
-      file !== null && resolveFile(notebook.path, file) === path;
     const name = notebook.path.slice(notebook.path.lastIndexOf('/') + 1);
-    const inNotebook = notebooks.length > 1 ? ` of ${name}` : '';
     for (const cell of notebook.cells) {
-      const entry = cell.entry;
-      if (!entry) {
-        continue;
-      }
-      const caller = `${cellLabel(cell.ref.index, entry.execution_count ?? cell.ref.executionCount)}${inNotebook}`;
-      for (const call of entry.calls ?? []) {
-        if (isFinding(call) && here(originFile(call.origin))) {
-          out.push(callFinding(call, `${caller}, line ${call.line}`));
-        }
-      }
-      for (const finding of entry.device_findings ?? []) {
-        const place = findingPlace(entry, finding);
-        if (place && here(originFile(place.origin))) {
-          out.push(
-            deviceFinding(finding, place, `${caller}, line ${finding.line}`)
-          );
-        }
-      }
-      for (const replay of entry.replays ?? []) {
-        const line = replay.error?.file_line;
-        if (failed(replay) && line && here(errorFile(replay.error))) {
-          const from = replay.error?.line
-            ? `${caller}, line ${replay.error.line}`
-            : caller;
-          out.push(replayFinding(replay, line, from));
+      for (const row of rowsOf(cell.entry)) {
+        if (row.file && resolveFile(notebook.path, row.file) === path) {
+          const f = rowFinding(row, row.origin ?? null);
+          if (notebooks.length > 1) {
+            f.message += ` (${name})`; // several notebooks open: which one called
+          }
+          out.push(f);
         }
       }
     }

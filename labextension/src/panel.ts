@@ -40,6 +40,7 @@ import {
   scrollToShow,
   sortDiagnostics,
   SortKey,
+  notebookCounts,
   windowOf
 } from './diagnostics';
 import { fileRewrites, IFileRewrite } from './filerewrites';
@@ -53,7 +54,6 @@ import {
   renderRow,
   ROW_HEIGHT
 } from './panelrows';
-import { cellLabel } from './positions';
 import { appendText, el } from './text';
 import { ICellEntry, verifiedRewrite } from './types';
 
@@ -270,6 +270,7 @@ export class PortingPanel extends Widget {
     this._rows = collectDiagnostics(cells, file =>
       isFileApplied(resolveFile(panel.context.path, file))
     );
+    this._counts = notebookCounts(cells.map(c => c.entry));
     if (this._rows.length && !this._announced.has(panel)) {
       this._announced.add(panel);
       this._firstFinding.emit(panel);
@@ -285,7 +286,7 @@ export class PortingPanel extends Widget {
         continue;
       }
       const row = el('div', 'porter-panel-item');
-      const where = cellLabel(cell.ref.index, entry.execution_count);
+      const where = entry.label ?? '';
       if (cell.stale) {
         row.classList.add('porter-stale');
         appendText(
@@ -340,8 +341,8 @@ export class PortingPanel extends Widget {
     const total = this._rows.length;
     this._shown.textContent =
       shown.length === total
-        ? `${total} finding${total === 1 ? '' : 's'}`
-        : `${shown.length} of ${total} findings`;
+        ? this._counts
+        : `${this._counts} (${shown.length} of ${total} rows shown)`;
     this._head.replaceChildren(
       ...renderHead(this._sort, this._ascending).childNodes
     );
@@ -559,6 +560,7 @@ export class PortingPanel extends Widget {
   private _announced = new WeakSet<NotebookPanel>();
   private _firstFinding = new Signal<this, NotebookPanel>(this);
   private _rows: IDiagnostic[] = [];
+  private _counts = '';
   private _visible: IDiagnostic[] = [];
   private _items: ListItem[] = [];
   private _query = '';

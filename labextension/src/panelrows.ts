@@ -148,7 +148,7 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
   const line = el(
     'span',
     'porter-diag-line',
-    row.line === null ? '—' : row.line
+    row.shownLine === null ? '—' : row.shownLine
   );
   line.setAttribute('role', 'gridcell');
   item.append(sev, msg, cell, line);

@@ -6,7 +6,8 @@
  * file (`findings.ts`). A device finding is marked where its call is. Pure functions
  * over the report's JSON.
  */
-import { ICall, ICallOrigin, ICellEntry, IDeviceFinding } from './types';
+import type * as schema from './schema.generated';
+import { ICallOrigin } from './types';
 
 /** What identifies a notebook cell: its position, its execution count, its id. */
 export interface ICellRef {
@@ -25,106 +26,8 @@ export interface IMarkPlace {
   endCol: number | null;
 }
 
-export type Severity = 'error' | 'warning' | 'info';
-
-/** Severity by status: outside the standard is an error, a usage outside it or a
- * device matter a warning, a deliberate or speed matter information. */
-export function severityOf(status: string): Severity {
-  switch (status) {
-    case 'non_standard':
-    case 'replay_failure':
-      return 'error';
-    case 'acknowledged':
-    case 'host_sync':
-    case 'outside_namespace':
-      return 'info';
-    default:
-      return 'warning'; // non_standard_usage, device_specific, device findings
-  }
-}
-
-/** How every view names a cell: its notebook position, `In [n]` beside it. */
-export function cellLabel(
-  index: number | null | undefined,
-  executionCount: number | null | undefined
-): string {
-  const count =
-    executionCount === null || executionCount === undefined
-      ? ''
-      : `In [${executionCount}]`;
-  if (index === null || index === undefined) {
-    return count || 'cell';
-  }
-  return count ? `cell ${index} · ${count}` : `cell ${index}`;
-}
-
-/** Where a call is marked: where it is written. */
-export function callPlace(call: ICall): IMarkPlace {
-  const origin = call.origin ?? null;
-  if (origin) {
-    return {
-      origin,
-      line: origin.line,
-      col: origin.col,
-      endLine: origin.end_line ?? null,
-      endCol: origin.end_col ?? null
-    };
-  }
-  return {
-    origin: null,
-    line: call.line,
-    col: call.col,
-    endLine: call.end_line ?? null,
-    endCol: call.end_col ?? null
-  };
-}
-
-/** The call a device finding is about: the same line and name, in the cell's run or
- * in the replay on the finding's backend. */
-export function callOfFinding(
-  entry: ICellEntry,
-  finding: IDeviceFinding
-): ICall | null {
-  if (finding.line === null || finding.line === undefined) {
-    return null;
-  }
-  const runs = [entry.calls ?? []];
-  for (const replay of entry.replays ?? []) {
-    if (replay.backend === finding.backend && replay.calls) {
-      runs.push(replay.calls);
-    }
-  }
-  for (const calls of runs) {
-    const call = calls.find(
-      c => c.line === finding.line && c.name === finding.name
-    );
-    if (call) {
-      return call;
-    }
-  }
-  return null;
-}
-
-/** Where a device finding is marked: where its call is, else its line (column 0). */
-export function findingPlace(
-  entry: ICellEntry,
-  finding: IDeviceFinding
-): IMarkPlace | null {
-  if (finding.line === null || finding.line === undefined) {
-    return null;
-  }
-  const call = callOfFinding(entry, finding);
-  if (call) {
-    return callPlace(call);
-  }
-  return {
-    origin: null,
-    line: finding.line,
-    col: 0,
-    endLine: null,
-    endCol: null
-  };
-}
+/** How severe a row is: porter's model decides it (`calls[].severity`, `diagnostics[].severity`). */
+export type Severity = schema.Severity;
 
 /**
  * The position in `cells` of the cell an origin names: by the front end's cell id,

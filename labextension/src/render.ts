@@ -14,12 +14,9 @@ import {
   IPlanItem,
   IReplay,
   IReport,
-  isFinding,
   headlineText,
-  isMuted,
   verifiedRewrite
 } from './types';
-import { cellLabel } from './positions';
 
 /** The DOM event a view's Apply button sends; the notebook plugin acts on it. */
 export const APPLY_EVENT = 'porter-apply';
@@ -30,8 +27,21 @@ export interface IApplyDetail {
 
 type Kind = 'ok' | 'bad' | 'na';
 
+/** A call's row as porter's model judged it: a finding, information, or standard. */
 function statusKind(call: ICall): Kind {
-  return !isFinding(call) ? 'ok' : isMuted(call) ? 'na' : 'bad';
+  if (call.finding) {
+    return 'bad';
+  }
+  return call.severity === 'info' && call.status !== 'standard' ? 'na' : 'ok';
+}
+
+/** An output's row as porter's model judged it (`verdict`). */
+function verdictKind(out: IOutput): Kind {
+  return out.verdict === 'mismatch'
+    ? 'bad'
+    : out.verdict === 'match'
+      ? 'ok'
+      : 'na';
 }
 
 function replayKind(replay: IReplay): Kind {
@@ -64,13 +74,10 @@ interface IReplayRow {
   replay: IReplay;
 }
 
-/** A row's cell as every view names it (`cellLabel`); a cell with neither a notebook
- * position nor an execution count by its place in the report. */
+/** A row's cell as porter named it (`label`); an entry older than labels by its place
+ * in the report. */
 function rowCell(entry: ICellEntry, i: number): string {
-  const nameless =
-    (entry.index === null || entry.index === undefined) &&
-    (entry.execution_count === null || entry.execution_count === undefined);
-  return nameless ? `#${i + 1}` : cellLabel(entry.index, entry.execution_count);
+  return entry.label ?? `#${i + 1}`;
 }
 
 function cellColumn<T extends { cell: string }>(
@@ -138,14 +145,11 @@ function numericColumns(withCell: boolean): IColumn<IOutputRow>[] {
     { title: 'max rel err', value: r => num(r.out.max_rel_err) },
     { title: 'mismatched', value: r => r.out.mismatched ?? null },
     {
-      title: 'within tolerance',
-      value: r => yesNo(r.out.within_tolerance),
-      render: (r, td) => {
-        const w = r.out.within_tolerance;
-        td.appendChild(badge(yesNo(w), w === false ? 'bad' : w ? 'ok' : 'na'));
-      }
+      title: 'verdict',
+      value: r => r.out.verdict_text ?? '—',
+      render: (r, td) =>
+        td.appendChild(badge(r.out.verdict_text ?? '—', verdictKind(r.out)))
     },
-    { title: 'difference', value: r => r.out.difference ?? '—' },
     { title: 'conversion', value: r => r.out.conversion ?? '—' }
   ];
 }
@@ -250,16 +254,16 @@ function tables(
       rowClass: r =>
         statusKind(r.call) === 'bad'
           ? 'porter-bad'
-          : isMuted(r.call)
+          : statusKind(r.call) === 'na'
             ? 'porter-muted'
             : null,
-      isFinding: r => isFinding(r.call),
+      isFinding: r => !!r.call.finding,
       findingsOnly: withCell, // a report opens on its findings
       empty: 'No array calls were recorded.'
     }),
     buildTable('Numerics', rows.outputs, numericColumns(withCell), {
-      rowClass: r => bad(r.out.within_tolerance === false),
-      isFinding: r => r.out.within_tolerance === false,
+      rowClass: r => bad(verdictKind(r.out) === 'bad'),
+      isFinding: r => verdictKind(r.out) === 'bad',
       empty: 'No replays compared outputs.'
     }),
     buildTable('Devices', rows.findings, findingColumns(withCell), {
@@ -382,10 +386,15 @@ function planColumns(): IColumn<IPlanItem>[] {
             : null
     },
     {
-      title: 'automatic',
-      value: p => yesNo(p.automatic),
+      title: 'state',
+      value: p => p.state_text ?? (p.automatic ? 'fixed automatically' : 'needs you'),
       render: (p, td) =>
-        td.appendChild(badge(yesNo(p.automatic), p.automatic ? 'ok' : 'na'))
+        td.appendChild(
+          badge(
+            p.state_text ?? (p.automatic ? 'fixed automatically' : 'needs you'),
+            p.state === 'applied' || p.state === 'verified' ? 'ok' : 'na'
+          )
+        )
     }
   ];
 }

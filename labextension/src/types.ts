@@ -45,6 +45,15 @@ export type IHeadline = Omit<Reading<schema.Headline, 'text'>, 'counts'> & {
   counts?: Partial<schema.Headline['counts']>;
 };
 export type IPlanItem = Reading<schema.PlanItem, 'kind' | 'title'>;
+/** One row of a cell's diagnostics, as porter's model decided it (kind, finding,
+ * severity, words, place): the panel's rows and the editor's marks. */
+export type IRow = Omit<
+  Reading<
+    schema.Diagnostic,
+    'kind' | 'finding' | 'severity' | 'name' | 'message' | 'group' | 'line' | 'col'
+  >,
+  'origin'
+> & { origin?: ICallOrigin | null };
 export type IFileVerdict = Reading<
   schema.FileVerdict,
   'file' | 'digest' | 'source' | 'accepted'
@@ -61,7 +70,9 @@ export type ICellEntry = Omit<
   | 'rewrite'
   | 'plan'
   | 'file_verdicts'
+  | 'diagnostics'
 > & {
+  diagnostics?: IRow[];
   error?: IErrorInfo | null;
   calls?: ICall[];
   device_findings?: IDeviceFinding[];
@@ -86,19 +97,6 @@ export type IReport = Omit<
   cells?: ICellEntry[];
   summary?: Partial<schema.PorterReportVersion1['summary']> | null;
 };
-
-/** Call statuses that are not findings (CONTRACT.md: everything else is one). */
-const NOT_FINDINGS = new Set(['standard']);
-/** Findings that are deliberate or about speed, shown muted rather than as errors. */
-const MUTED = new Set(['acknowledged', 'host_sync']);
-
-export function isFinding(call: ICall): boolean {
-  return !NOT_FINDINGS.has(call.status);
-}
-
-export function isMuted(call: ICall): boolean {
-  return MUTED.has(call.status);
-}
 
 /** A cell entry read defensively from a MIME bundle: null when it is not one. */
 export function asCellEntry(data: unknown): ICellEntry | null {

@@ -94,6 +94,29 @@ class Diagnostic:
     #: identical calls merged at the site (1 for rows that are not calls)
     count: int = 1
     backend: str | None = None
+    #: for a row shown where another cell's (or a file's) code is: the line of the
+    #: calling cell's recorded source that called into it
+    calling_line: int | None = None
+    #: for a call's row, the kind of call (`CallRecord.kind`: an operator or an index
+    #: has no name on its line to find it by)
+    call_kind: str | None = None
+
+    @property
+    def hover(self) -> str:
+        """What a mark's hover says: the row's message, its full detail, its caller."""
+        parts = [self.message]
+        if self.detail and self.detail not in self.message:
+            parts.append(self.detail)
+        if self.called_from:
+            parts.append(f"called from {self.called_from}")
+        return "\n".join(parts)
+
+    @property
+    def title(self) -> str:
+        """The row in one line, with its place (a panel row's full text)."""
+        where = self.place or "the cell"
+        called = f" (called from {self.called_from})" if self.called_from else ""
+        return f"{where}: {self.name}{called} — {self.message}"
 
     @property
     def place(self) -> str:
@@ -152,6 +175,7 @@ class _Rows:
                 "origin": origin,
                 "file": origin.file,
                 "called_from": self.calling(call.line),
+                "calling_line": call.line,
             }
         # a row in a file is grouped by the file: it names the replacement itself
         use = f" → {call.suggestion}" if origin is not None and call.suggestion else ""
@@ -162,6 +186,7 @@ class _Rows:
             message=f"{call.name}{use}{why}",
             group=group,
             count=call.count,
+            call_kind=call.kind,
             **place,
         )
 
@@ -190,6 +215,7 @@ class _Rows:
                 "origin": origin,
                 "file": origin.file,
                 "called_from": self.calling(finding.line),
+                "calling_line": finding.line,
             }
         else:
             place = {
@@ -218,6 +244,7 @@ class _Rows:
                 "source_line": error.file_line,
                 "file": error.file,
                 "called_from": self.calling(error.line),
+                "calling_line": error.line,
             }
         line = None if error is None else error.line
         return {"line": self.editor(line), "source_line": line}

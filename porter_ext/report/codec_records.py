@@ -96,6 +96,7 @@ def origin_to_dict(origin: CallOrigin) -> dict[str, Any]:
     if data["file"] is None:
         del data["file"]
     data["editor_line"] = origin.editor_line
+    data["label"] = origin.label
     return data
 
 
@@ -110,6 +111,8 @@ def call_from_dict(data: Mapping[str, Any]) -> CallRecord:
 def diagnostic_to_dict(row: Diagnostic) -> dict[str, Any]:
     data = record_dict(row)
     data["origin"] = None if row.origin is None else origin_to_dict(row.origin)
+    data["hover"] = row.hover
+    data["title"] = row.title
     return data
 
 

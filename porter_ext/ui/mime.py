@@ -41,23 +41,15 @@ def cell_text(entry: CellEntry) -> str:
     if entry.rewrite is not None:
         lines.append(f"  rewrite: {entry.rewrite.status}: {entry.rewrite.reason or ''}".rstrip())
         lines += [f"    {line}" for line in entry.rewrite.diff.splitlines()]
-    for call in entry.calls:
-        if not call.flagged:
-            continue
-        tip = f" -> {call.suggestion}" if call.suggestion else ""
-        count = f" (x{call.count})" if call.count > 1 else ""
-        lines.append(f"  {call.where}: {call.name} [{call.status}]{tip}{count}")
-    for finding in entry.device_findings:
-        where = f" on {finding.backend}" if finding.backend else ""
-        line = f"line {finding.line}" if finding.line is not None else "output"
-        lines.append(f"  {line}: {finding.name} [{finding.kind}{where}] {finding.message}")
+    # the cell's diagnostics rows, as every view lists them
+    for row in entry.diagnostics:
+        where = f"{row.place}: " if row.place else ""
+        called = f" (called from {row.called_from})" if row.called_from else ""
+        count = f" (x{row.count})" if row.count > 1 else ""
+        lines.append(f"  {where}[{row.severity}] {row.message}{called}{count}")
     for replay in entry.replays:
-        if replay.status != "ok":
-            error = replay.error
-            why = replay.reason or ""
-            if error is not None:
-                why = f"{error.message} ({error.where})" if error.where else error.message
-            lines.append(f"  replay {replay.backend}: {replay.status} {why}".rstrip())
+        if replay.status == "skipped":
+            lines.append(f"  replay {replay.backend}: skipped {replay.reason or ''}".rstrip())
     # every view shows bidi controls and invisible characters as their escapes
     return visible("\n".join(lines))
 

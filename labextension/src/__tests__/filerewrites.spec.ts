@@ -37,7 +37,7 @@ describe('fileRewrites: the rewrites of the person’s files a notebook offers',
       digest: verdict.digest,
       source: verdict.source,
       verifiedOn: verdict.verified_on,
-      callers: ['cell 1 · In [2]', 'cell 2 · In [3]'],
+      callers: ['In [2]', 'In [3]'],
       refusedBy: []
     });
     expect(offer.source).toContain(
@@ -55,8 +55,8 @@ describe('fileRewrites: the rewrites of the person’s files a notebook offers',
     });
     const [offer, ...more] = fileRewrites(run.notebook, refused);
     expect(more).toEqual([]);
-    expect(offer.callers).toEqual(['cell 1 · In [2]']);
-    expect(offer.refusedBy).toEqual(['cell 2 · In [3]: the replays disagree']);
+    expect(offer.callers).toEqual(['In [2]']);
+    expect(offer.refusedBy).toEqual(['In [3]: the replays disagree']);
     const none = cells(entry => {
       entry.file_verdicts![0].accepted = false;
       return entry;
@@ -73,8 +73,8 @@ describe('fileRewrites: the rewrites of the person’s files a notebook offers',
     });
     const offers = fileRewrites(run.notebook, edited);
     expect(offers.map(o => o.callers)).toEqual([
-      ['cell 1 · In [2]'],
-      ['cell 2 · In [3]']
+      ['In [2]'],
+      ['In [3]']
     ]);
     expect(new Set(offers.map(o => o.key)).size).toBe(2);
   });

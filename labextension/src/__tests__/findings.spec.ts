@@ -56,10 +56,9 @@ describe('findings written in the person’s module (real run of notebooks/03)',
     // the range the model wrote: `m.pow(2)` ends at column 16
     expect(found[0].place.endCol).toBe(16);
     expect(found[0].severity).toBe('error');
-    expect(found[0].message).toContain(
-      'Tensor.pow [non_standard]; use instead: xp.pow(m, 2)'
-    );
-    expect(found[0].message).toContain('called from cell 5 · In [3], line 1');
+    // porter's words for the row (its `hover`), the calling cell named as it is
+    expect(found[0].message).toContain('Tensor.pow → xp.pow(m, 2)');
+    expect(found[0].message).toContain('called from In [3], line 2');
   });
 
   it('are nobody else’s: another path, or the same name in another folder', () => {
@@ -85,7 +84,7 @@ describe('findings written in the person’s module (real run of notebooks/03)',
     expect(failed[0].message).toContain(
       "replay on numpy: error AttributeError: 'numpy.ndarray' object has no attribute 'pow'"
     );
-    expect(failed[0].message).toContain('line 1');
+    expect(failed[0].message).toContain('called from In [0], line 2');
     // the calling cell still shows where its replay failed
     const all = cells(true);
     expect(
@@ -100,9 +99,7 @@ describe('findings written in the person’s module (real run of notebooks/03)',
     ];
     const found = fileFindings('notebooks/norms.py', notebooks);
     expect(found.length).toBe(6);
-    expect(found[3].message).toContain(
-      'called from cell 5 · In [3] of copy.ipynb, line 1'
-    );
+    expect(found[3].message).toContain('called from In [3], line 2 (copy.ipynb)');
   });
 });
 

@@ -9,7 +9,9 @@ describe("a cell's headline: Python's words, never recounted", () => {
   it('has a fixture with the issue cell and its Python words', () => {
     expect(cells.length).toBe(fixture.text_view.length);
     expect(fixture.text_view[0]).toBe(
-      'porter: 2 findings in 5 array calls; 1 device finding(s); 2/2 replays ok; differs on numpy'
+      'porter: 3 findings in 5 array calls (1 call outside the standard, 1 usage ' +
+        'outside the standard, 1 device finding); 2/2 replays ok; dtype changed on ' +
+        'numpy (float32 → float64)'
     );
   });
 

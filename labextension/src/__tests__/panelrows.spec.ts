@@ -27,9 +27,12 @@ function row(over: Partial<IDiagnostic> = {}): IDiagnostic {
     message: `replay on strict${EVIL}: error TypeError${EVIL}`,
     group: `replay failures${EVIL}`,
     cell: 3,
-    cellLabel: 'cell 3 · In [4]',
+    cellLabel: 'cell 4 · In [4]',
+    finding: true,
+    title: `cell 4 · In [4], line 3: strict${EVIL}`,
     file: null,
     line: 2,
+    shownLine: 3,
     col: 0,
     calledFrom: `cell 5${EVIL}`,
     detail: `TypeError: no sum${EVIL}\n  second line${EVIL}`,
@@ -64,7 +67,7 @@ describe('the panel’s rows put hostile strings on the page as text', () => {
     const node = renderRow(row(), false);
     const cell = node.querySelector('.porter-diag-cell') as HTMLElement;
     expect(cell.textContent).toBe('3');
-    expect(cell.title).toBe('cell 3 · In [4]');
+    expect(cell.title).toBe('cell 4 · In [4]');
     expect(node.dataset.porterCell).toBe('3');
   });
 
@@ -123,7 +126,7 @@ describe('the rows of the windowed list', () => {
   });
 
   it('carry the cell, line and column a click goes to', () => {
-    const node = renderRow(row({ line: null, col: 5 }), true);
+    const node = renderRow(row({ line: null, shownLine: null, col: 5 }), true);
     expect(node.dataset.porterCell).toBe('3');
     expect(node.dataset.porterLine).toBe('');
     expect(node.dataset.porterCol).toBe('5');
@@ -165,6 +168,7 @@ describe('a finding in the person’s module', () => {
   const inFile = row({
     file: 'lib/norms.py',
     line: 5,
+    shownLine: 5,
     col: 8,
     cell: 5,
     cellLabel: 'cell 5 · In [3]',

@@ -1,15 +1,6 @@
 import { utf16Column } from '../columns';
-import {
-  callPlace,
-  cellLabel,
-  findingPlace,
-  ICellRef,
-  markRange,
-  marksKey,
-  originCell,
-  severityOf
-} from '../positions';
-import { ICall, ICellEntry, IDeviceFinding } from '../types';
+import { ICellRef, markRange, marksKey, originCell } from '../positions';
+import { ICall } from '../types';
 
 const refs: ICellRef[] = [
   { index: 0, executionCount: null, id: 'md' },
@@ -35,53 +26,12 @@ const inside: ICall = {
   }
 };
 
-describe('a finding is placed where its code is written', () => {
-  it('marks a call made by another cell’s code at its origin', () => {
-    expect(callPlace(inside)).toEqual({
-      origin: inside.origin,
-      line: 4,
-      col: 36,
-      endLine: 4,
-      endCol: 48
-    });
-  });
-
-  it('finds the writing cell by id, else execution count, else position', () => {
+describe('the cell an origin names', () => {
+  it('is found by id, else execution count, else position', () => {
     expect(originCell({ ...inside.origin!, cell_id: 'def' }, refs)).toBe(1);
     expect(originCell(inside.origin!, refs)).toBe(1);
     expect(originCell({ line: 1, col: 0, index: 2 }, refs)).toBe(2);
     expect(originCell({ line: 1, col: 0, execution_count: 9 }, refs)).toBe(-1);
-  });
-
-  it('puts a device finding where its call is', () => {
-    const entry: ICellEntry = {
-      source: 'y = f(x)\n',
-      calls: [inside],
-      device_findings: [
-        { line: 2, name: 'numpy.sum', kind: 'cross_device', backend: 'numpy' }
-      ]
-    };
-    expect(findingPlace(entry, entry.device_findings![0])?.line).toBe(4);
-    const alone: IDeviceFinding = {
-      line: 3,
-      name: 'torch.zeros',
-      kind: 'default_device_creation'
-    };
-    expect(findingPlace(entry, alone)).toMatchObject({ line: 3, col: 0 });
-  });
-
-  it('names cells by notebook position with In [n] beside it', () => {
-    expect(cellLabel(1, 2)).toBe('cell 1 · In [2]');
-    expect(cellLabel(null, 7)).toBe('In [7]');
-    expect(cellLabel(3, null)).toBe('cell 3');
-  });
-
-  it('gives severity by status', () => {
-    expect(severityOf('non_standard')).toBe('error');
-    expect(severityOf('non_standard_usage')).toBe('warning');
-    expect(severityOf('device_specific')).toBe('warning');
-    expect(severityOf('replay_failure')).toBe('error');
-    expect(severityOf('host_sync')).toBe('info');
   });
 });
 
