@@ -101,6 +101,9 @@ def device_findings(
     made them only recorded ``traced``.
     """
     homes = [d for d in dict.fromkeys(input_devices) if d not in _NOT_A_DEVICE]
+    # the transformations the run went through, named only where there were some
+    transforms = list(dict.fromkeys(c.name for c in calls if c.kind == "transformation"))
+    inside = ", ".join(transforms) if transforms else "jit, grad or vmap"
     off_default = bool(homes) and default_device is not None and default_device not in homes
     found: list[DeviceFinding] = []
 
@@ -130,7 +133,7 @@ def device_findings(
             add(
                 call,
                 "traced_device",
-                f"{call.name} of a traced value (inside jit, grad or vmap) gives None: an array "
+                f"{call.name} of a traced value (inside {inside}) gives None: an array "
                 f"created with device=None lands on the default device{where}, not where the "
                 "inputs live",
             )
@@ -161,7 +164,7 @@ def device_findings(
                 f"{call.name} read arrays on {ins[0]} and put its result on {out}",
             )
     if off_default and outputs:
-        found += _output_findings(outputs, backend, default_device, homes)  # type: ignore[arg-type]
+        found += _output_findings(outputs, backend, default_device, homes, transforms)  # type: ignore[arg-type]
     return found
 
 
@@ -182,10 +185,22 @@ def replay_findings(result: ReplayResult, outputs: Mapping[str, Any] | None) -> 
 
 
 def _output_findings(
-    outputs: Mapping[str, Any], backend: str | None, default: str, homes: list[str]
+    outputs: Mapping[str, Any],
+    backend: str | None,
+    default: str,
+    homes: list[str],
+    transforms: list[str],
 ) -> list[DeviceFinding]:
     from porter_ext.replay.run import leaves
 
+    # inside a transformation, results that do not depend on the inputs land on the
+    # default device: said only where the cell went through one
+    why = (
+        f" (inside {', '.join(transforms)}, results that do not depend on the inputs "
+        "land on the default device)"
+        if transforms
+        else ""
+    )
     found = []
     for name, value in outputs.items():
         for path, leaf in leaves(value, name, {}).items():
@@ -198,8 +213,7 @@ def _output_findings(
                         backend,
                         f"output {path} landed on the default device {default} while the "
                         f"cell's array inputs live on {_where(homes)}: it was created without "
-                        "device= (inside jax.jit, results that do not depend on the inputs "
-                        "land on the default device)",
+                        f"device={why}",
                     )
                 )
     return found

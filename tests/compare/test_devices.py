@@ -175,3 +175,25 @@ def test_a_finding_in_code_from_another_cell_is_at_its_calls_line():
     # at the call's line; where the code is written travels in the call's `origin`
     # (views find the call by line and name), not in message text
     assert finding.line == 4 and not finding.message.startswith("(in code from cell")
+
+
+def test_a_transformation_is_named_only_where_the_cell_went_through_one() -> None:
+    """Issue 27 item 5: an output on the default device of a cell without any
+    transformation (on strict:device1 too) did read "(inside jax.jit, …)"."""
+    xps = pytest.importorskip("array_api_strict")
+    plain = {"total": xps.zeros(2)}  # made without device=: on the default device
+    found = device_findings(
+        [], backend="strict:device1", input_devices=["device1"],
+        default_device="CPU_DEVICE", outputs=plain,
+    )
+    assert [f.kind for f in found] == ["default_device_creation"]
+    assert "jit" not in found[0].message and "inside" not in found[0].message
+    jit = call("jax.jit", kind="transformation", status="outside_namespace")
+    read = call("array_api_compat.device", ["traced"], None)
+    found = device_findings(
+        [jit, read], backend="strict:device1", input_devices=["device1"],
+        default_device="CPU_DEVICE", outputs=plain,
+    )
+    messages = {f.kind: f.message for f in found}
+    assert "(inside jax.jit)" in messages["traced_device"]
+    assert "inside jax.jit, results that do not depend" in messages["default_device_creation"]
