@@ -59,12 +59,31 @@ def _mixed_dtypes(name: str, x: str, other: str) -> tuple[str, str] | None:
 
 def run_knowledge(calls: Sequence[CallRecord]) -> dict:
     """What the original run saw that the source cannot tell, as the fields of
-    `porter_ext.fix.rewrite.RunKnowledge`: ``results``, ``receivers`` and ``decided``."""
+    `porter_ext.fix.rewrite.RunKnowledge`: ``results``, ``receivers``, ``decided`` and
+    ``usages``."""
     return {
         "results": array_results(calls),
         "receivers": array_methods(calls),
         "decided": run_verdicts(calls),
+        "usages": recorded_usages(calls),
     }
+
+
+def recorded_usages(calls: Iterable[CallRecord]) -> dict:
+    """The integer-array indices into a first axis (``C[X]``) and the ``len()`` calls of
+    arrays the original run made in this cell, by ``(line, col, name)`` → (their
+    suggestion, written with the person's expressions, and the array's library): the
+    codemod rewrites them with the template that wrote it (`porter_ext.spec.indexing`).
+    A site the run judged two ways (an index of another rank in a later iteration) is
+    left out."""
+    seen: dict = {}
+    for call in calls:
+        taken = call.kind == "index" and call.standard_name == "take"
+        length = call.name == "len" and call.status == "non_standard_usage"
+        if call.origin is None and (taken or length) and call.suggestion:
+            key = (call.line, call.col, call.name)
+            seen.setdefault(key, set()).add((call.suggestion, call.library))
+    return {key: next(iter(v)) for key, v in seen.items() if len(v) == 1}
 
 
 def array_results(calls: Iterable[CallRecord]) -> dict:
