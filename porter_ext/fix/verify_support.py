@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from porter_ext.backends import LIBRARIES
+from porter_ext.fix.blockers import blocked_sites, blockers, cell_line
 from porter_ext.fix.draws import kept_draw
 from porter_ext.fix.verify_rounds import Round
 from porter_ext.model.entries import RewriteEntry, RewriteSiteEntry
@@ -307,9 +308,12 @@ def accepted_entry(
     rounds: list[Round],
     inapplicable: set[str] = frozenset(),
     left: Mapping[_Key, str] | None = None,
+    calls: Sequence[CallRecord] = (),
 ) -> RewriteEntry:
     """The accepted rewrite: verified (every site, every spec the original runs on) or
-    partial (say what not); ``left`` gives the reasons of sites left out beforehand."""
+    partial (say what not); ``left`` gives the reasons of sites left out beforehand.
+    Where a spec is not verified because a line left as written fails there (one of the
+    original run's ``calls``), that site says so, one line each (`porter_ext.fix.blockers`)."""
     first = rounds[0]
     reasons = dict(left or {})
     for site in final.sites:
@@ -328,19 +332,27 @@ def accepted_entry(
         replay = next((e for e in best.entries if e.backend == spec), None)
         same = replay is not None and replay.status == "not_exercised" and spec in inapplicable
         (skipped if same else missing).append(spec)
+    found = blockers(final.original, final.source, best, missing) if missing else {}
+    sites, said = blocked_sites(sites, found, calls, final.original)
     problems = []
     left_out = [s for s in sites if not s.applied and not kept_draw(s)]
     if left_out:
         problems.append(f"{len(left_out)} site(s) left as written")
+    explained = {spec for specs, _ in said for spec in specs}
     for spec in missing:
+        if spec in explained:
+            continue
         replay = next((e for e in best.entries if e.backend == spec), None)
         error = replay.error if replay is not None else None
+        line = error.line if error is not None else None
+        placed = cell_line(final.original, final.source, line - best.shift) if line else None
         detail = (
-            f"{error.type} at line {error.line}: {error.message}"
+            f"{error.type} at line {placed[0] if placed else line}: {error.message}"
             if error
             else (replay.reason or replay.status if replay is not None else "not replayed")
         )
         problems.append(f"not verified on {spec}: {detail}")
+    problems += [f"not verified on {', '.join(specs)}: {text}" for specs, text in said]
     status = "partial" if problems else "verified"
     if skipped:
         problems.append(

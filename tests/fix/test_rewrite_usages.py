@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from tests.fix.test_chains import _has
-from tests.fix.test_fix_idioms import BACKENDS, _fix
+from tests.fix.test_fix_idioms import BACKENDS, _fix, porter_fix
+from tests.test_cli_run import notebook
 
 MAKEMORE = (
     "import torch\n"
@@ -68,3 +69,19 @@ def test_an_index_read_twice_for_its_shape_that_calls_something_is_left_as_writt
         "its form reads torch.arange(6).reshape(2, 3) twice (for its shape): assign it to a "
         "name first"
     )
+
+
+@pytest.mark.slow
+def test_porter_fix_ports_an_embedding_lookup_in_a_notebook(tmp_path):
+    pytest.importorskip("torch")
+    source = notebook(
+        tmp_path / "nb.ipynb",
+        MAKEMORE,
+        "emb = C[X]\nh = torch.tanh(emb.view(-1, 6) @ W1 + b1)\n",
+        "print(h.shape, len(emb))",
+    )
+    cells, report = porter_fix(source, BACKENDS)
+    assert "emb = xp.reshape(xp.take(C, xp.reshape(X, (-1,)), axis=0)" in cells[1], cells[1]
+    rewrite = report["cells"][1]["rewrite"]
+    assert rewrite["status"] == "verified", rewrite["reason"]
+    assert "print(h.shape, emb.shape[0])" in cells[2], cells[2]
