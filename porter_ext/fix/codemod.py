@@ -30,6 +30,7 @@ from porter_ext.fix.cellscope import site_libraries
 from porter_ext.fix.checks import Site
 from porter_ext.fix.portable import PortableMoves, every_part
 from porter_ext.model.entries import RewriteSiteEntry
+from porter_ext.spec.indexing import LENGTH, TAKE_TEMPLATES
 from porter_ext.spec.replacement import Replacement
 from porter_ext.spec.replacements import find
 from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
@@ -57,13 +58,17 @@ class RunKnowledge:
     (``(status, standard_name)``) where the source leaves the entry to values (``x.T``: is
     x 2-D?); ``operators``: the operators that mixed dtype kinds (→ the operands' dtypes,
     ``("bool", "float32")``), whose operand is converted; ``others``: the names that held
-    something other than an array (a list), which ``xp`` is never taken from."""
+    something other than an array (a list), which ``xp`` is never taken from; ``usages``:
+    the integer-array indices and ``len()`` calls the run saw (`porter_ext.spec.indexing`)."""
 
     results: Mapping[RunKey, str] = field(default_factory=dict)
     receivers: Mapping[RunKey, str] = field(default_factory=dict)
     decided: Mapping[RunKey, tuple[str, str | None]] = field(default_factory=dict)
     operators: Mapping[RunKey, tuple[str, str]] = field(default_factory=dict)
     others: Collection[str] = ()
+    #: usages that are no call of the table (``C[X]``, ``len(x)``), by where the run saw
+    #: them → (the suggestion it wrote with the person's expressions, the array's library)
+    usages: Mapping[RunKey, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ class CellCodemod(PortableMoves):
         rewrite, the others left out (None: every one); ``refused``: why some of those
         others are left as written, where that is not verification (`XpBinding.mixed`)."""
         super().__init__(module, dict(arrays), run.others, {**run.results, **run.receivers})
+        self.usages = run.usages
         self.analysis = analysis
         self.operators = run.operators
         self.only = None if only is None else set(only)
@@ -187,7 +193,9 @@ class CellCodemod(PortableMoves):
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
         taken = self._without_field(original, updated)
-        return updated if taken is None else taken
+        if taken is not None:
+            return taken
+        return self._usage(original, updated, TAKE_TEMPLATES)
 
     # -- sites ----------------------------------------------------------------------------
     def _entry(self, site: Site) -> Replacement:
@@ -283,7 +291,8 @@ class CellCodemod(PortableMoves):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         site = self._site(original)
         if site is None:
-            return self._through_xp(original, updated)
+            moved = self._usage(original, updated, (LENGTH,))
+            return moved if moved is not updated else self._through_xp(original, updated)
         if site.kind == "host_sync" and site.entry is None and not site.undecided:
             return updated  # float(x): the standard's own way to read a value
         replacement = self._rewrite(site, original, updated, updated)

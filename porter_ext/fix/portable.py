@@ -9,6 +9,7 @@ calls (`every_part`), and a rewrite through NumPy finds it as ``np``.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -17,6 +18,7 @@ from libcst.metadata import PositionProvider
 from porter_ext.backends import HOST_LIBRARY, backend_of_module
 from porter_ext.fix.cellscope import names_read
 from porter_ext.fix.xpbind import XpBinding
+from porter_ext.spec.indexing import read_twice, usage_from_source
 from porter_ext.spec.replacement import Replacement
 from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
 
@@ -32,13 +34,18 @@ _WRITE = "__setitem__"
 class PortableMoves(XpBinding):
     """The codemod's moves that are no table entry; the subclass gives ``_code``,
     ``_operand``, ``only``, ``names``, ``analysis`` (where the standard calls through a
-    library's module and the writes into arrays are) and ``_moved`` (a site applied or
+    library's module and the writes into arrays are), ``usages`` (`RunKnowledge.usages`),
+    ``_propose`` (a site and why it is left as written) and ``_moved`` (a site applied or
     left out)."""
 
     analysis: CellAnalysis
+    #: `RunKnowledge.usages`
+    usages: Mapping[tuple[int, int, str], tuple[str, str]]
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
+        #: the subscripts written to (``C[X] += 1``): no usage rewrite reads them
+        self.targets: set[cst.CSTNode] = set()
         #: calls that are an operand (an argument, an index, a side of an operator), where
         #: a creation from sizes goes through ``xp`` (`_through_xp`)
         self.operands: set[cst.BaseExpression] = set()
@@ -98,6 +105,55 @@ class PortableMoves(XpBinding):
         self._moved((start.line, start.column, qualname), self._code(updated), replacement)
         self.note_uses(replacement, call)
         return new
+
+    # -- usages that are no call of the table ---------------------------------------
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.targets.add(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.targets.add(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self.targets.add(node.target)
+
+    def _usage(
+        self, original: cst.CSTNode, updated: cst.BaseExpression, templates: tuple[str, ...]
+    ) -> cst.BaseExpression:
+        """``emb = C[X]`` → ``xp.take(C, X, axis=0)`` (the flat form for another rank of
+        ``X``), ``len(x)`` → ``x.shape[0]``: where the run recorded the usage here, the
+        template that wrote its suggestion (`porter_ext.spec.indexing`) over the
+        expressions as written (inner sites already rewritten)."""
+        if original in self.targets or not self.usages:
+            return updated
+        where = self.get_metadata(PositionProvider, original).start
+        key = next((k for k in self.usages if (k[0], k[1]) == (where.line, where.column)), None)
+        if key is None:
+            return updated
+        said, library = self.usages[key]
+        written = self._code(original)
+        template = next((t for t in templates if usage_from_source(t, written) == said), None)
+        text = self._code(updated)
+        replacement = usage_from_source(template, text) if template is not None else None
+        if replacement is None:
+            return updated
+        twice = read_twice(template, written)  # type: ignore[arg-type]
+        if twice is not None:
+            why = f"its form reads {twice} twice (for its shape): assign it to a name first"
+            self._propose(key, text, None, why)  # type: ignore[attr-defined]
+            return updated
+        if self.only is not None and key not in self.only:
+            self._moved(key, text, None)
+            return updated
+        array = self._operand(updated.value) if isinstance(updated, cst.Subscript) else None
+        call = SourceCall("function", None, (array,) if array else (), {}, False)
+        self.site_libraries = (library,)
+        unbound = self.unbound_xp(replacement, call, original, updated)
+        if unbound is not None:
+            self._propose(key, text, None, unbound)  # type: ignore[attr-defined]
+            return updated
+        self._moved(key, text, replacement)
+        self.note_uses(replacement, call)
+        return cst.parse_expression(replacement)
 
     # -- writes into arrays ---------------------------------------------------------
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:

@@ -49,6 +49,12 @@ class Round:
     why: str | None = None
     #: the line a replay failed at, and the spec it failed on
     failed_line: int | None = None
+    #: the lines of earlier cells' definitions replayed before it (its replays' lines
+    #: count them)
+    shift: int = 0
+    #: backend → the outputs that differ there exactly as the original cell's own replay
+    #: there differs (`Judge.as_the_original`): a site left as written, not the rewrite
+    inherited: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def skipped(self) -> bool:
@@ -87,10 +93,19 @@ def judged(
     lines of earlier cells' definitions replayed before it."""
     original = str(ctx.specs[0])
     verified = [e.backend for e in targets if judge.agrees(e)]
-    result = Round(keys, source, targets, False, verified)
-    changed = [e for e in targets if e.status == "ok" and e.backend not in verified]
+    result = Round(keys, source, targets, False, verified, shift=shift)
+    for e in targets:
+        if e.status == "ok" and e.backend not in verified and e.backend != original:
+            same = judge.as_the_original(e)
+            if same:
+                result.inherited[e.backend] = same
+    changed = [
+        e
+        for e in targets
+        if e.status == "ok" and e.backend not in verified and e.backend not in result.inherited
+    ]
     first = next((e for e in targets if e.backend == original), None)
-    missing = sorted(judge.ran_on(original) - set(verified))
+    missing = sorted(judge.ran_on(original) - set(verified) - result.inherited.keys())
     if changed:
         where = ", ".join(e.backend for e in changed)
         result.why = f"it changes the result on {where} ({judge.what_differs(changed[0])})"
@@ -192,6 +207,21 @@ def _the_backends(out: OutputComparison, original: ReplayEntry | None) -> bool:
     )
 
 
+def _same_difference(out: OutputComparison, twin: OutputComparison | None) -> bool:
+    """Whether ``twin`` (the original cell's output on the same backend) differs from the
+    original run exactly as ``out`` does."""
+    fields = (
+        "difference",
+        "within_tolerance",
+        "mismatched",
+        "max_abs_err",
+        "nan_mismatch",
+        "dtype",
+        "shape",
+    )
+    return twin is not None and all(getattr(out, f) == getattr(twin, f) for f in fields)
+
+
 def _the_defaults(
     out: OutputComparison, original: ReplayEntry | None, defaults: Mapping[str, str]
 ) -> bool:
@@ -229,6 +259,21 @@ class Judge:
         if self.drawn is None:
             return frozenset()
         return self.drawn.loose(replay.backend.partition(":")[0])
+
+    def as_the_original(self, replay: ReplayEntry) -> list[str]:
+        """The outputs of ``replay`` that differ from the original run, where every one of
+        them differs exactly as in the original cell's own replay on that backend (the
+        same verdict, error and values: ``np.median`` of a tensor, a line the rewrite left
+        as written); empty where any differs otherwise, or the original did not run there.
+        Such a backend verifies nothing, and the rewrite changed nothing there."""
+        original = self.replays.get(replay.backend)
+        if original is None or original.status != "ok":
+            return []
+        differing = _differing(replay, original, self._defaults(replay), self._loose(replay))
+        twins = {o.name: o for o in original.outputs}
+        if all(_same_difference(o, twins.get(o.name)) for o in differing):
+            return [o.name for o in differing]
+        return []
 
     def ran_on(self, original: str) -> set[str]:
         """The backends the original cell ran on: its own, and those its replay ran on."""

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from porter_ext.backends import LIBRARIES
+from porter_ext.fix.blockers import blocked_sites, blockers, cell_line
 from porter_ext.fix.draws import kept_draw
 from porter_ext.fix.verify_rounds import Round
 from porter_ext.model.entries import RewriteEntry, RewriteSiteEntry
@@ -59,12 +60,31 @@ def _mixed_dtypes(name: str, x: str, other: str) -> tuple[str, str] | None:
 
 def run_knowledge(calls: Sequence[CallRecord]) -> dict:
     """What the original run saw that the source cannot tell, as the fields of
-    `porter_ext.fix.rewrite.RunKnowledge`: ``results``, ``receivers`` and ``decided``."""
+    `porter_ext.fix.rewrite.RunKnowledge`: ``results``, ``receivers``, ``decided`` and
+    ``usages``."""
     return {
         "results": array_results(calls),
         "receivers": array_methods(calls),
         "decided": run_verdicts(calls),
+        "usages": recorded_usages(calls),
     }
+
+
+def recorded_usages(calls: Iterable[CallRecord]) -> dict:
+    """The integer-array indices into a first axis (``C[X]``) and the ``len()`` calls of
+    arrays the original run made in this cell, by ``(line, col, name)`` → (their
+    suggestion, written with the person's expressions, and the array's library): the
+    codemod rewrites them with the template that wrote it (`porter_ext.spec.indexing`).
+    A site the run judged two ways (an index of another rank in a later iteration) is
+    left out."""
+    seen: dict = {}
+    for call in calls:
+        taken = call.kind == "index" and call.standard_name == "take"
+        length = call.name == "len" and call.status == "non_standard_usage"
+        if call.origin is None and (taken or length) and call.suggestion:
+            key = (call.line, call.col, call.name)
+            seen.setdefault(key, set()).add((call.suggestion, call.library))
+    return {key: next(iter(v)) for key, v in seen.items() if len(v) == 1}
 
 
 def array_results(calls: Iterable[CallRecord]) -> dict:
@@ -288,9 +308,12 @@ def accepted_entry(
     rounds: list[Round],
     inapplicable: set[str] = frozenset(),
     left: Mapping[_Key, str] | None = None,
+    calls: Sequence[CallRecord] = (),
 ) -> RewriteEntry:
     """The accepted rewrite: verified (every site, every spec the original runs on) or
-    partial (say what not); ``left`` gives the reasons of sites left out beforehand."""
+    partial (say what not); ``left`` gives the reasons of sites left out beforehand.
+    Where a spec is not verified because a line left as written fails there (one of the
+    original run's ``calls``), that site says so, one line each (`porter_ext.fix.blockers`)."""
     first = rounds[0]
     reasons = dict(left or {})
     for site in final.sites:
@@ -309,19 +332,27 @@ def accepted_entry(
         replay = next((e for e in best.entries if e.backend == spec), None)
         same = replay is not None and replay.status == "not_exercised" and spec in inapplicable
         (skipped if same else missing).append(spec)
+    found = blockers(final.original, final.source, best, missing) if missing else {}
+    sites, said = blocked_sites(sites, found, calls, final.original)
     problems = []
     left_out = [s for s in sites if not s.applied and not kept_draw(s)]
     if left_out:
         problems.append(f"{len(left_out)} site(s) left as written")
+    explained = {spec for specs, _ in said for spec in specs}
     for spec in missing:
+        if spec in explained:
+            continue
         replay = next((e for e in best.entries if e.backend == spec), None)
         error = replay.error if replay is not None else None
+        line = error.line if error is not None else None
+        placed = cell_line(final.original, final.source, line - best.shift) if line else None
         detail = (
-            f"{error.type} at line {error.line}: {error.message}"
+            f"{error.type} at line {placed[0] if placed else line}: {error.message}"
             if error
             else (replay.reason or replay.status if replay is not None else "not replayed")
         )
         problems.append(f"not verified on {spec}: {detail}")
+    problems += [f"not verified on {', '.join(specs)}: {text}" for specs, text in said]
     status = "partial" if problems else "verified"
     if skipped:
         problems.append(

@@ -16,6 +16,7 @@ from typing import Any
 from porter_ext.backends import Backend, all_backends, dtype_name
 from porter_ext.record.classify import Verdict
 from porter_ext.spec.dtype_categories import dtype_kind, scalar_issue
+from porter_ext.spec.indexing import LENGTH, length_rewrite, take_rewrite, take_template
 from porter_ext.spec.standard import Standard
 
 #: the operand an operator reflects to when the array is on the right (``2 - x``)
@@ -267,6 +268,24 @@ def _lacking_negative_steps() -> str:
     return ", ".join(b.title for b in all_backends() if not b.negative_step_slices)
 
 
+def _rows_taken(x: tuple, key: tuple) -> Verdict | None:
+    """``C[X]``: one integer array ``X`` indexing the first axis of ``C`` (NumPy and torch
+    fill the others with ``:``), as the standard's ``take`` writes it with the person's
+    expressions (`porter_ext.spec.indexing`); None for any other index."""
+    if key[0] != "array" or dtype_kind(key[2]) != "int" or type(x[3]) is not int:
+        return None
+    template = take_template(key[3] if type(key[3]) is int else None)
+    return Verdict(
+        "non_standard_usage",
+        "take",
+        take_rewrite(template, "x", "idx"),
+        "an integer array indexing the first axis of an array of more axes: the standard "
+        "indexes with integer arrays only where every axis gets one (2024.12); its take "
+        "gathers along one axis",
+        template,
+    )
+
+
 def classify_index(
     std: Standard, name: str, x: tuple, key: tuple, value: tuple | None = None
 ) -> Verdict:
@@ -317,6 +336,9 @@ def classify_index(
     masks = [p for p in arrays if dtype_kind(p[2]) == "bool"]
     integers = [p for p in arrays if dtype_kind(p[2]) == "int"]
     if integers:
+        rows = _rows_taken(x, key) if not setting else None
+        if rows is not None and (std.version < "2024.12" or x[3] != 1):
+            return rows
         if std.version < "2024.12":
             return Verdict(
                 "non_standard_usage",
@@ -375,9 +397,10 @@ def classify_protocol(std: Standard, name: str) -> Verdict:
         return Verdict(
             "non_standard_usage",
             None,
-            "x.shape[0]",
+            length_rewrite("x"),
             "len() of an array: the standard's arrays have no __len__ (array-api-strict "
             "raises); x.shape[0] is the length of the first axis",
+            LENGTH,
         )
     rows = (
         "xp.unstack(x)" if "unstack" in std.functions else "(x[i, ...] for i in range(x.shape[0]))"

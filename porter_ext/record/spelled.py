@@ -17,6 +17,7 @@ from porter_ext.record.classify import Verdict
 from porter_ext.record.resolve import Callee
 from porter_ext.record.runners import FILENAMES
 from porter_ext.record.sites import Place
+from porter_ext.spec.indexing import usage_from_source
 from porter_ext.spec.rewrites import SourceCall, suggestion_from_source
 
 
@@ -74,6 +75,9 @@ def spelled_suggestion(place: Place, callee: Callee, verdict: Verdict) -> str | 
     if verdict.template is None or verdict.suggestion is None:
         return verdict.suggestion
     text = call_text(place)
+    usage = usage_from_source(verdict.template, text) if text else None
+    if usage is not None:  # an index or len(): no table entry
+        return usage
     call = source_call(text, callee.kind) if text else None
     if call is None:
         return verdict.suggestion

@@ -232,3 +232,21 @@ def test_torchs_device_agnostic_runtime_api_is_not_judged_by_the_standard():
     _, lines = calls_at("n = torch.accelerator.device_count()\nm = torch.cuda.device_count()\n")
     assert one(lines, 1, "torch.accelerator.device_count").status == "outside_namespace"
     assert one(lines, 2, "torch.cuda.device_count").status == "device_specific"
+
+
+def test_an_integer_array_index_into_a_first_axis_is_suggested_as_take_as_written():
+    """``C[X]`` (makemore's embedding): the suggestion is the standard's take over the
+    person's expressions, by the index's rank; ``len(x)`` alike."""
+    _, lines = calls_at(
+        "emb = C[X]\nrows = C[ix % 3]\nn = len(X)\n",
+        C=torch.ones(27, 2),
+        X=torch.zeros(5, 3, dtype=torch.int64),
+        ix=torch.arange(4),
+    )
+    emb = one(lines, 1, "Tensor.__getitem__")
+    assert (emb.status, emb.standard_name) == ("non_standard_usage", "take")
+    assert emb.suggestion == (
+        "xp.reshape(xp.take(C, xp.reshape(X, (-1,)), axis=0), (*X.shape, *C.shape[1:]))"
+    )
+    assert one(lines, 2, "Tensor.__getitem__").suggestion == "xp.take(C, ix % 3, axis=0)"
+    assert one(lines, 3, "len").suggestion == "X.shape[0]"

@@ -1,0 +1,124 @@
+"""Rewrites of usages that are no call of the table: an integer-array index into the first
+axis of an array of two or more axes (``emb = C[X]``) and ``len()`` of an array, written
+with the person's expressions.
+
+NumPy and torch give ``C[X]`` the shape ``X.shape + C.shape[1:]``; the standard indexes
+with integer arrays only when every axis gets one (2024.12), and its ``take`` takes a 1-D
+index along one axis. A 1-D ``X`` is ``xp.take(C, X, axis=0)``; any other rank goes
+through a flat index and back to that shape. ``len(x)`` is ``x.shape[0]``: the standard's
+arrays have no ``__len__``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = [
+    "INDEX_EXAMPLES",
+    "LENGTH",
+    "TAKE_FLAT",
+    "TAKE_ROWS",
+    "TAKE_TEMPLATES",
+    "length_rewrite",
+    "read_twice",
+    "take_rewrite",
+    "take_template",
+    "usage_from_source",
+]
+
+#: ``C[X]`` with a 1-D integer array ``X``
+TAKE_ROWS = "xp.take({x}, {idx}, axis=0)"
+#: ``C[X]`` with an integer array ``X`` of any other rank (0-d included)
+TAKE_FLAT = (
+    "xp.reshape(xp.take({x}, xp.reshape({idx}, (-1,)), axis=0), "
+    "(*{idx_atom}.shape, *{x_atom}.shape[1:]))"
+)
+#: the templates of ``C[X]``, by the rank of ``X``
+TAKE_TEMPLATES = (TAKE_ROWS, TAKE_FLAT)
+#: ``len(x)``
+LENGTH = "{x_atom}.shape[0]"
+#: the examples each template is verified on, on every installed backend: (array, index)
+#: as data, ``x[i]`` on NumPy the expected result
+INDEX_EXAMPLES = (
+    ([[0.5, 1.0], [2.0, -3.0], [4.0, 5.5]], [2, 0, 2]),
+    ([[0.5, 1.0], [2.0, -3.0], [4.0, 5.5]], [[2, 0], [1, 1], [0, 2]]),
+    ([[[0.5, 1.0], [2.0, -3.0]], [[4.0, 5.5], [6.0, 7.0]]], [[[1], [0]]]),
+    ([[0.5, 1.0], [2.0, -3.0], [4.0, 5.5]], 1),
+    ([[0.5, 1.0], [2.0, -3.0], [4.0, 5.5]], [-1, 0]),
+)
+
+
+def take_template(index_ndim: int | None) -> str:
+    """The template for ``C[X]`` with an integer array ``X`` of ``index_ndim`` axes."""
+    return TAKE_ROWS if index_ndim == 1 else TAKE_FLAT
+
+
+def _atom(text: str) -> str:
+    """``text`` as an operand that an attribute read may follow (``(a + b).shape``)."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return f"({text.strip()})"
+    atoms = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Tuple)
+    if isinstance(node, atoms) and not (isinstance(node, ast.Constant) and text.strip()[:1] == "-"):
+        return text.strip()
+    return f"({text.strip()})"
+
+
+def take_rewrite(template: str, x: str, idx: str) -> str:
+    """``template`` (`TAKE_ROWS`, `TAKE_FLAT`) over the array ``x`` and the index ``idx`` as
+    written."""
+    x, idx = x.strip(), idx.strip()
+    return template.format(x=x, idx=idx, x_atom=_atom(x), idx_atom=_atom(idx))
+
+
+def length_rewrite(x: str) -> str:
+    """``len(x)`` as ``x.shape[0]``, ``x`` as written."""
+    return LENGTH.format(x_atom=_atom(x))
+
+
+def read_twice(template: str, text: str) -> str | None:
+    """The operand of ``text`` (``C[X]``) that ``template`` evaluates twice and that calls
+    something (``C[torch.randint(...)]``: two calls would draw twice), or None: the flat
+    form reads the index and the array again for their shapes."""
+    if template != TAKE_FLAT:
+        return None
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Subscript):
+        return None
+    for part in (node.value, node.slice):
+        if any(isinstance(n, ast.Call | ast.NamedExpr | ast.Lambda) for n in ast.walk(part)):
+            return ast.get_source_segment(text.strip(), part)
+    return None
+
+
+def usage_from_source(template: str, text: str) -> str | None:
+    """``template`` (`TAKE_ROWS`, `TAKE_FLAT`, `LENGTH`) over the expression ``text`` as
+    written (``C[X]``, ``len(X)``), or None when ``text`` is not that usage."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    source = text.strip()
+
+    def segment(part: ast.AST) -> str:
+        return ast.get_source_segment(source, part) or ""
+
+    if template in (TAKE_ROWS, TAKE_FLAT):
+        if not isinstance(node, ast.Subscript) or isinstance(node.slice, ast.Slice | ast.Tuple):
+            return None
+        if isinstance(node.slice, ast.Starred):
+            return None
+        return take_rewrite(template, segment(node.value), segment(node.slice))
+    if template == LENGTH:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            return None
+        if node.func.id != "len" or node.keywords or len(node.args) != 1:
+            return None
+        if isinstance(node.args[0], ast.Starred):
+            return None
+        return length_rewrite(segment(node.args[0]))
+    return None

@@ -1,0 +1,85 @@
+"""The rewrites of usages that are no call of the table (`porter_ext.spec.indexing`): an
+integer-array index into a first axis (``C[X]``) and ``len(x)``, verified on every
+installed backend against the original on NumPy and torch, and written with the
+person's expressions."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from porter_ext.backends import get_backend
+from porter_ext.spec.indexing import (
+    INDEX_EXAMPLES,
+    LENGTH,
+    TAKE_FLAT,
+    TAKE_ROWS,
+    length_rewrite,
+    read_twice,
+    take_rewrite,
+    take_template,
+    usage_from_source,
+)
+from tests.spec.test_replacement_rewrites import _agree, _available, _host
+
+ORIGINALS = ("numpy", "torch")
+
+
+def _arrays(backend, data, index):
+    xp = backend.namespace()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # jax without x64 narrows float64, and says so
+        return xp, xp.asarray(data, dtype=xp.float64), xp.asarray(index, dtype=xp.int64)
+
+
+@pytest.mark.parametrize("example", INDEX_EXAMPLES, ids=lambda e: f"index{np.ndim(e[1])}d")
+def test_the_take_of_an_integer_array_index_agrees_with_it_on_every_backend(example):
+    data, index = example
+    template = take_template(np.ndim(index))
+    rewritten = take_rewrite(template, "C", "X")
+    originals = []
+    for library in ORIGINALS:
+        backend = get_backend(library)
+        if backend.available()[0]:
+            _, C, X = _arrays(backend, data, index)
+            originals.append((library, _host(C[X])))
+    assert originals, "numpy is always installed"
+    for backend in _available():
+        xp, C, X = _arrays(backend, data, index)
+        value = _host(eval(rewritten, {"xp": xp, "C": C, "X": X}))
+        for library, original in originals:
+            _agree(original, value, f"{rewritten} on {backend.name} against {library}'s C[X]")
+
+
+@pytest.mark.parametrize("data", [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], [0.5, 1.5]])
+def test_len_agrees_with_the_first_axis_on_every_backend(data):
+    for backend in _available():
+        xp = backend.namespace()
+        x = xp.asarray(data)
+        assert eval(length_rewrite("x"), {"x": x}) == len(np.asarray(data)), backend.name
+
+
+def test_the_rewrites_write_the_persons_expressions():
+    assert take_template(1) == TAKE_ROWS and take_template(2) == take_template(0) == TAKE_FLAT
+    assert usage_from_source(TAKE_ROWS, "C[ix % 5]") == "xp.take(C, ix % 5, axis=0)"
+    assert usage_from_source(TAKE_FLAT, "C[Xtr[ix]]") == (
+        "xp.reshape(xp.take(C, xp.reshape(Xtr[ix], (-1,)), axis=0), (*Xtr[ix].shape, *C.shape[1:]))"
+    )
+    # an operand read again for its shape keeps its meaning: parenthesised
+    assert "(*(a + b).shape, *m.T.shape[1:])" in usage_from_source(TAKE_FLAT, "m.T[a + b]")
+    assert usage_from_source(LENGTH, "len(a + b)") == "(a + b).shape[0]"
+    assert usage_from_source(LENGTH, "len(X)") == "X.shape[0]"
+    # not these usages: a slice, a tuple index, len() of two arguments
+    assert usage_from_source(TAKE_ROWS, "C[1:3]") is None
+    assert usage_from_source(TAKE_ROWS, "C[X, 0]") is None
+    assert usage_from_source(LENGTH, "len(a, b)") is None
+
+
+def test_the_flat_form_refuses_an_operand_that_calls_something():
+    assert read_twice(TAKE_FLAT, "C[torch.randint(0, 27, (4, 3))]") == (
+        "torch.randint(0, 27, (4, 3))"
+    )
+    assert read_twice(TAKE_FLAT, "C[Xtr[ix]]") is None
+    assert read_twice(TAKE_ROWS, "C[f(ix)]") is None  # read once
