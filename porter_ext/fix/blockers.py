@@ -141,28 +141,31 @@ def blocked_sites(
     found: Mapping[int, Blocker],
     calls: Iterable[CallRecord],
     source: str,
+    first_line: int = 1,
 ) -> tuple[list[RewriteSiteEntry], list[tuple[list[str], str]]]:
     """``sites`` with a one-line reason on each site left as written that blocks the
     cell (a recorded finding the rewrite has no site for gets one), and those lines, each
-    with the backends it keeps the cell from."""
+    with the backends it keeps the cell from; lines said as the cell's editor counts
+    them (``first_line``: the editor line of the source's first line)."""
     applied = {(s.line, s.col) for s in sites if s.applied}
     by_place = {(s.line, s.col, s.name): s for s in sites}
     out = list(sites)
     said: list[tuple[list[str], str]] = []
     for line, blocker in sorted(found.items()):
+        shown = line + first_line - 1
         where = "; ".join(blocker.on.values())
         specs = list(blocker.on)
         held = [
             c
             for c in calls
             if c.origin is None
-            and c.is_finding
+            and c.flagged
             and c.line == line
             and (c.line, c.col) not in applied
         ]
         if not held:
             how = "as rewritten" if blocker.changed else "as written"
-            said.append((specs, f"line {line} `{blocker.text}` {how}: {where}"))
+            said.append((specs, f"line {shown} `{blocker.text}` {how}: {where}"))
             continue
         for call in _distinct(held):
             site = by_place.get((call.line, call.col, call.name)) or _by_position(sites, call)
@@ -171,7 +174,7 @@ def blocked_sites(
             text = (
                 f"{why}; {where}" if why.startswith("left") else f"left as written ({why}); {where}"
             )
-            said.append((specs, f"line {line} `{blocker.text}`: {text}"))
+            said.append((specs, f"line {shown} `{blocker.text}`: {text}"))
             if site is not None:
                 out[out.index(site)] = RewriteSiteEntry(
                     site.line, site.col, site.name, site.original, site.replacement, False, text

@@ -323,7 +323,14 @@ class FixRun:
         final = self._propose(namespace, best.keys)
         left = {**self.dropped, **left}
         accepted = accepted_entry(
-            final, best, ctx.specs, self.rounds, unexercised_specs(entry.replays), left, entry.calls
+            final,
+            best,
+            ctx.specs,
+            self.rounds,
+            unexercised_specs(entry.replays),
+            left,
+            entry.calls,
+            first_line=entry.first_line,
         )
         return with_draws_note(accepted, self.judge.drawn)
 

@@ -309,11 +309,13 @@ def accepted_entry(
     inapplicable: set[str] = frozenset(),
     left: Mapping[_Key, str] | None = None,
     calls: Sequence[CallRecord] = (),
+    first_line: int = 1,
 ) -> RewriteEntry:
     """The accepted rewrite: verified (every site, every spec the original runs on) or
     partial (say what not); ``left`` gives the reasons of sites left out beforehand.
     Where a spec is not verified because a line left as written fails there (one of the
-    original run's ``calls``), that site says so, one line each (`porter_ext.fix.blockers`)."""
+    original run's ``calls``), that site says so, one line each (`porter_ext.fix.blockers`),
+    with the cell's lines as its editor counts them (``first_line``: `CellEntry.first_line`)."""
     first = rounds[0]
     reasons = dict(left or {})
     for site in final.sites:
@@ -333,7 +335,7 @@ def accepted_entry(
         same = replay is not None and replay.status == "not_exercised" and spec in inapplicable
         (skipped if same else missing).append(spec)
     found = blockers(final.original, final.source, best, missing) if missing else {}
-    sites, said = blocked_sites(sites, found, calls, final.original)
+    sites, said = blocked_sites(sites, found, calls, final.original, first_line)
     problems = []
     left_out = [s for s in sites if not s.applied and not kept_draw(s)]
     if left_out:
@@ -347,7 +349,8 @@ def accepted_entry(
         line = error.line if error is not None else None
         placed = cell_line(final.original, final.source, line - best.shift) if line else None
         detail = (
-            f"{error.type} at line {placed[0] if placed else line}: {error.message}"
+            f"{error.type} at line {(placed[0] if placed else line) + first_line - 1}: "
+            f"{error.message}"
             if error
             else (replay.reason or replay.status if replay is not None else "not replayed")
         )

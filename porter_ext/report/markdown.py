@@ -75,29 +75,24 @@ def _num(value: float | None) -> str:
 def _has_news(cell: CellEntry, calls: list[PlacedCall]) -> bool:
     """Whether a cell has anything a reviewer should look at (``calls``: those written
     in it, `placement.calls_by_cell`)."""
+    # a row of code written elsewhere is shown there (the writing cell, the file)
     return (
-        cell.error is not None
+        any(r.origin is None for r in cell.diagnostics)
         or bool(cell_notes(cell))
-        or bool(cell.device_findings)
         or any(p.call.flagged for p in calls)
-        or any(r.status in ("error", "timeout") for r in cell.replays)
-        or any(
-            o.within_tolerance is False or o.device_ok is False
-            for r in cell.replays
-            for o in r.outputs
-        )
     )
 
 
 def _cell_section(cell: CellEntry, calls: list[PlacedCall]) -> list[str]:
     title = md_text(cell.title)
-    out = [f"### {title}", "", fenced(cell.source), ""]
+    out = [f"### {title}", "", md_text(cell.headline.text), "", fenced(cell.source), ""]
     notes = cell_notes(cell)
     if notes:
         for _, text in notes:
             out += [f"> **Note:** {md_text(text)}", ""]
     if cell.error is not None:
-        line = f" at {cell.error.where}" if cell.error.where else ""
+        at = cell.error.where_in(cell.first_line)
+        line = f" at {at}" if at else ""
         out += [f"**Raised** {md_code(cell.error.type)}{line}: {md_text(cell.error.message)}", ""]
     flagged = [p for p in calls if p.call.flagged]
     if flagged:
@@ -117,7 +112,7 @@ def _cell_section(cell: CellEntry, calls: list[PlacedCall]) -> list[str]:
     if cell.device_findings:
         rows = [
             [
-                str(f.line or "—"),
+                str(cell.line(f.line) or "—"),
                 md_code(f.name),
                 md_text(f.kind),
                 md_code(f.backend or "—"),
@@ -164,7 +159,8 @@ def _cell_section(cell: CellEntry, calls: list[PlacedCall]) -> list[str]:
         rows = []
         for r in troubled:
             if r.error is not None:
-                where = f" ({r.error.where})" if r.error.where else ""
+                at = r.error.where_in(cell.first_line)
+                where = f" ({at})" if at else ""
                 detail = f"{md_code(r.error.type)}{where}: {md_text(r.error.message)}"
             else:
                 detail = md_text(r.reason or "")
@@ -187,7 +183,7 @@ def _plan_section(report: Report) -> list[str]:
         cells = ", ".join(item.cells[:MAX_GROUP_CELLS])
         if len(item.cells) > MAX_GROUP_CELLS:
             cells += f" and {len(item.cells) - MAX_GROUP_CELLS} more"
-        verdict = "✅ fixed automatically" if item.automatic else "needs you"
+        verdict = f"✅ {item.state_text}" if item.automatic else item.state_text
         rows.append(
             [
                 str(number),

@@ -29,13 +29,15 @@ class PlacedCall:
     called_from: str | None = None
     #: the cell that wrote it, when the view does not hold that cell
     written_in: str | None = None
+    #: the calling cell's line, as its editor counts it
+    calling_line: int | None = None
 
     @property
     def note(self) -> str:
         """``"called from cell 6 · In [9], line 2"`` or ``"in code from In [2]"``; "" for a call
         written where it is shown."""
         if self.called_from is not None:
-            return f"called from {self.called_from}, line {self.call.line}"
+            return f"called from {self.called_from}, line {self.calling_line}"
         if self.written_in is not None:
             return f"in code from {self.written_in}"
         return ""
@@ -72,7 +74,7 @@ def calls_by_cell(cells: Sequence[CellEntry]) -> list[list[PlacedCall]]:
         for call in cell.calls:
             origin = call.origin
             if origin is None:
-                placed[position].append(PlacedCall(call, call.line, call.col))
+                placed[position].append(PlacedCall(call, cell.line(call.line), call.col))
                 continue
             key = (origin.index, origin.execution_count, position)
             if key not in writers:
@@ -80,11 +82,17 @@ def calls_by_cell(cells: Sequence[CellEntry]) -> list[list[PlacedCall]]:
             writer = writers[key]
             if writer is None:
                 placed[position].append(
-                    PlacedCall(call, origin.line, origin.col, written_in=origin.label)
+                    PlacedCall(call, origin.editor_line, origin.col, written_in=origin.label)
                 )
             else:
                 placed[writer].append(
-                    PlacedCall(call, origin.line, origin.col, called_from=cell.label)
+                    PlacedCall(
+                        call,
+                        origin.editor_line,
+                        origin.col,
+                        called_from=cell.label,
+                        calling_line=cell.line(call.line),
+                    )
                 )
     for calls in placed:
         calls.sort(key=lambda p: (p.line, p.col))
@@ -101,7 +109,8 @@ class FileFinding:
 
     @property
     def line(self) -> int:
-        return self.call.origin.line if self.call.origin is not None else self.call.line
+        origin = self.call.origin
+        return origin.editor_line if origin is not None else self.call.line
 
 
 def calls_by_file(cells: Sequence[CellEntry]) -> dict[str, list[FileFinding]]:

@@ -171,3 +171,20 @@ def test_torch_cuda_runtime_calls_are_fixed_into_torch_accelerator(shell):
     assert port.rewrite == (
         "n = torch.accelerator.device_count()\nok = torch.accelerator.is_available()\n"
     )
+
+
+def test_a_partial_rewrite_is_never_fixed_automatically_and_lines_count_as_the_editor(shell):
+    """Issue 27: over ``x.cumsum(1) + torch.as_tensor(w).float()`` the plan said "fixed
+    automatically" for a rewrite nobody could apply, and the reason said "line 1" for the
+    line the editor (and the panel) call line 2, below the ``%%port`` line."""
+    shell.run_cell("import numpy as np\nx = torch.ones(3, 4)\nw = np.ones(4)")
+    shell.run_cell("%%port --fix -b numpy\ny = x.cumsum(1) + torch.as_tensor(w).float()")
+    entry = get_session(shell).cells[-1]
+    assert entry.first_line == 2
+    assert entry.rewrite is not None and entry.rewrite.status == "partial"
+    assert "line 2 `y = x.cumsum(1)" in entry.rewrite.reason
+    states = {item.title.split(" ")[0]: item.state for item in entry.plan}
+    assert states["Tensor.cumsum"] == "partial" and states["Tensor.float"] == "partial"
+    assert not any(item.automatic for item in entry.plan)
+    assert all("fixed automatically" not in item.state_text for item in entry.plan)
+    assert {row.line for row in entry.diagnostics if row.line is not None} == {2}

@@ -157,7 +157,7 @@ def test_attribution_by_defining_module():
     )
     gamma = one(lines, 1, "scipy.special.gamma")
     assert (gamma.library, gamma.status) == ("scipy", "outside_namespace")
-    assert not gamma.is_finding
+    assert not gamma.flagged
     assert one(lines, 2, "scipy.special.logsumexp").status == "outside_namespace"
     assert one(lines, 3, "jax.random.normal").status == "non_standard"
     assert one(lines, 4, "numpy.emath.sqrt").status == "non_standard"
