@@ -140,7 +140,8 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
     );
   }
   // the cell's position in the column (narrow), its full label in the title
-  const cell = el('span', 'porter-diag-cell', row.cell);
+  // the cell's position as JupyterLab's status bar counts it (from 1)
+  const cell = el('span', 'porter-diag-cell', row.cell + 1);
   cell.title = visibleText(
     row.file === null ? row.cellLabel : `called from ${row.calledFrom}`
   );

@@ -66,7 +66,8 @@ describe('the panel’s rows put hostile strings on the page as text', () => {
   it('shows the cell’s position in its column and its full label in the title', () => {
     const node = renderRow(row(), false);
     const cell = node.querySelector('.porter-diag-cell') as HTMLElement;
-    expect(cell.textContent).toBe('3');
+    // notebook position 3 is JupyterLab's "Cell 4"
+    expect(cell.textContent).toBe('4');
     expect(cell.title).toBe('cell 4 · In [4]');
     expect(node.dataset.porterCell).toBe('3');
   });

@@ -1,0 +1,140 @@
+"""Issue 27: one truth, drawn by every view.
+
+One cell with calls of every status (standard, a name outside the standard, a usage
+outside it, acknowledged, outside_namespace, host sync), a device finding, a replay
+failure, a dtype-only change, a mismatch and an error of its own, saved as porter saves
+its result. JupyterLab and Notebook 7 (porter's renderer, the Porting panel, the editor
+marks' hovers), the HTML and Markdown reports and the text output show the same counts,
+the same severity for each finding and the same words: read from the page, compared
+with the JSON porter wrote. Cells are named as JupyterLab names them and lines as its
+editor counts them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from html import escape
+from dataclasses import replace
+from typing import Any
+
+import nbformat
+import pytest
+
+from porter_ext.model.report import Report
+from porter_ext.report.codec import cell_to_dict
+from porter_ext.report.html import render_html
+from porter_ext.report.markdown import md_text, render_markdown
+from porter_ext.ui.mime import MIME_TYPE, cell_bundle, cell_text
+from tests.browser.support import (
+    LabServer,
+    hover_text,
+    lab_server,
+    open_notebook,
+    save_screenshot,
+    write_notebook,
+)
+from tests.model.test_diagnostics import SOURCE, every_status_cell
+from tests.ui.entries import environment
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+NB = "one_truth.ipynb"
+PANEL = "#porter-porting-panel"
+SHOW_PANEL = "() => window.jupyterapp.commands.execute('porter:show-panel')"
+#: the panel's rows as it holds them
+ROWS = """() => window.jupyterapp.shell.widgets('left')
+  .find(w => w.id === 'porter-porting-panel').rows
+  .map(r => ({message: r.message, severity: r.severity, status: r.status,
+              line: r.shownLine, cell: r.cell}))"""
+#: what Notebook 7 and JupyterLab log on their own, without porter
+OWN_ERRORS = {
+    "Cannot read properties of undefined (reading 'schema')",
+    "Command 'filebrowser:open-path' not registered.",
+}
+
+
+def the_cell() -> Any:
+    """The every-status cell as the notebook's second cell (JupyterLab's cell 2)."""
+    return replace(every_status_cell(), index=1)
+
+
+def _notebook_cells() -> list[Any]:
+    entry = the_cell()
+    cell = nbformat.v4.new_code_cell(f"%%port -b jax:cpu:1,strict\n{SOURCE}")
+    bundle = cell_bundle(entry)
+    cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
+    return [nbformat.v4.new_markdown_cell("# porter, every status"), cell]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Iterator[LabServer]:
+    base = tmp_path_factory.mktemp("truth")
+    (base / "root").mkdir()
+    write_notebook(base / "root" / NB, *_notebook_cells())
+    with lab_server(base) as server:
+        yield server
+
+
+def test_the_python_views_say_the_models_words() -> None:
+    entry = the_cell()
+    data = json.loads(json.dumps(cell_to_dict(entry)))
+    words = data["headline"]["text"]
+    report = Report.build([entry], environment(), array_api_version="2024.12")
+    html, markdown, text = render_html(report), render_markdown(report), cell_text(entry)
+    assert data["label"] == "cell 2 · In [5]"
+    assert text.splitlines()[0] == words
+    assert md_text(words) in markdown
+    assert escape(words, quote=False) in html
+    for row in data["diagnostics"]:
+        assert row["message"] in text
+        assert f"[{row['severity']}] {row['message']}" in text
+    # the text view, the Markdown and the HTML count as the JSON does
+    assert data["headline"]["counts"]["findings"] == sum(r["finding"] for r in data["diagnostics"])
+
+
+@pytest.mark.parametrize("front_end", ["jupyterlab", "notebook7"])
+def test_renderer_panel_and_marks_show_the_jsons_words(page, page_log, lab, front_end):
+    data = _notebook_cells()[1].outputs[0]["data"][MIME_TYPE]
+    rows = data["diagnostics"]
+    if front_end == "jupyterlab":
+        open_notebook(page, lab, NB)
+    else:
+        page.goto(lab.notebook7_url(NB), timeout=60_000)
+    view = page.locator(".porter-cell-view").first
+    view.wait_for(timeout=60_000)
+    # porter's renderer: the headline, word for word
+    assert view.locator(".porter-verdict").inner_text() == data["headline"]["text"]
+    # the panel: porter's rows, in its words and severities, lines as the editor counts
+    page.evaluate(SHOW_PANEL)
+    page.wait_for_function(
+        f"() => document.querySelector('{PANEL}').dataset.porterResults === '1'",
+        timeout=60_000,
+    )
+    shown = page.evaluate(ROWS)
+    assert [(r["message"], r["severity"], r["status"], r["line"]) for r in shown] == [
+        (r["message"], r["severity"], r["kind"], r["line"]) for r in rows
+    ]
+    assert {r["cell"] for r in shown} == {1}  # notebook position 1: JupyterLab's "Cell 2"
+    counts = data["headline"]["counts"]
+    assert page.locator(f"{PANEL} .porter-diag-shown").inner_text() == (
+        f"findings: {counts['findings']} · noted: {counts['notes']}"
+    )
+    # the marks: one per row with a line, each with the severity and hover of its row
+    editor = page.locator(".jp-Cell").nth(1).locator(".cm-content")
+    marks = editor.locator(".cm-lintRange.porter-mark")
+    marked = [r for r in rows if r["line"] is not None and r["kind"] != "cell_error"]
+    marks.nth(len(marked) - 1).wait_for(timeout=30_000)
+    assert marks.count() == len(marked)
+    severities = [
+        next(s for s in ("error", "warning", "info") if f"porter-mark-{s}" in classes)
+        for classes in marks.evaluate_all("ms => ms.map(m => m.className)")
+        if "porter-mark-device" not in classes
+    ]
+    assert sorted(severities) == sorted(
+        r["severity"] for r in marked if r["kind"] not in ("device", "device_specific")
+    )
+    first = hover_text(page, marks.first)
+    assert rows[0]["message"] in first
+    save_screenshot(page.screenshot(), f"one-truth-{front_end}.png")
+    assert [e for e in page_log.errors if e not in OWN_ERRORS] == []
