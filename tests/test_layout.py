@@ -656,3 +656,66 @@ def test_nothing_is_packed_past_the_formatter():
         if marker.search(line)
     ]
     assert not packed, packed
+
+
+#: elements of a cell's view; a Python string in ui/ or report/ that holds one draws a
+#: cell outside the one template (`<br>` and `<code>` are Markdown table escapes; an
+#: ``<iframe>`` embeds a whole report)
+_CELL_MARKUP = re.compile(
+    r"<(table|thead|tbody|tr|td|th|div|section|span|ol|ul|li|h[1-6]|p|b|pre|details|summary)\b"
+)
+
+
+def _cell_markup(source: str) -> list[str]:
+    """The string literals (f-strings' parts too; docstrings aside) that hold markup of a
+    cell's view."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and _CELL_MARKUP.search(node.value)
+    ]
+
+
+def test_ui_and_report_have_one_cell_renderer():
+    """One HTML view of a cell (issue 27): the template's `cell_section`, which the HTML
+    report and a cell's text/html both draw (`templating.cell_html`); no Python module of
+    the show stages writes a cell's markup, and nothing builds an ipywidgets view."""
+    found = {}
+    for stage in ("ui", "report"):
+        for path in (PACKAGE / stage).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            if _cell_markup(text):
+                found[str(path.relative_to(PACKAGE))] = _cell_markup(text)
+            assert "ipywidgets" not in text, path
+    assert not found
+    templates = PACKAGE / "report" / "templates"
+    defining = sorted(
+        p.name for p in templates.glob("*.j2") if "macro cell_section" in p.read_text()
+    )
+    assert defining == ["cell.html.j2"]
+    report = (templates / "report.html.j2").read_text()
+    assert 'from "cell.html.j2" import cell_section' in report and "c.lines" not in report
+    rendering = sorted(
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if '"cell.html.j2"' in p.read_text(encoding="utf-8")
+    )
+    assert rendering == ["report/templating.py"]
+
+
+def test_the_cell_markup_check_sees_a_second_renderer():
+    assert _cell_markup('def f(x):\n    """A <table> in words."""\n    return f"<td>{x}</td>"\n')
+    assert _cell_markup("s = '<section class=\"cell\">'\n")
+    assert not _cell_markup('"""<div> in a docstring"""\nx = "<br>".join([])\ny = "<code>"\n')

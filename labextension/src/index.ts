@@ -1,10 +1,9 @@
 /**
- * porter's JupyterLab plugin: inside every notebook, porter's cell outputs show the
- * live widget while it works and porter's own view otherwise; the Porting side panel
+ * porter's JupyterLab plugin: the Porting side panel
  * follows the active notebook; cell editors, and file editors of the person's Python
  * files that recorded cells called into, get porter's marks; Apply buttons put a
- * verified rewrite into its cell, or (the panel's) over the person's file. The
- * renderer for other places is in `mime.ts`.
+ * verified rewrite into its cell, or (the panel's) over the person's file. porter's
+ * cell outputs are drawn by its renderer (`mime.ts`), live and after a reload alike.
  */
 import {
   ILabShell,
@@ -41,8 +40,7 @@ import {
   readSettings
 } from './panelsettings';
 import { APPLY_EVENT, IApplyDetail } from './render';
-import { CellOutputRenderer, RANK, WidgetLiveness } from './renderer';
-import { CELL_MIME, ICellEntry, WIDGET_MIME } from './types';
+import { ICellEntry } from './types';
 
 const ICON = new LabIcon({
   name: 'porter-ext:porting',
@@ -52,25 +50,6 @@ const ICON = new LabIcon({
 
 const APPLY_COMMAND = 'porter:apply-rewrite';
 const PANEL_COMMAND = 'porter:show-panel';
-
-/** Let porter's cell outputs in this notebook prefer the live widget. */
-function useCellRenderer(panel: NotebookPanel): void {
-  const rendermime = panel.content.rendermime;
-  const liveness = new WidgetLiveness(panel.sessionContext);
-  rendermime.addFactory(
-    {
-      safe: true,
-      mimeTypes: [CELL_MIME],
-      createRenderer: options =>
-        new CellOutputRenderer(
-          options,
-          () => rendermime.getFactory(WIDGET_MIME),
-          liveness
-        )
-    },
-    RANK
-  );
-}
 
 /** Apply `entry` (by default the cell's last porter result) to the cell holding `target`. */
 function applyInCell(
@@ -97,22 +76,6 @@ function applyInCell(
 function onApplyEvent(panel: NotebookPanel, event: Event): void {
   const { entry } = (event as CustomEvent<IApplyDetail>).detail;
   applyInCell(panel, event.target as Node, entry);
-}
-
-/**
- * The live widget's Apply button (an ipywidgets Button with the class
- * `porter-widget-apply`): the click is taken here, before the widget sends it to the
- * kernel, and applied with the same function as every other Apply.
- */
-function onWidgetClick(panel: NotebookPanel, event: Event): void {
-  const target = event.target as Element | null;
-  const button = target?.closest?.('.porter-widget-apply');
-  if (!button) {
-    return;
-  }
-  event.stopPropagation();
-  event.preventDefault();
-  applyInCell(panel, button);
 }
 
 const APPLIED_LABEL = 'Applied: run the cell to check it again';
@@ -191,8 +154,7 @@ function watchSettings(
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
-  description:
-    'porter in notebooks: widget-or-view outputs, the Porting panel, editor marks, Apply',
+  description: 'porter in notebooks: the Porting panel, editor marks, Apply',
   autoStart: true,
   requires: [INotebookTracker],
   optional: [
@@ -228,14 +190,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
 
     const setUp = (notebook: NotebookPanel) => {
-      useCellRenderer(notebook);
       notebook.node.addEventListener(APPLY_EVENT, event =>
         onApplyEvent(notebook, event)
-      );
-      notebook.node.addEventListener(
-        'click',
-        event => onWidgetClick(notebook, event),
-        true // capture: before the widget's own handler
       );
     };
     tracker.widgetAdded.connect((_, notebook) => setUp(notebook));

@@ -2,8 +2,7 @@
  * porter's MIME renderer as a JupyterLab mime extension: registered with the
  * application's rendermime, so it renders porter's outputs in every front end that
  * loads JupyterLab extensions (JupyterLab, Notebook 7), in output views and in
- * notebooks opened without a kernel. Inside a notebook, the `porter-ext:plugin`
- * plugin replaces it with one that prefers the live widget.
+ * notebooks opened without a kernel: one view of a cell, live and after a reload.
  */
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 

@@ -1,8 +1,11 @@
 /**
  * porter's views of a cell result and of a whole report, built from the report JSON
- * alone (no kernel needed: a saved notebook reopened shows the same). The same tables
- * as the HTML report and the widget: calls with each suggestion beside its call,
- * numerics with mismatches highlighted, devices with wrong placements highlighted.
+ * alone: the one view of a `%%port` cell's output, live and after a reload alike (no
+ * kernel needed: a saved notebook reopened shows the same), in JupyterLab and Notebook
+ * 7. Every word, count, severity, verdict and state is the JSON's (decided in porter's
+ * model); this module only lays them out: the cell's headline and label, its port plan
+ * with each item's state, the rewrite with Apply, then tabs: Calls (the diagnostics
+ * rows and the calls), Numerics, Devices, Side by side.
  */
 import { buildTable, badge, code, IColumn } from './table';
 import { el, num, yesNo } from './text';
@@ -14,6 +17,7 @@ import {
   IPlanItem,
   IReplay,
   IReport,
+  IRow,
   headlineText,
   verifiedRewrite
 } from './types';
@@ -27,22 +31,30 @@ export interface IApplyDetail {
 
 type Kind = 'ok' | 'bad' | 'na';
 
-/** A call's row as porter's model judged it: a finding, information, or standard. */
+/** A call's colour from what the JSON decided: a finding red, a standard call green,
+ * one noted beside the findings (acknowledged, a host sync) grey. */
 function statusKind(call: ICall): Kind {
-  if (call.finding) {
-    return 'bad';
-  }
-  return call.severity === 'info' && call.status !== 'standard' ? 'na' : 'ok';
+  return call.finding ? 'bad' : call.status === 'standard' ? 'ok' : 'na';
 }
 
-/** An output's row as porter's model judged it (`verdict`). */
+/** An output's colour from its verdict (`outputs[].verdict`, decided in the model). */
+const VERDICT_KIND: Record<string, Kind> = {
+  match: 'ok',
+  order_only: 'ok',
+  sign_only: 'ok',
+  mismatch: 'bad'
+};
+
 function verdictKind(out: IOutput): Kind {
-  return out.verdict === 'mismatch'
-    ? 'bad'
-    : out.verdict === 'match'
-      ? 'ok'
-      : 'na';
+  return VERDICT_KIND[out.verdict ?? ''] ?? 'na';
 }
+
+/** A plan item's colour from its state (`plan[].state`, decided in the model). */
+const STATE_KIND: Record<string, Kind> = {
+  applied: 'ok',
+  verified: 'ok',
+  partial: 'na'
+};
 
 function replayKind(replay: IReplay): Kind {
   return replay.status === 'ok'
@@ -252,18 +264,16 @@ function tables(
   return [
     buildTable('Calls', rows.calls, callColumns(withCell), {
       rowClass: r =>
-        statusKind(r.call) === 'bad'
-          ? 'porter-bad'
-          : statusKind(r.call) === 'na'
-            ? 'porter-muted'
-            : null,
-      isFinding: r => !!r.call.finding,
+        ({ bad: 'porter-bad', na: 'porter-muted', ok: null })[
+          statusKind(r.call)
+        ],
+      isFinding: r => r.call.finding === true,
       findingsOnly: withCell, // a report opens on its findings
       empty: 'No array calls were recorded.'
     }),
     buildTable('Numerics', rows.outputs, numericColumns(withCell), {
-      rowClass: r => bad(verdictKind(r.out) === 'bad'),
-      isFinding: r => verdictKind(r.out) === 'bad',
+      rowClass: r => bad(r.out.verdict === 'mismatch'),
+      isFinding: r => r.out.verdict === 'mismatch',
       empty: 'No replays compared outputs.'
     }),
     buildTable('Devices', rows.findings, findingColumns(withCell), {
@@ -344,12 +354,197 @@ function rewriteBlock(entry: ICellEntry): HTMLElement | null {
   return box;
 }
 
-/** One cell's result: its headline, the rewrite, then calls, numerics, devices. */
+/** The cell's port plan: each fix with its state in the model's words. */
+function planBlock(entry: ICellEntry): HTMLElement | null {
+  const items = entry.plan ?? [];
+  if (!items.length) {
+    return null;
+  }
+  const box = el('section', 'porter-section porter-plan');
+  box.appendChild(el('h4', 'porter-title', 'Port plan'));
+  const list = el('ol', 'porter-plan-items');
+  for (const item of items) {
+    const li = el('li', 'porter-plan-item');
+    li.dataset.porterState = item.state ?? '';
+    li.appendChild(
+      badge(item.state_text ?? '—', STATE_KIND[item.state ?? ''] ?? 'bad')
+    );
+    li.appendChild(
+      el('span', 'porter-plan-kind', ` ${item.kind.replace(/_/g, ' ')} `)
+    );
+    li.appendChild(el('span', 'porter-plan-title', item.title));
+    list.appendChild(li);
+  }
+  box.appendChild(list);
+  return box;
+}
+
+const SEVERITY_KIND: Record<string, Kind> = {
+  error: 'bad',
+  warning: 'bad',
+  info: 'na'
+};
+
+/** The cell's diagnostics rows as the model made them: severity, place, message. */
+function diagnosticsTable(entry: ICellEntry): HTMLElement {
+  return buildTable<IRow>(
+    'Findings',
+    entry.diagnostics ?? [],
+    [
+      {
+        title: 'severity',
+        value: d => d.severity,
+        render: (d, td) =>
+          td.appendChild(badge(d.severity, SEVERITY_KIND[d.severity] ?? 'na'))
+      },
+      { title: 'line', value: d => d.line ?? null },
+      { title: 'file', value: d => d.file ?? '' },
+      { title: 'finding', value: d => d.message }
+    ],
+    {
+      rowClass: d => (d.finding ? 'porter-bad' : 'porter-muted'),
+      empty: 'Nothing to change in this cell.'
+    }
+  );
+}
+
+/** One backend's column of the side-by-side view of an output, from its JSON fields. */
+function outputCard(replay: IReplay, out: IOutput): HTMLElement {
+  const card = el('div', 'porter-card');
+  const head = el('div', 'porter-card-head');
+  head.appendChild(code(replay.backend));
+  head.appendChild(badge(out.verdict_text ?? '—', verdictKind(out)));
+  card.appendChild(head);
+  const fields: [string, string][] = [
+    ['shape', out.shape ? `(${out.shape.join(', ')})` : '—'],
+    ['dtype', out.dtype ?? '—'],
+    ['device', out.device ?? '—'],
+    ['expected device', out.expected_device ?? '—'],
+    ['conversion', out.conversion ?? '—'],
+    ['max abs err', num(out.max_abs_err)],
+    ['max rel err', num(out.max_rel_err)],
+    ['mismatched', num(out.mismatched)],
+    ['rtol / atol', `${num(out.rtol)} / ${num(out.atol)}`]
+  ];
+  if (out.note) {
+    fields.push(['note', out.note]);
+  }
+  const table = el('table', 'porter-card-fields');
+  for (const [label, value] of fields) {
+    const tr = el('tr');
+    tr.appendChild(el('th', undefined, label));
+    tr.appendChild(el('td', undefined, value));
+    table.appendChild(tr);
+  }
+  card.appendChild(table);
+  const hist = out.error_histogram;
+  if (hist && hist.counts.length) {
+    // the error histogram the compare stage kept: bars as tall as their share
+    const top = Math.max(...hist.counts, 1);
+    const bars = el('div', 'porter-histogram');
+    bars.title = 'absolute error, bins doubling from 0';
+    hist.counts.forEach((n, i) => {
+      const bar = el('span', 'porter-bar');
+      bar.style.height = `${Math.round((40 * n) / top)}px`;
+      bar.title = `${num(hist.edges[i])} – ${num(hist.edges[i + 1])}: ${n}`;
+      bars.appendChild(bar);
+    });
+    card.appendChild(bars);
+  }
+  return card;
+}
+
+/** Outputs by name (first seen first) and, for the one picked, a card per backend. */
+function sideBySide(entry: ICellEntry): HTMLElement {
+  const box = el('div', 'porter-side-by-side');
+  const names: string[] = [];
+  for (const replay of entry.replays ?? []) {
+    for (const out of replay.outputs ?? []) {
+      if (!names.includes(out.name)) {
+        names.push(out.name);
+      }
+    }
+  }
+  if (!names.length) {
+    box.appendChild(
+      el('p', 'porter-note', 'No outputs to compare side by side.')
+    );
+    return box;
+  }
+  const picker = el('select', 'porter-output-picker');
+  for (const name of names) {
+    const option = el('option', undefined, name);
+    option.value = name;
+    picker.appendChild(option);
+  }
+  const label = el('label', 'porter-note', 'output ');
+  label.appendChild(picker);
+  box.appendChild(label);
+  const cards = el('div', 'porter-cards');
+  const show = () => {
+    cards.replaceChildren();
+    for (const replay of entry.replays ?? []) {
+      const out = (replay.outputs ?? []).find(o => o.name === picker.value);
+      if (out) {
+        cards.appendChild(outputCard(replay, out));
+      }
+    }
+  };
+  picker.addEventListener('change', show);
+  show();
+  box.appendChild(cards);
+  return box;
+}
+
+/** Tabs over panes: one shown at a time, the first to begin with. */
+function tabbed(panes: [string, HTMLElement[]][]): HTMLElement {
+  const box = el('div', 'porter-tabs');
+  const bar = el('div', 'porter-tab-bar');
+  bar.setAttribute('role', 'tablist');
+  box.appendChild(bar);
+  const buttons: HTMLButtonElement[] = [];
+  const bodies: HTMLElement[] = [];
+  const pick = (k: number) => {
+    buttons.forEach((b, i) => b.setAttribute('aria-selected', String(i === k)));
+    bodies.forEach((b, i) => (b.hidden = i !== k));
+  };
+  panes.forEach(([title, content], k) => {
+    const button = el('button', 'porter-tab', title);
+    button.setAttribute('role', 'tab');
+    button.addEventListener('click', () => pick(k));
+    bar.appendChild(button);
+    buttons.push(button);
+    const body = el('div', 'porter-tab-pane');
+    body.setAttribute('role', 'tabpanel');
+    body.dataset.porterTab = title;
+    content.forEach(node => body.appendChild(node));
+    box.appendChild(body);
+    bodies.push(body);
+  });
+  pick(0);
+  return box;
+}
+
+/** The tab titles of a cell's view, in order. */
+export const TAB_TITLES = ['Calls', 'Numerics', 'Devices', 'Side by side'];
+
+/**
+ * One cell's result, the one view of it live and after a reload: its headline and
+ * label, its error, its port plan, the rewrite (Apply where replays verified it), then
+ * the tabs, and the recorded source.
+ */
 export function renderCell(entry: ICellEntry): HTMLElement {
   const root = el('div', 'porter-view porter-cell-view');
-  root.appendChild(el('div', 'porter-verdict', headlineText(entry)));
+  const head = el('div', 'porter-cell-head');
+  head.appendChild(el('span', 'porter-verdict', headlineText(entry)));
+  if (entry.label) {
+    head.appendChild(el('span', 'porter-cell-label', ` (${entry.label})`));
+  }
+  root.appendChild(head);
   if (entry.error) {
-    const line = entry.error.line ? ` (line ${entry.error.line})` : '';
+    // the error's row says its line as the editor counts it
+    const row = (entry.diagnostics ?? []).find(r => r.kind === 'cell_error');
+    const line = row?.line ? ` (line ${row.line})` : '';
     root.appendChild(
       el(
         'div',
@@ -358,15 +553,23 @@ export function renderCell(entry: ICellEntry): HTMLElement {
       )
     );
   }
+  const plan = planBlock(entry);
+  if (plan) {
+    root.appendChild(plan);
+  }
   const rewrite = rewriteBlock(entry);
   if (rewrite) {
     root.appendChild(rewrite);
   }
-  // a cell that was not replayed shows its calls only, as the text/html fallback does
-  const replayed = !!(entry.replays?.length || entry.device_findings?.length);
-  for (const t of tables([entry], false).slice(0, replayed ? undefined : 1)) {
-    root.appendChild(t);
-  }
+  const [calls, numerics, devices, placement, replays] = tables([entry], false);
+  root.appendChild(
+    tabbed([
+      [TAB_TITLES[0], [diagnosticsTable(entry), calls]],
+      [TAB_TITLES[1], [numerics, replays]],
+      [TAB_TITLES[2], [devices, placement]],
+      [TAB_TITLES[3], [sideBySide(entry)]]
+    ])
+  );
   root.appendChild(sourceBlock(entry.source ?? '', 'recorded source'));
   return root;
 }
@@ -387,13 +590,10 @@ function planColumns(): IColumn<IPlanItem>[] {
     },
     {
       title: 'state',
-      value: p => p.state_text ?? (p.automatic ? 'fixed automatically' : 'needs you'),
+      value: p => p.state_text ?? '—',
       render: (p, td) =>
         td.appendChild(
-          badge(
-            p.state_text ?? (p.automatic ? 'fixed automatically' : 'needs you'),
-            p.state === 'applied' || p.state === 'verified' ? 'ok' : 'na'
-          )
+          badge(p.state_text ?? '—', STATE_KIND[p.state ?? ''] ?? 'bad')
         )
     }
   ];

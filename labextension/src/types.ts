@@ -11,8 +11,6 @@ import type * as schema from './schema.generated';
 export const CELL_MIME = 'application/vnd.porter.cell+json';
 /** A whole report: `application/vnd.porter.report+json`. */
 export const REPORT_MIME = 'application/vnd.porter.report+json';
-/** ipywidgets' view of a live widget, which porter's output also carries. */
-export const WIDGET_MIME = 'application/vnd.jupyter.widget-view+json';
 
 /** Some fields of `T` always there (the ones a view cannot do without), every other
  * field possibly missing: a result saved by an older porter lacks newer fields, and
@@ -50,7 +48,14 @@ export type IPlanItem = Reading<schema.PlanItem, 'kind' | 'title'>;
 export type IRow = Omit<
   Reading<
     schema.Diagnostic,
-    'kind' | 'finding' | 'severity' | 'name' | 'message' | 'group' | 'line' | 'col'
+    | 'kind'
+    | 'finding'
+    | 'severity'
+    | 'name'
+    | 'message'
+    | 'group'
+    | 'line'
+    | 'col'
   >,
   'origin'
 > & { origin?: ICallOrigin | null };

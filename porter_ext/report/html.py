@@ -10,21 +10,15 @@ the JSON report keeps everything.
 
 from __future__ import annotations
 
-import functools
 import json
-from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from porter_ext.model.calls import STATUSES
 from porter_ext.model.report import Report
 from porter_ext.report.findings import group_findings
-from porter_ext.report.html_cells import PlotBudget, cell_view, clip
+from porter_ext.report.html_cells import PlotBudget, cell_view, plan_row
 from porter_ext.report.placement import calls_by_cell, calls_by_file
-from porter_ext.report.text import visible
-
-if TYPE_CHECKING:
-    import jinja2
-    from markupsafe import Markup
+from porter_ext.report.templating import asset, environment
 
 MAX_PLOTS = 16  #: figures per report: each costs ~0.1 s and 10-35 kB
 MAX_GROUP_CELLS = 8  #: cells named per finding group
@@ -34,16 +28,11 @@ def _plan_view(report: Report) -> list[dict[str, Any]]:
     """The port plan's items, with links to the cells they name."""
     anchors = {cell.label: f"cell-{i}" for i, cell in reversed(list(enumerate(report.cells)))}
     items = []
-    for number, item in enumerate(report.plan, start=1):
+    for item in report.plan:
         cells = [(label, anchors.get(label)) for label in item.cells[:MAX_GROUP_CELLS]]
         items.append(
             {
-                "number": number,
-                "kind": item.kind.replace("_", " "),
-                "title": clip(item.title, 400),
-                "detail": clip(item.detail or "", 400),
-                "verdict": item.verdict,
-                "automatic": item.automatic,
+                **plan_row(item),
                 "cells": cells,
                 "more": max(0, len(item.cells) - MAX_GROUP_CELLS),
                 "sites": len(item.sites),
@@ -59,39 +48,6 @@ def script_json(data: Any) -> str:
     text = json.dumps(data, ensure_ascii=True, allow_nan=False)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-
-
-def _visible(value: Any) -> Any:
-    """Every value a template writes, with bidi controls and invisible characters shown
-    as escapes (markup of porter's own, such as the stylesheet, passes untouched)."""
-    from markupsafe import Markup
-
-    return visible(value) if isinstance(value, str) and not isinstance(value, Markup) else value
-
-
-@functools.cache
-def _environment() -> jinja2.Environment:
-    # jinja2 is imported here so that importing porter_ext.report stays cheap.
-    import jinja2
-
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("porter_ext.report", "templates"),
-        autoescape=True,
-        finalize=_visible,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
-
-
-@functools.cache
-def _asset(name: str) -> Markup:
-    from markupsafe import Markup
-
-    text = resources.files("porter_ext.report").joinpath("templates", name).read_text("utf-8")
-    if "</" + "style" in text.lower() or "</" + "script" in text.lower():
-        raise RuntimeError(f"template asset {name} would close its own element")
-    return Markup(text)
 
 
 def render_html(report: Report, *, max_plots: int = MAX_PLOTS) -> str:
@@ -123,12 +79,12 @@ def render_html(report: Report, *, max_plots: int = MAX_PLOTS) -> str:
     }
     budget = PlotBudget(max_plots)
     return (
-        _environment()
+        environment()
         .get_template("report.html.j2")
         .render(
             r=report,
-            css=_asset("report.css"),
-            js=_asset("report.js"),
+            css=Markup(asset("report.css") + asset("cell.css")),
+            js=asset("report.js"),
             meta_json=Markup(script_json(meta)),
             stats=stats,
             plan=_plan_view(report),
@@ -136,7 +92,7 @@ def render_html(report: Report, *, max_plots: int = MAX_PLOTS) -> str:
             groups=groups,
             statuses=STATUSES,
             cells=[
-                cell_view(i, cell, budget, placed)
+                cell_view(f"cell-{i}", cell, budget, placed)
                 for i, (cell, placed) in enumerate(
                     zip(report.cells, calls_by_cell(report.cells), strict=True)
                 )

@@ -1,7 +1,11 @@
-"""The cells of the HTML report: each one's numbered source with what happened on each
-line, its calls, replays, outputs, device placement, rewrite and figures, as the
-template shows them (`cell_view`). Sizes are capped per cell (`MAX_SOURCE_LINES`,
-`MAX_CALL_ROWS`, `MAX_TEXT`) and figures per report (`PlotBudget`).
+"""One cell as the one template of a cell (templates/cell.html.j2) draws it, in the HTML
+report's cell sections and in the static ``text/html`` of a ``%%port`` cell's output
+(`porter_ext.report.templating.cell_html`: what nbconvert and GitHub show): its
+headline, its port plan with each item's state, its numbered source with what happened
+on each line, its rewrite and diff, its diagnostics rows, calls, replays, outputs with
+their verdicts, device placement and figures (`cell_view`). Every word and count is the
+model's. Sizes are capped per cell (`MAX_SOURCE_LINES`, `MAX_CALL_ROWS`, `MAX_TEXT`) and
+figures per report (`PlotBudget`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from porter_ext.guard import internal_error
 from porter_ext.model.calls import CallRecord
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import OutputEntry, ReplayEntry
+from porter_ext.model.plan import PlanItem
 from porter_ext.report.placement import PlacedCall
 from porter_ext.report.text import cell_notes
 
@@ -58,14 +63,13 @@ class _Line:
 
 @dataclass
 class CellView:
-    anchor: str
+    anchor: str | None
     title: str
     error: Any
     lines: list[_Line]
     lines_hidden: int
     calls: list[dict[str, Any]]
     calls_hidden: int
-    findings: list[Any]
     replays: list[dict[str, Any]]
     numerics: list[dict[str, Any]]
     devices: list[dict[str, Any]]
@@ -75,10 +79,17 @@ class CellView:
     #: no array call, no error, no replay: shown as one line
     quiet: bool = False
     rewrite: dict[str, Any] | None = None
-    #: the one line that opens the cell's tables
-    tables: str = ""
+    #: the cell's headline (`CellEntry.headline`): the words every view shows
+    headline: str = ""
+    #: the cell's own port plan: each item with its state and the state in words
+    plan: list[dict[str, Any]] = field(default_factory=list)
+    #: the cell's diagnostics rows (`CellEntry.diagnostics`), as the panel lists them
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics_hidden: int = 0
     #: what the cell's run called in code other cells wrote (shown under those cells)
     elsewhere: str = ""
+    #: whether the tables show unfolded (a notebook output's) or folded (the report's)
+    open: bool = False
 
 
 def _call_note(placed: PlacedCall) -> str:
@@ -115,7 +126,7 @@ def _source_lines(cell: CellEntry, calls: list[PlacedCall]) -> tuple[list[_Line]
             ]
 
     for placed in calls:
-        if placed.call.flagged:
+        if placed.call.flagged and placed.written_in is None:
             mark(placed.line, _call_note(placed), "f")
     for finding in cell.device_findings:
         where = f" on {finding.backend}" if finding.backend else ""
@@ -174,7 +185,6 @@ def _output_rows(cell: CellEntry) -> tuple[list[dict[str, Any]], list[dict[str, 
     for replay in cell.replays:
         for out in replay.outputs:
             shape = "—" if out.shape is None else str(tuple(out.shape))
-            within = out.within_tolerance
             numerics.append(
                 {
                     "name": out.name,
@@ -188,8 +198,8 @@ def _output_rows(cell: CellEntry) -> tuple[list[dict[str, Any]], list[dict[str, 
                     "mismatched": "—" if out.mismatched is None else out.mismatched,
                     "nan": {None: "—", True: "differs", False: "same"}[out.nan_mismatch],
                     "tol": f"{_num(out.rtol)} / {_num(out.atol)}",
-                    "within": {None: "—", True: "yes", False: "no"}[within],
-                    "cls": {None: "na", True: "ok", False: "bad"}[within],
+                    "verdict_text": clip(out.verdict_text, 300),
+                    "cls": _VERDICT_CLASS.get(out.verdict, "na"),
                 }
             )
             ok = out.device_ok
@@ -207,13 +217,42 @@ def _output_rows(cell: CellEntry) -> tuple[list[dict[str, Any]], list[dict[str, 
     return numerics[:MAX_CALL_ROWS], devices[:MAX_CALL_ROWS]
 
 
+#: how a verdict (`OutputComparison.verdict`) and a plan state (`PlanItem.state`) are
+#: coloured: the model decides them, the view only picks a colour
+_VERDICT_CLASS = {"match": "ok", "order_only": "ok", "sign_only": "ok", "mismatch": "bad"}
+_STATE_CLASS = {"applied": "ok", "verified": "ok", "partial": "na"}
+
+
+def plan_row(item: PlanItem) -> dict[str, Any]:
+    """A plan item as the template's `plan_item` draws it (the report's plan, a cell's)."""
+    return {
+        "kind": item.kind.replace("_", " "),
+        "title": clip(item.title, 400),
+        "state": item.state,
+        "state_text": clip(item.state_text, 400),
+        "cls": _STATE_CLASS.get(item.state, "bad"),
+    }
+
+
+def _diagnostic_rows(cell: CellEntry) -> list[dict[str, Any]]:
+    return [
+        {
+            "severity": row.severity,
+            "place": row.place or "cell",
+            "message": clip(row.message),
+        }
+        for row in cell.diagnostics[:MAX_CALL_ROWS]
+    ]
+
+
 class PlotBudget:
     """Counts figures across the report so that a notebook full of mismatches stays small,
     and says why a figure is missing (the cap, or no matplotlib installed)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, why: str = "to keep the report small") -> None:
         self.left = limit
         self.available = importlib.util.find_spec("matplotlib") is not None
+        self.why = why
 
     def take(self) -> bool:
         self.left -= 1
@@ -223,7 +262,7 @@ class PlotBudget:
     def reason(self) -> str:
         if not self.available:
             return "because matplotlib is not installed"
-        return "to keep the report small"
+        return self.why
 
 
 def _plots(cell: CellEntry, budget: PlotBudget) -> tuple[list[tuple[str, str]], int]:
@@ -275,16 +314,21 @@ def _plots(cell: CellEntry, budget: PlotBudget) -> tuple[list[tuple[str, str]], 
 
 
 def cell_view(
-    position: int, cell: CellEntry, budget: PlotBudget, calls: list[PlacedCall]
+    anchor: str | None,
+    cell: CellEntry,
+    budget: PlotBudget,
+    calls: list[PlacedCall],
+    *,
+    open: bool = False,
 ) -> CellView:
-    """The cell as the report shows it; ``calls`` are those written in it
-    (`placement.calls_by_cell`)."""
+    """The cell as the template shows it; ``calls`` are those written in it
+    (`placement.calls_by_cell`); ``anchor`` its id in the page (None: no id)."""
     lines, hidden = _source_lines(cell, calls)
     numerics, devices = _output_rows(cell)
     plots, omitted = _plots(cell, budget)
     title = cell.title
     return CellView(
-        anchor=f"cell-{position}",
+        anchor=anchor,
         title=title,
         error=None if cell.error is None else replace(cell.error, message=clip(cell.error.message)),
         lines=lines,
@@ -292,7 +336,6 @@ def cell_view(
         calls=[_call_row(p.call, p) for p in calls[:MAX_CALL_ROWS]],
         calls_hidden=max(0, len(calls) - MAX_CALL_ROWS),
         elsewhere=_elsewhere(cell, calls),
-        findings=[replace(f, message=clip(f.message)) for f in cell.device_findings],
         replays=[_replay_view(r) for r in cell.replays],
         numerics=numerics,
         devices=devices,
@@ -309,8 +352,11 @@ def cell_view(
             or cell.rewrite
         ),
         rewrite=_rewrite_view(cell),
-        # the headline (CellEntry.headline) labels the tables: the words every view shows
-        tables=cell.headline.text,
+        headline=cell.headline.text,
+        plan=[plan_row(item) for item in cell.plan],
+        diagnostics=_diagnostic_rows(cell),
+        diagnostics_hidden=max(0, len(cell.diagnostics) - MAX_CALL_ROWS),
+        open=open,
     )
 
 

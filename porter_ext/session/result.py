@@ -63,11 +63,11 @@ class PortResult:
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
-        # the widget in a live front end, with text/html, text/plain and porter's JSON
-        # beside it for every other front end
-        from porter_ext.ui.widget import mimebundle
+        # one plain bundle: porter's JSON (drawn by porter's JupyterLab extension, live
+        # and after a reload alike), text/html from the one cell template, text/plain
+        from porter_ext.ui.mime import cell_bundle
 
-        return mimebundle(self.entry)
+        return cell_bundle(self.entry)
 
     def __repr__(self) -> str:
         from porter_ext.ui.mime import cell_text

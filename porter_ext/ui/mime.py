@@ -1,9 +1,12 @@
-"""MIME bundles for one cell's result: what every front end without widgets shows.
+"""The MIME bundle of one cell's result: what a ``%%port`` cell's output holds.
 
-The same output carries ``text/plain`` (terminals, logs), ``text/html`` (nbconvert,
-GitHub, classic front ends) and ``application/vnd.porter.cell+json`` (the cell entry of
-the report, for the JupyterLab extension and for tools). A whole report travels as
-``application/vnd.porter.report+json`` (`REPORT_MIME_TYPE`, see ui/report.py).
+One output, three views of the same entry: ``text/plain`` (terminals, logs),
+``text/html`` (nbconvert, GitHub, front ends without porter's extension: the report's
+one cell template, `porter_ext.report.templating.cell_html`) and
+``application/vnd.porter.cell+json`` (the cell entry of the report), which porter's
+JupyterLab extension draws, live and after a reload alike, in JupyterLab and Notebook 7.
+A whole report travels as ``application/vnd.porter.report+json`` (`REPORT_MIME_TYPE`,
+see ui/report.py).
 """
 
 from __future__ import annotations
@@ -11,16 +14,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from porter_ext.report.templating import cell_html
 from porter_ext.report.text import visible
-from porter_ext.ui.html import (
-    calls_html,
-    devices_html,
-    header_html,
-    numerics_html,
-    plan_html,
-    rewrite_html,
-    verdict,
-)
 
 if TYPE_CHECKING:
     from porter_ext.model.cells import CellEntry
@@ -54,24 +49,10 @@ def cell_text(entry: CellEntry) -> str:
     return visible("\n".join(lines))
 
 
-def cell_html(entry: CellEntry) -> str:
-    """The cell's findings as HTML for front ends without widgets: the same fragments the
-    widget shows (every piece of user text escaped)."""
-    parts = [
-        header_html(entry),
-        plan_html(entry),
-        rewrite_html(entry),
-        "<h4>Calls</h4>",
-        calls_html(entry),
-    ]
-    if entry.replays or entry.device_findings:
-        parts += [
-            "<h4>Numerics</h4>",
-            numerics_html(entry),
-            "<h4>Devices</h4>",
-            devices_html(entry),
-        ]
-    return f'<div class="porter-cell">{"".join(parts)}</div>'
+def verdict(entry: CellEntry) -> str:
+    """One line saying how portable the cell is: the entry's headline, derived once in
+    the model (`porter_ext.model.headline`) so that every view shows the same words."""
+    return entry.headline.text
 
 
 def cell_bundle(entry: CellEntry) -> dict[str, Any]:

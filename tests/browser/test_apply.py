@@ -2,7 +2,7 @@
 
 The cell is typed into the editor, so it has no trailing newline (the recorded body
 has one): `%%port --fix -b numpy,strict` over ``y = x.sum(1)`` / ``z = torch.max(y, -y)``.
-Apply from the live widget's output, from the Porting panel and from the mark's quick
+Apply from the cell's output (porter's renderer), from the Porting panel and from the mark's quick
 fix each put the verified rewrite in place of the body (the `%%port` line stays), the
 findings go stale until the cell runs again, and one Ctrl+Z in the cell restores what
 was typed. An edit inside the body and an appended line are each refused with the
@@ -147,7 +147,7 @@ def test_apply_on_a_typed_cell_then_undo_and_refusals(page, page_log, lab):
         }"""
     )
     output = _cell(page, 1).locator(".jp-OutputArea")
-    button = output.locator("button.porter-widget-apply")  # the live widget's
+    button = output.locator("button.porter-apply")  # porter's view of the output
     button.wait_for(state="visible", timeout=180_000)
     rewrite = page.evaluate(REWRITE, [1, MIME_TYPE])
     assert rewrite["status"] == "verified" and rewrite["source"].endswith("\n")

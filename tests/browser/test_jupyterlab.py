@@ -1,8 +1,10 @@
-"""The comparison widget in a real JupyterLab: open a notebook, run it, read the widget.
+"""A ``%%port`` cell's output in a real JupyterLab and Notebook 7: one view, the same
+live and after a page reload (issue 27: the reloaded view lost the plan and "In [N]").
 
-Mirrors porter_ext/ui/widget.py. A private `jupyter lab` (tests/browser/support.py's
-`lab_server`) leaves the data directories alone, so that ipywidgets' prebuilt extension
-in the environment's share/jupyter is found; the kernel imports tests.ui.entries.
+The output is a plain MIME bundle; porter's renderer (labextension/src/render.ts) draws
+its JSON in both front ends, whether the kernel that made it runs or not. A private
+`jupyter lab` (tests/browser/support.py's `lab_server`) serves both; the kernel imports
+this worktree's porter_ext.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import nbformat
 import pytest
 
+from porter_ext.ui.mime import MIME_TYPE, cell_bundle
 from tests.browser.support import (
     OPENED,
     RUN_ALL,
@@ -21,18 +25,43 @@ from tests.browser.support import (
     save_screenshot,
     write_notebook,
 )
+from tests.ui.entries import demo_cell
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NOTEBOOK = "porter_demo.ipynb"
 PORT_CELL = "%%port\nimport torch\nx = torch.ones(3, 4)\ny = x.sum(1)"
-TABS_NOTEBOOK = "widget_tabs.ipynb"
-#: a widget over a cell with replays (a mismatch with its histogram, a wrong device)
-TABS_CELL = (
-    "from porter_ext.ui import CellWidget\n"
-    "from tests.ui.entries import demo_cell\n"
-    "CellWidget(demo_cell())"
-)
+TABS_NOTEBOOK = "cell_tabs.ipynb"
+#: Notebook 7's own page errors, with porter-ext disabled too (test_labextension.py)
+NOTEBOOK7_OWN_ERRORS = {
+    "Cannot read properties of undefined (reading 'schema')",
+    "Command 'filebrowser:open-path' not registered.",
+}
+#: what a cell's view shows, read from the page: headline, label, plan, tab titles
+READ_VIEW = """(view) => ({
+  headline: view.querySelector('.porter-verdict').textContent,
+  label: view.querySelector('.porter-cell-label').textContent,
+  plan: [...view.querySelectorAll('.porter-plan-item')].map(li => li.textContent),
+  tabs: [...view.querySelectorAll('.porter-tab')].map(b => b.textContent),
+  text: view.textContent,
+})"""
+#: the cell entry porter's output of cell `i` holds
+ENTRY = """([i, mime]) => {
+  const outputs = window.jupyterapp.shell.currentWidget.content.widgets[i].model.outputs;
+  for (let k = outputs.length - 1; k >= 0; k--) {
+    const entry = outputs.get(k).data[mime];
+    if (entry) { return entry; }
+  }
+  return null;
+}"""
+
+
+def _saved_result() -> Any:
+    """A code cell with demo_cell's result saved as %%port displays it."""
+    entry = demo_cell()
+    cell = nbformat.v4.new_code_cell("%%port\n" + entry.source)
+    cell.outputs = [nbformat.v4.new_output("display_data", data=cell_bundle(entry))]
+    return cell
 
 
 @pytest.fixture(scope="module")
@@ -40,87 +69,84 @@ def lab(tmp_path_factory) -> Iterator[LabServer]:
     base = tmp_path_factory.mktemp("lab")
     (base / "root").mkdir()
     write_notebook(base / "root" / NOTEBOOK, "%load_ext porter_ext", PORT_CELL)
-    write_notebook(base / "root" / TABS_NOTEBOOK, TABS_CELL)
+    write_notebook(base / "root" / TABS_NOTEBOOK, _saved_result())
     with lab_server(base) as server:
         yield server
 
 
-def open_and_run(page, lab: LabServer, notebook: str, text: str) -> tuple[float, float, Any]:
-    """Open a notebook, run all its cells, wait for a widget showing `text`; returns the
-    seconds to open, the seconds to run, and the widget."""
+def _view(page: Any, index: int) -> Any:
+    return page.locator(".jp-Cell").nth(index).locator(".jp-OutputArea .porter-cell-view")
+
+
+def test_the_live_output_and_the_reloaded_one_are_the_same_view(page, page_log, lab):
     start = time.perf_counter()
-    page.goto(lab.lab_url(notebook), timeout=60_000)
+    page.goto(lab.lab_url(NOTEBOOK), timeout=60_000)
     page.wait_for_function(OPENED, timeout=60_000)
-    opened = time.perf_counter() - start
     page.evaluate(RUN_ALL)
-    widget = page.locator(".jp-OutputArea-output .jupyter-widgets", has_text=text).first
-    fallback = page.locator(".jp-OutputArea-output .porter-cell").first
-    widget.or_(fallback).wait_for(state="visible", timeout=30_000)
-    if not widget.is_visible():
-        pytest.fail(
-            "the output shows porter's HTML fallback, not the widget: %%port must display "
-            "porter_ext.ui.widget.show(result.entry) (or a bundle from ui.widget.mimebundle)"
-        )
-    return opened, time.perf_counter() - start - opened, widget
+    view = _view(page, 1)
+    view.wait_for(state="visible", timeout=120_000)
+    ran = time.perf_counter() - start
+    assert page.locator(".jupyter-widgets").count() == 0  # no widget: the plain bundle
+    live = view.evaluate(READ_VIEW)
+    entry = page.evaluate(ENTRY, [1, MIME_TYPE])
+    # what the view shows is the JSON's: the headline, the label, each plan item's state
+    assert live["headline"] == entry["headline"]["text"]
+    assert live["label"] == f" ({entry['label']})" and "In [" in live["label"]
+    assert entry["plan"] and len(live["plan"]) == len(entry["plan"])
+    for shown, item in zip(live["plan"], entry["plan"], strict=True):
+        assert item["state_text"] in shown and item["title"] in shown
+    assert any("Tensor.sum → xp.sum(x, axis=1)" in p for p in live["plan"])
+    assert live["tabs"] == ["Calls", "Numerics", "Devices", "Side by side"]
+    save_screenshot(view.screenshot(), "cell-view-live.png")
 
-
-def test_the_port_cell_shows_the_widget(page, page_log, lab):
-    start = time.perf_counter()
-    opened, ran, widget = open_and_run(page, lab, NOTEBOOK, "Tensor.sum")
-
-    # the widget, not the HTML fallback, is what the output shows
-    output = page.locator(".jp-OutputArea", has=widget)
-    assert output.locator(".porter-cell").count() == 0
-    assert "porter: 2 findings in 2 array calls" in output.inner_text()
-    tabs = output.locator(".lm-TabBar-tabLabel").all_inner_texts()
-    assert tabs == ["Calls", "Numerics", "Devices", "Side by side"]
-    # the cell's port plan opens the widget, above the tabs
-    plan = output.locator(".porter-plan")
-    assert plan.is_visible() and "Tensor.sum → xp.sum(x, axis=1)" in plan.inner_text()
-    tab_bar = output.locator(".lm-TabBar").first
-    assert plan.bounding_box()["y"] < tab_bar.bounding_box()["y"]
-    save_screenshot(widget.screenshot(), "widget-plan.png")
-
-    # click the Tensor.sum row: its suggestion and its source line appear
-    select = output.locator("select").first
-    labels = select.evaluate("s => [...s.options].map(o => o.text)")
-    select.select_option(index=next(i for i, t in enumerate(labels) if "Tensor.sum" in t))
-    detail = output.locator(".widget-html", has_text="Use instead")
-    detail.get_by_text("xp.sum(x, axis=1)").wait_for(timeout=10_000)
-    assert "3 | y = x.sum(1)" in detail.inner_text()
-    assert page_log.errors == []
-    assert all(url.startswith((lab.url, "data:", "blob:")) for url in page_log.requests)
-
-    save_screenshot(page.screenshot(), "widget-lab.png")
-    page.evaluate("window.jupyterapp.commands.execute('application:toggle-left-area')")
-    page.wait_for_timeout(300)  # the side bar animates closed
-    save_screenshot(page.screenshot(), "widget-lab-wide.png", docs_name="widget.png")
-    print(
-        f"\njupyter lab answered in {lab.started_in:.2f} s; notebook open in {opened:.2f} s; "
-        f"run to widget in {ran:.2f} s; total {time.perf_counter() - start:.2f} s"
+    # saved and reloaded: the same view, plan, label and headline included
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function(
+        "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=10_000
     )
+    page.reload()
+    page.wait_for_function(OPENED, timeout=60_000)
+    reloaded = _view(page, 1)
+    reloaded.wait_for(state="visible", timeout=60_000)
+    assert reloaded.evaluate(READ_VIEW) == live
+    save_screenshot(page.screenshot(), "cell-view-lab.png", docs_name="widget.png")
+
+    # Notebook 7 draws the saved output with the same code
+    page.goto(lab.notebook7_url(NOTEBOOK), timeout=60_000)
+    nb7 = page.locator(".jp-Cell").nth(1).locator(".porter-cell-view")
+    nb7.wait_for(state="visible", timeout=60_000)
+    assert nb7.evaluate(READ_VIEW) == live
+    assert [e for e in page_log.errors if e not in NOTEBOOK7_OWN_ERRORS] == []
+    print(f"\n%%port cell to porter's view in {ran:.2f} s")
 
 
 def test_the_tabs_show_numerics_devices_and_side_by_side(page, page_log, lab):
-    _, _, widget = open_and_run(page, lab, TABS_NOTEBOOK, "torch.cuda.synchronize")
-    tab = widget.locator(".lm-TabBar-tab")
-    # a tab's content is hidden until its tab is picked: waiting for visibility tests both
+    page.goto(lab.lab_url(TABS_NOTEBOOK), timeout=60_000)
+    page.wait_for_function(OPENED, timeout=60_000)
+    view = _view(page, 0)
+    view.wait_for(state="visible", timeout=60_000)
+    tab = view.locator(".porter-tab")
+    pane = view.locator(".porter-tab-pane:visible")
+    # Calls first: the cell's diagnostics rows, then its calls
+    assert "torch.cuda.synchronize" in pane.inner_text()
+    assert "Tensor.sum" in pane.inner_text()
 
     tab.filter(has_text="Numerics").click()
-    widget.get_by_text("12 mismatched").wait_for(timeout=10_000)
-    save_screenshot(widget.screenshot(), "widget-numerics.png")
+    pane.get_by_text("differs (max abs err 0.5, 12 mismatched)").first.wait_for(timeout=10_000)
+    save_screenshot(view.screenshot(), "cell-view-numerics.png")
     tab.filter(has_text="Devices").click()
-    widget.get_by_text("default_device_creation").wait_for(timeout=10_000)
-    assert widget.get_by_text("(wrong)").is_visible()
-    save_screenshot(widget.screenshot(), "widget-devices.png")
+    pane.get_by_text("default_device_creation").first.wait_for(timeout=10_000)
+    assert pane.get_by_text("no (wrong)").first.is_visible()
 
     tab.filter(has_text="Side by side").click()
-    plot = widget.locator("img")
-    plot.wait_for(timeout=10_000)
-    assert plot.evaluate("img => img.naturalWidth") > 0  # the PNG decoded
-    assert widget.get_by_text("max abs err").first.is_visible()
-    save_screenshot(widget.screenshot(), "widget-side-by-side.png", "widget-side-by-side.png")
-    widget.locator(".widget-dropdown select").select_option("z")
-    widget.get_by_text("copy: not 64-byte aligned").wait_for(timeout=10_000)
-    assert widget.locator("img").count() == 0  # no histogram for an output that matched
+    cards = pane.locator(".porter-card")
+    cards.first.wait_for(timeout=10_000)
+    assert cards.count() == 2  # numpy and jax have outputs; strict and cupy none
+    assert pane.locator(".porter-bar").count() > 0  # jax's error histogram, from the JSON
+    save_screenshot(
+        view.screenshot(), "cell-view-side-by-side.png", docs_name="widget-side-by-side.png"
+    )
+    pane.locator("select.porter-output-picker").select_option("z")
+    pane.get_by_text("copy: not 64-byte aligned").wait_for(timeout=10_000)
+    assert pane.locator(".porter-bar").count() == 0  # no histogram for a matching output
     assert page_log.errors == []

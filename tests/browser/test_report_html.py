@@ -28,7 +28,7 @@ def open_report(page, page_log: PageLog, path: Path, *, timeout: float = 30_000)
 
 def open_tables(page, cell: str = "#cell-0") -> None:
     """Open a cell's tables, folded under one summary line, as a reader does."""
-    page.locator(f"{cell} > details > summary").click()
+    page.locator(f"{cell} > details.tables > summary").click()
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def test_every_section_is_there(page, page_log, hostile_report):
     for selector in ("table.calls", "table.numerics", "table.devices"):
         assert first.locator(selector).count() == 1, selector
     headings = first.locator("h4").all_inner_texts()
-    assert headings[:3] == ["Calls", "Device findings", "Replays"]
+    assert headings[:4] == ["Port plan", "Findings", "Calls", "Replays"]
     assert {"Numerics", "Devices"} <= set(headings)
     # the mismatch on jax is plotted, inline
     plot = first.locator("figure img").first

@@ -1,11 +1,11 @@
 """Hostile text in every string field of a report stays inert in every renderer, in Chromium.
 
 Every renderer porter has: the HTML report, the Markdown report (rendered with raw HTML
-allowed, harsher than GitHub's sanitiser), the text/html fallback of a cell, the widget's
-HTML fragments (put into the page through ``innerHTML``, as an ipywidgets ``HTML`` widget
-does) and ``%port report``'s display bundles. In each: no script runs, no element is
-injected, no request leaves the file, and bidi controls never reach the page raw. The
-JupyterLab renderer has its own test beside the extension.
+allowed, harsher than GitHub's sanitiser), a cell's text/html (the report's cell
+template, also put into a page through ``innerHTML``, as a front end without porter's
+extension does) and ``%port report``'s display bundles. In each: no script runs, no
+element is injected, no request leaves the file, and bidi controls never reach the page
+raw. The JupyterLab renderer has its own test beside the extension.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 from dataclasses import replace
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,6 @@ from porter_ext.report.codec import report_from_dict, report_to_dict
 from porter_ext.report.html import render_html
 from porter_ext.report.markdown import render_markdown
 from porter_ext.report.validation import report_schema, validate
-from porter_ext.ui import html as fragments
 from porter_ext.ui.mime import cell_html
 from porter_ext.ui.report import report_bundle
 from tests.browser.support import PageLog, offline
@@ -43,12 +41,19 @@ PAYLOAD = (
 
 
 def _enum_keys() -> set[str]:
-    """Keys whose values the schema fixes (enums): those cannot take free text."""
+    """Keys whose values the schema fixes (enums, directly or through a ``$ref``): those
+    cannot take free text."""
+    schema = report_schema()
     keys: set[str] = set()
+
+    def fixed(node: dict) -> bool:
+        ref = node.get("$ref", "")
+        target = schema["$defs"].get(ref.rpartition("/")[2], {}) if ref else {}
+        return "enum" in node or "const" in node or "enum" in target or "const" in target
 
     def walk(node: Any, key: str | None) -> None:
         if isinstance(node, dict):
-            if ("enum" in node or "const" in node) and key:
+            if fixed(node) and key:
                 keys.add(key)
             for k, v in node.items():
                 if k == "properties":
@@ -60,7 +65,7 @@ def _enum_keys() -> set[str]:
             for v in node:
                 walk(v, key)
 
-    walk(report_schema(), None)
+    walk(schema, None)
     return keys
 
 
@@ -98,7 +103,7 @@ def _page_html(body: str) -> str:
 
 
 def _inner_html_page(parts: list[str]) -> str:
-    """A page that puts each fragment in through innerHTML, as an HTML widget does."""
+    """A page that puts each fragment in through innerHTML, as a front end does."""
     script = (
         "for (const part of JSON.parse(document.getElementById('parts').textContent)) {"
         " const div = document.createElement('div'); div.innerHTML = part;"
@@ -108,26 +113,6 @@ def _inner_html_page(parts: list[str]) -> str:
     return _page_html(
         f"<script type='application/json' id='parts'>{data}</script><script>{script}</script>"
     )
-
-
-def _widget_parts(report: Report) -> list[str]:
-    parts = []
-    for entry in report.cells:
-        parts += [
-            fragments.header_html(entry),
-            fragments.calls_html(entry),
-            fragments.numerics_html(entry),
-            fragments.devices_html(entry),
-        ]
-        parts += [fragments.call_detail_html(entry, call) for call in entry.calls]
-        parts += [
-            fragments.output_card_html(replay, out)
-            for replay in entry.replays
-            for out in replay.outputs
-        ]
-        # the calls list is a Select: its labels are option text, never markup
-        parts += [f"<pre>{escape(fragments.call_label(call))}</pre>" for call in entry.calls]
-    return parts
 
 
 def _markdown_as_html(text: str) -> str:
@@ -140,7 +125,7 @@ RENDERERS = {
     "html report": lambda r: render_html(r),
     "markdown report": lambda r: _markdown_as_html(render_markdown(r)),
     "text/html fallback": lambda r: _page_html("".join(cell_html(c) for c in r.cells)),
-    "widget fragments": lambda r: _inner_html_page(_widget_parts(r)),
+    "cell text/html via innerHTML": lambda r: _inner_html_page([cell_html(c) for c in r.cells]),
     "%port report (html)": lambda r: _page_html(report_bundle(r, "html")["text/html"]),
     "%port report (md)": lambda r: _markdown_as_html(report_bundle(r, "md")["text/markdown"]),
 }
@@ -179,9 +164,15 @@ def test_every_renderer_keeps_hostile_text_inert(page, page_log, tmp_path, repor
     assert "\\u202e" in shown  # the override is shown as its escape
 
 
+#: string fields the model derives on reading a report, not read from it
+DERIVED = {"label", "verdict_text", "applied", "stale"}
+
+
 def test_every_string_field_was_made_hostile(report):
-    """The fixture itself: no free string field of the report escaped the payload."""
-    fixed = _enum_keys()
+    """The fixture itself: no free string field of the report escaped the payload (the
+    fields the model derives when it reads a report are made of the others: a cell's
+    label of its numbers, an output's verdict in words, the fixed words of source states)."""
+    fixed = _enum_keys() | DERIVED
     plain: list[str] = []
 
     def walk(node: Any, key: str | None, where: str) -> None:

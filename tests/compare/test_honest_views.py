@@ -14,7 +14,7 @@ from porter_ext.model.comparison import DeviceFinding
 from porter_ext.model.entries import ReplayEntry
 from porter_ext.model.report import Summary
 from porter_ext.report.codec import report_to_json
-from porter_ext.ui.html import verdict
+from porter_ext.ui.mime import verdict
 from tests.ui.entries import output
 
 pytest.importorskip("torch")

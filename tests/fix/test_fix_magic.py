@@ -54,7 +54,9 @@ def test_fix_rewrites_foo_and_verifies_it_on_the_original_and_every_requested_ba
     # the output shows the diff, in every front end
     bundle = port._repr_mimebundle_()
     assert "+    r = xp.maximum(r, -r)" in bundle["text/plain"]
-    assert "porter-rewrite" in bundle["text/html"] and "verified" in bundle["text/html"]
+    html = bundle["text/html"]
+    assert '<details class="rewrite" open>' in html and '<span class="ok">verified</span>' in html
+    assert '<div class="add">+    r = xp.maximum(r, -r)</div>' in html
     assert bundle["application/vnd.porter.cell+json"]["rewrite"]["status"] == "verified"
     # the original run is the person's: the cell itself was not replaced
     assert shell.user_ns["foo"].__code__.co_names.count("torch")

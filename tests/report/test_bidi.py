@@ -1,7 +1,8 @@
 """Bidi controls and invisible characters are shown for what they are, with a finding.
 
 Mirrors porter_ext/report/text.py and its use in every view: the HTML report, the
-Markdown report, the widget's and the text/html fallback's fragments (porter_ext/ui/html.py).
+Markdown report, a cell's text/html (the same template as the report's cells) and its
+text/plain.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from porter_ext.report.codec import report_from_dict, report_to_dict
 from porter_ext.report.html import render_html
 from porter_ext.report.markdown import render_markdown
 from porter_ext.report.text import BIDI_FINDING, FORMAT_FINDING, cell_notes, visible
-from porter_ext.ui.html import call_label, header_html
-from porter_ext.ui.mime import cell_html
+from porter_ext.ui.mime import cell_html, cell_text
 from tests.report.conftest import make_call
 
 BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
@@ -68,14 +68,13 @@ def test_no_view_shows_a_bidi_control_raw(char):
     views = {
         "html": render_html(report),
         "md": render_markdown(report),
-        "fallback": cell_html(entry),
-        "widget header": header_html(entry),
-        "calls list": call_label(call),
+        "cell html": cell_html(entry),
+        "cell text": cell_text(entry),
     }
     for name, text in views.items():
         assert char not in text, name
         assert escaped in text, name
-    for name in ("html", "md", "fallback", "widget header"):
+    for name in ("html", "md", "cell html"):
         assert BIDI_FINDING in views[name], name
 
 

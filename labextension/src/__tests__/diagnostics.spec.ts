@@ -54,7 +54,12 @@ describe('collectDiagnostics over a real run of notebooks/02_devices.ipynb', () 
 
   it('lists exactly porter’s rows, in its words and severities', () => {
     expect(rows.map(r => [r.status, r.severity, r.finding, r.message])).toEqual(
-      written.map(w => [w.row.kind, w.row.severity, w.row.finding, w.row.message])
+      written.map(w => [
+        w.row.kind,
+        w.row.severity,
+        w.row.finding,
+        w.row.message
+      ])
     );
   });
 
@@ -87,7 +92,9 @@ describe('collectDiagnostics over a real run of notebooks/02_devices.ipynb', () 
   });
 
   it('has a row without a line for an output on the wrong device', () => {
-    const counts = rows.filter(r => r.name === 'counts' && r.status === 'device');
+    const counts = rows.filter(
+      r => r.name === 'counts' && r.status === 'device'
+    );
     expect(counts.length).toBe(2);
     expect(counts.every(r => r.line === null && r.cell === 5)).toBe(true);
   });

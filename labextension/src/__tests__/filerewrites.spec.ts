@@ -72,10 +72,7 @@ describe('fileRewrites: the rewrites of the person’s files a notebook offers',
       return entry;
     });
     const offers = fileRewrites(run.notebook, edited);
-    expect(offers.map(o => o.callers)).toEqual([
-      ['In [2]'],
-      ['In [3]']
-    ]);
+    expect(offers.map(o => o.callers)).toEqual([['In [2]'], ['In [3]']]);
     expect(new Set(offers.map(o => o.key)).size).toBe(2);
   });
 

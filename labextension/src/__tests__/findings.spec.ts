@@ -99,7 +99,9 @@ describe('findings written in the person’s module (real run of notebooks/03)',
     ];
     const found = fileFindings('notebooks/norms.py', notebooks);
     expect(found.length).toBe(6);
-    expect(found[3].message).toContain('called from In [3], line 2 (copy.ipynb)');
+    expect(found[3].message).toContain(
+      'called from In [3], line 2 (copy.ipynb)'
+    );
   });
 });
 

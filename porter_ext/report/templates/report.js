@@ -39,7 +39,7 @@
   function openTarget() {
     var id = decodeURIComponent(location.hash.slice(1));
     var cell = id && document.getElementById(id);
-    var tables = cell && cell.querySelector(":scope > details");
+    var tables = cell && cell.querySelector(":scope > details.tables");
     if (tables) tables.open = true;
   }
   window.addEventListener("hashchange", openTarget);
@@ -50,7 +50,7 @@
     filter.addEventListener("change", function () {
       var want = filter.value;
       if (want !== "all") {  // the rows asked for show: open the cells' folded tables
-        document.querySelectorAll(".cell > details").forEach(function (d) { d.open = true; });
+        document.querySelectorAll(".cell > details.tables").forEach(function (d) { d.open = true; });
       }
       document.querySelectorAll("tr[data-s]").forEach(function (tr) {
         var s = tr.getAttribute("data-s");

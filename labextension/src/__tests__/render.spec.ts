@@ -1,0 +1,77 @@
+/**
+ * @jest-environment jsdom
+ */
+// porter's one view of a cell, checked against the JSON Python writes
+// (tests/report/headline_cells.py): the headline, the label, each plan item's state and
+// each output's verdict in the JSON's words, the diagnostics rows, the tabs, Apply.
+import { APPLY_EVENT, renderCell, TAB_TITLES } from '../render';
+import { ICellEntry } from '../types';
+import fixture from './fixtures/headline.json';
+
+const cells = fixture.cells as unknown as ICellEntry[];
+
+function texts(root: HTMLElement, selector: string): string[] {
+  return Array.from(root.querySelectorAll(selector)).map(
+    node => node.textContent ?? ''
+  );
+}
+
+describe("a cell's view: the JSON's words, drawn", () => {
+  it.each(cells.map((cell, i) => [i, cell] as [number, ICellEntry]))(
+    'draws cell %i from its JSON alone',
+    (_, cell) => {
+      const view = renderCell(cell);
+      expect(view.querySelector('.porter-verdict')?.textContent).toBe(
+        cell.headline?.text
+      );
+      expect(view.querySelector('.porter-cell-label')?.textContent).toBe(
+        ` (${cell.label})`
+      );
+      expect(texts(view, '.porter-plan-item .porter-badge')).toEqual(
+        (cell.plan ?? []).map(item => item.state_text)
+      );
+      expect(texts(view, '.porter-plan-title')).toEqual(
+        (cell.plan ?? []).map(item => item.title)
+      );
+      expect(texts(view, '.porter-tab')).toEqual(TAB_TITLES);
+      const shown = view.textContent ?? '';
+      for (const row of cell.diagnostics ?? []) {
+        expect(shown).toContain(row.message);
+      }
+      for (const replay of cell.replays ?? []) {
+        for (const out of replay.outputs ?? []) {
+          expect(shown).toContain(out.verdict_text);
+        }
+      }
+    }
+  );
+
+  it('shows one tab at a time, Calls first', () => {
+    const view = renderCell(cells[0]);
+    const panes = Array.from(
+      view.querySelectorAll<HTMLElement>('.porter-tab-pane')
+    );
+    expect(panes.map(p => p.hidden)).toEqual([false, true, true, true]);
+    view.querySelectorAll<HTMLButtonElement>('.porter-tab')[3].click();
+    expect(panes.map(p => p.hidden)).toEqual([true, true, true, false]);
+    // side by side: a card per backend for the first output, its verdict on top
+    const cards = panes[3].querySelectorAll('.porter-card');
+    expect(cards.length).toBeGreaterThan(0);
+  });
+
+  it('offers Apply only for a verified rewrite, and sends the entry', () => {
+    const rewrite = { source: 'y = 1\n', status: 'verified' as const };
+    const view = renderCell({ ...cells[0], rewrite });
+    const sent: unknown[] = [];
+    view.addEventListener(APPLY_EVENT, event =>
+      sent.push((event as CustomEvent).detail.entry)
+    );
+    view.querySelector<HTMLButtonElement>('button.porter-apply')!.click();
+    expect(sent).toHaveLength(1);
+    const partial = renderCell({
+      ...cells[0],
+      rewrite: { ...rewrite, status: 'partial' }
+    });
+    expect(partial.querySelector('button.porter-apply')).toBeNull();
+  });
+});
