@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 
 from porter_ext.model.calls import CallRecord, ErrorInfo, cell_label
 from porter_ext.model.comparison import DeviceFinding
-from porter_ext.model.entries import DefinitionVerdict, FileVerdict, ReplayEntry, RewriteEntry
 from porter_ext.model.diagnostics import ROW_KINDS, Diagnostic, diagnostics_of
+from porter_ext.model.entries import DefinitionVerdict, FileVerdict, ReplayEntry, RewriteEntry
 from porter_ext.model.headline import Headline, HeadlineCounts
 from porter_ext.model.plan import PlanItem, build_plan
-
 
 #: what a view says of a cell whose source is no longer the one recorded (CONTRACT.md,
 #: ``source_states``): the applied rewrite (its findings are gone with the code they

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from html import escape
 from dataclasses import replace
+from html import escape
 from typing import Any
 
 import nbformat
@@ -42,11 +42,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 NB = "one_truth.ipynb"
 PANEL = "#porter-porting-panel"
 SHOW_PANEL = "() => window.jupyterapp.commands.execute('porter:show-panel')"
-#: the panel's rows as it holds them
-ROWS = """() => window.jupyterapp.shell.widgets('left')
-  .find(w => w.id === 'porter-porting-panel').rows
-  .map(r => ({message: r.message, severity: r.severity, status: r.status,
-              line: r.shownLine, cell: r.cell}))"""
 #: what Notebook 7 and JupyterLab log on their own, without porter
 OWN_ERRORS = {
     "Cannot read properties of undefined (reading 'schema')",
@@ -105,35 +100,43 @@ def test_renderer_panel_and_marks_show_the_jsons_words(page, page_log, lab, fron
     view.wait_for(timeout=60_000)
     # porter's renderer: the headline, word for word
     assert view.locator(".porter-verdict").inner_text() == data["headline"]["text"]
-    # the panel: porter's rows, in its words and severities, lines as the editor counts
-    page.evaluate(SHOW_PANEL)
-    page.wait_for_function(
-        f"() => document.querySelector('{PANEL}').dataset.porterResults === '1'",
-        timeout=60_000,
+    # the panel: porter's rows, in its words (each row's title is porter's) and severities
+    if front_end == "jupyterlab":
+        page.evaluate(SHOW_PANEL)
+    built = page.locator(f"{PANEL} .porter-diag-row")
+    built.nth(len(rows) - 1).wait_for(state="attached", timeout=60_000)
+    shown = built.evaluate_all(
+        "ms => ms.map(m => [m.title, m.className, m.dataset.porterCell,"
+        " m.querySelector('.porter-diag-line').textContent])"
     )
-    shown = page.evaluate(ROWS)
-    assert [(r["message"], r["severity"], r["status"], r["line"]) for r in shown] == [
-        (r["message"], r["severity"], r["kind"], r["line"]) for r in rows
-    ]
-    assert {r["cell"] for r in shown} == {1}  # notebook position 1: JupyterLab's "Cell 2"
+    assert sorted((t, c.split("porter-sev-")[1].split()[0], ln) for t, c, _, ln in shown) == sorted(
+        (r["title"], r["severity"], "—" if r["line"] is None else str(r["line"])) for r in rows
+    )
+    assert {cell for _, _, cell, _ in shown} == {"1"}  # position 1: JupyterLab's "Cell 2"
     counts = data["headline"]["counts"]
     assert page.locator(f"{PANEL} .porter-diag-shown").inner_text() == (
         f"findings: {counts['findings']} · noted: {counts['notes']}"
     )
-    # the marks: one per row with a line, each with the severity and hover of its row
+    # the marks: on each line a row is on, with the severities of its rows (overlapping
+    # ranges split into several spans, so lines and severities are compared as sets)
     editor = page.locator(".jp-Cell").nth(1).locator(".cm-content")
     marks = editor.locator(".cm-lintRange.porter-mark")
     marked = [r for r in rows if r["line"] is not None and r["kind"] != "cell_error"]
-    marks.nth(len(marked) - 1).wait_for(timeout=30_000)
-    assert marks.count() == len(marked)
-    severities = [
-        next(s for s in ("error", "warning", "info") if f"porter-mark-{s}" in classes)
-        for classes in marks.evaluate_all("ms => ms.map(m => m.className)")
-        if "porter-mark-device" not in classes
-    ]
-    assert sorted(severities) == sorted(
-        r["severity"] for r in marked if r["kind"] not in ("device", "device_specific")
+    marks.first.wait_for(timeout=30_000)
+    placed = marks.evaluate_all(
+        """ms => ms.map(m => {
+          const line = m.closest('.cm-line');
+          const lines = Array.from(line.parentElement.querySelectorAll(':scope > .cm-line'));
+          return [lines.indexOf(line) + 1, m.className];
+        })"""
     )
+    kinds = {"device", "device_specific"}
+    assert {line for line, _ in placed} == {r["line"] for r in marked}
+    assert {
+        (line, next(s for s in ("error", "warning", "info") if f"porter-mark-{s}" in classes))
+        for line, classes in placed
+        if "porter-mark-device" not in classes
+    } == {(r["line"], r["severity"]) for r in marked if r["kind"] not in kinds}
     first = hover_text(page, marks.first)
     assert rows[0]["message"] in first
     save_screenshot(page.screenshot(), f"one-truth-{front_end}.png")

@@ -18,9 +18,8 @@ from porter_ext.model.cells import CellEntry
 from porter_ext.model.comparison import VERDICTS, DeviceFinding
 from porter_ext.model.entries import ReplayEntry, RewriteEntry, RewriteSiteEntry
 from porter_ext.model.plan import PLAN_STATES
-from porter_ext.report.codec import cell_from_dict, cell_to_dict
 from porter_ext.model.report import Report
-from porter_ext.report.codec import report_to_json
+from porter_ext.report.codec import cell_from_dict, cell_to_dict, report_to_json
 from porter_ext.report.validation import validate
 from tests.ui.entries import call, environment, output
 
