@@ -56,7 +56,7 @@ def test_fix_applies_the_verified_rewrite_and_reports_what_it_refused(fixed):
     assert len(counts) == 3 and sum(counts) == code_cells, summary
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
     # the plan opens the summary on stderr, the fixes it made marked automatic
-    assert "porter: port plan" in done.stderr and "[fixed automatically] Tensor.sum" in done.stderr
+    assert "porter: port plan" in done.stderr and "[applied] Tensor.sum" in done.stderr
 
 
 def test_fix_rewrites_the_cell_that_creates_the_array(fixed):

@@ -94,6 +94,7 @@ def ported_notebook(
         if cell.index is not None and cell.rewrite is not None
     }
     outcome = FixOutcome()
+    put: set[int] = set()  # the cells whose rewrite went into the ported notebook
     for index, cell in enumerate(ported.cells):
         if cell.cell_type != "code":
             continue
@@ -116,8 +117,27 @@ def ported_notebook(
         if rewrite.reason:
             note += f"; {rewrite.reason}"
         outcome.applied.append((index, rewrite.status, note))
+        put.add(index)
     ported.metadata[PORTED_KEY] = {"ported_from": origin}
-    return ported, outcome, report
+    return ported, outcome, _marked_applied(report, put)
+
+
+def _marked_applied(report: Report, put: set[int]) -> Report:
+    """``report`` with the rewrites of the cells at ``put`` marked applied (the plan then
+    says their fixes are applied, not offered)."""
+    import dataclasses
+
+    from porter_ext.model.plan import build_plan
+
+    if not put:
+        return report
+    cells = [
+        dataclasses.replace(c, rewrite=dataclasses.replace(c.rewrite, applied=True))
+        if c.index in put and c.rewrite is not None
+        else c
+        for c in report.cells
+    ]
+    return dataclasses.replace(report, cells=cells, plan=build_plan(cells))
 
 
 def is_ported_notebook(path: str | os.PathLike[str]) -> bool:

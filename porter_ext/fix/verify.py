@@ -329,8 +329,7 @@ class FixRun:
             self.rounds,
             unexercised_specs(entry.replays),
             left,
-            entry.calls,
-            first_line=entry.first_line,
+            entry,
         )
         return with_draws_note(accepted, self.judge.drawn)
 

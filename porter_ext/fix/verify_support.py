@@ -20,6 +20,7 @@ from porter_ext.spec.dtype_categories import dtype_kind
 if TYPE_CHECKING:
     from porter_ext.fix.rewrite import CellRewrite
     from porter_ext.model.calls import CallRecord
+    from porter_ext.model.cells import CellEntry
     from porter_ext.model.entries import ReplayEntry
 
 _Key = tuple[int, int, str]
@@ -308,14 +309,15 @@ def accepted_entry(
     rounds: list[Round],
     inapplicable: set[str] = frozenset(),
     left: Mapping[_Key, str] | None = None,
-    calls: Sequence[CallRecord] = (),
-    first_line: int = 1,
+    original: CellEntry | None = None,
 ) -> RewriteEntry:
     """The accepted rewrite: verified (every site, every spec the original runs on) or
     partial (say what not); ``left`` gives the reasons of sites left out beforehand.
     Where a spec is not verified because a line left as written fails there (one of the
-    original run's ``calls``), that site says so, one line each (`porter_ext.fix.blockers`),
-    with the cell's lines as its editor counts them (``first_line``: `CellEntry.first_line`)."""
+    ``original`` run's calls), that site says so, one line each (`porter_ext.fix.blockers`),
+    with the cell's lines as its editor counts them (`CellEntry.first_line`)."""
+    calls = original.calls if original is not None else []
+    first_line = original.first_line if original is not None else 1
     first = rounds[0]
     reasons = dict(left or {})
     for site in final.sites:

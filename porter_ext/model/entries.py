@@ -99,6 +99,8 @@ class RewriteEntry:
     sites: list[RewriteSiteEntry] = field(default_factory=list)
     reason: str | None = None
     diff: str = ""
+    #: ``porter fix`` put it into the ported notebook (the plan says its fixes applied)
+    applied: bool = False
 
 
 @dataclass(frozen=True)

@@ -160,6 +160,8 @@ def _site_state(cell: CellEntry, covered: bool, site_reason: str | None = None) 
     if rewrite is None:
         return "needs_you", None
     if covered:
+        if rewrite.applied:
+            return "applied", None
         if rewrite.status == "verified":
             return "verified", None
         return "partial", rewrite.reason

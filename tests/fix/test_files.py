@@ -46,11 +46,11 @@ def test_a_file_is_accepted_only_when_every_calling_cell_verified_it():
     narrower = FileVerdict("m.py", digest("a"), "ported", True, verified_on=["numpy"])
     [outcome] = settle_files([_cell(1, ok), _cell(2, narrower)])
     assert outcome.accepted and outcome.verified_on == ["numpy"]
-    assert outcome.cells == ["cell 1 · In [2]", "cell 2 · In [3]"]
+    assert outcome.cells == ["cell 2 · In [2]", "cell 3 · In [3]"]
     no = FileVerdict("m.py", digest("a"), "ported", False, reason="it changes the result on jax")
     [outcome] = settle_files([_cell(1, ok), _cell(3, no)])
     assert not outcome.accepted
-    assert outcome.reason == "refused at its call in cell 3 · In [4]: it changes the result on jax"
+    assert outcome.reason == "refused at its call in cell 4 · In [4]: it changes the result on jax"
     edited = FileVerdict("m.py", digest("b"), "other", True, verified_on=["numpy"])
     [outcome] = settle_files([_cell(1, ok), _cell(2, edited)])
     assert not outcome.accepted and "changed between the cells" in outcome.reason

@@ -92,12 +92,12 @@ def test_replay_failures_come_first_with_the_line_and_why_one_item_per_distinct_
     ]
     first = plan[0]
     # the same error in two cells is one fix, on every backend it broke
-    assert first.cells == ["cell 0 · In [1]", "cell 1 · In [2]"]
+    assert first.cells == ["cell 1 · In [1]", "cell 2 · In [2]"]
     assert "numpy, jax" in first.title and "line 3 `y = x.view(-1)`" in first.title
     assert VIEW in first.title and first.detail == f"AttributeError: {VIEW}"
     assert [(s.cell, s.line) for s in first.sites] == [
-        ("cell 0 · In [1]", 3),
-        ("cell 1 · In [2]", 1),
+        ("cell 1 · In [1]", 3),
+        ("cell 2 · In [2]", 1),
     ]
 
 
@@ -105,8 +105,8 @@ def test_calls_are_grouped_by_replacement_and_ranked_by_cells_not_by_call_counts
     plan = build_plan(_notebook())
     view, maximum = plan[1], plan[2]
     assert view.title == "Tensor.view → xp.reshape(x, (-1,))"
-    assert view.cells == ["cell 0 · In [1]", "cell 1 · In [2]"] and len(view.sites) == 2  # not 662
-    assert maximum.title == "torch.max → xp.maximum(a, b)" and maximum.cells == ["cell 1 · In [2]"]
+    assert view.cells == ["cell 1 · In [1]", "cell 2 · In [2]"] and len(view.sites) == 2  # not 662
+    assert maximum.title == "torch.max → xp.maximum(a, b)" and maximum.cells == ["cell 2 · In [2]"]
     # a call running 661 times in one cell ranks below a fix needed in two cells
     lone = CellEntry(0, 1, "y = x.view(-1)\n", calls=[_call(1, "Tensor.view", count=661)])
     two = [CellEntry(i, i, "m = a.T\n", calls=[_call(1, "Tensor.T")]) for i in (1, 2)]
@@ -129,7 +129,7 @@ def test_calls_are_grouped_by_replacement_and_ranked_by_cells_not_by_call_counts
         for i in range(3)
     ]
     (item,) = build_plan(sums)
-    assert item.cells == ["cell 0 · In [0]", "cell 1 · In [1]", "cell 2 · In [2]"]
+    assert item.cells == ["cell 1 · In [0]", "cell 2 · In [1]", "cell 3 · In [2]"]
     assert item.title == "ndarray.sum → xp.sum(a0)"
     device = [item for item in plan if item.kind == "device"]
     assert {item.title for item in device} == {
@@ -147,11 +147,18 @@ def test_a_verified_rewrite_makes_a_fix_automatic_and_only_where_it_applied():
     )
     cells[1] = dataclasses.replace(cells[1], rewrite=rewrite)
     plan = {item.title.split(" →")[0].split(" fails")[0]: item for item in build_plan(cells)}
-    assert plan["torch.max"].automatic and plan["torch.max"].verdict == "fixed automatically"
-    assert not plan["Tensor.view"].automatic  # refused in cell 1, and cell 0 has no rewrite
+    # a partial rewrite is offered to no one: its sites are not fixed automatically
+    assert not plan["torch.max"].automatic and plan["torch.max"].state == "partial"
+    verified = dataclasses.replace(rewrite, status="verified")
+    cells[1] = dataclasses.replace(cells[1], rewrite=verified)
+    plan = {item.title.split(" →")[0].split(" fails")[0]: item for item in build_plan(cells)}
+    assert plan["torch.max"].automatic
+    assert plan["torch.max"].verdict == "verified rewrite (Apply offered)"
+    assert not plan["Tensor.view"].automatic  # refused in cell 2, and cell 0 has no rewrite
     failure = next(item for item in build_plan(cells) if item.kind == "replay_failure")
     assert not failure.automatic  # cell 0's replays still fail on numpy and jax
-    assert plan_line(plan["Tensor.view"]).startswith("[needs you] Tensor.view")
+    # refused in cell 1 (its site's reason), left to the person in cell 0
+    assert plan_line(plan["Tensor.view"]).startswith("[needs you: needs a run] Tensor.view")
     # a refused rewrite covers nothing
     none = dataclasses.replace(cells[1], rewrite=RewriteEntry("", "refused", [], [site]))
     assert not any(i.automatic for i in build_plan([none]))
@@ -179,15 +186,19 @@ def test_html_report_opens_with_the_plan_collapses_quiet_cells_and_folds_tables(
     assert html.index('id="plan"') < html.index('id="summary"') < html.index('id="cells"')
     plan = html[html.index('id="plan"') : html.index('id="summary"')]
     assert plan.count("<li") == 5 and "needs you" in plan
-    assert '<a href="#cell-1">cell 1 · In [2]</a>' in plan
+    assert '<a href="#cell-1">cell 2 · In [2]</a>' in plan
     # a cell without array work is one line; the others keep their tables folded
-    assert '<p class="cell quiet" id="cell-3"><b>Cell 3 · In [4]</b> · no array work' in html
-    assert html.count('<section class="cell"') == 3
-    # the folded tables are titled with the cell's headline, the words every view shows
     assert (
-        "<details><summary>porter: 1 finding in 661 array calls; 0/2 replays ok; failed on "
-        "numpy, jax</summary>"
+        '<p class="cell quiet porter-cell" id="cell-3"><b>Cell 4 · In [4]</b> · no array work'
+        in html
+    )
+    assert html.count('<section class="cell porter-cell"') == 3
+    # each cell opens with its headline, the words every view shows
+    assert (
+        '<p class="headline">porter: 3 findings in 661 array calls (1 call outside the '
+        "standard, 2 replay failures); 0/2 replays ok; failed on numpy, jax</p>"
     ) in html
+    assert '<details class="tables"><summary>Tables</summary>' in html
 
 
 def test_markdown_widget_html_and_text_open_with_the_plan():

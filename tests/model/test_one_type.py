@@ -38,6 +38,10 @@ LEFT = {
         "what the source alone says of a call (`porter lint`, no run) and a row of a "
         "recorded cell's diagnostics; both are placed and named, in the same words"
     ),
+    frozenset({"model/cells.py:CellEntry", "report/html_cells.py:CellView"}): (
+        "the one cell template's view of an entry: the entry's own fields, capped and laid "
+        "out for a page (source lines with their notes, long tables clipped), none derived"
+    ),
     frozenset({"model/calls.py:CallRecord", "spec/replacement.py:Replacement"}): (
         "a row of the spelling table (a template, for any call of that name) and a call "
         "classified by it: its verdict names the row's kind, library and status, its "
