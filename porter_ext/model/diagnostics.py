@@ -100,11 +100,16 @@ class Diagnostic:
     #: for a call's row, the kind of call (`CallRecord.kind`: an operator or an index
     #: has no name on its line to find it by)
     call_kind: str | None = None
+    #: for a call's row, the standard spelling to use instead, where there is one
+    suggestion: str | None = None
 
     @property
     def hover(self) -> str:
-        """What a mark's hover says: the row's message, its full detail, its caller."""
+        """What a mark's hover says: the row's message, the spelling to use instead, its
+        full detail, its caller."""
         parts = [self.message]
+        if self.suggestion and f"→ {self.suggestion}" not in self.message:
+            parts.append(f"use instead: {self.suggestion}")
         if self.detail and self.detail not in self.message:
             parts.append(self.detail)
         if self.called_from:
@@ -187,6 +192,7 @@ class _Rows:
             group=group,
             count=call.count,
             call_kind=call.kind,
+            suggestion=call.suggestion,
             **place,
         )
 

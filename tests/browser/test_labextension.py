@@ -21,7 +21,7 @@ import nbformat
 import pytest
 
 from porter_ext.model.calls import FINDING_STATUSES, SEVERITY_OF_STATUS
-from porter_ext.report.codec import cell_from_dict, cell_to_dict, headline_to_dict
+from porter_ext.report.codec import cell_from_dict, cell_to_dict
 from porter_ext.ui.mime import MIME_TYPE, REPORT_MIME_TYPE, cell_text
 from tests.browser.support import (
     CURSOR,
@@ -73,10 +73,11 @@ def _result_cell(source: str, data: dict[str, Any], mime: str = MIME_TYPE) -> An
 
 
 def with_headline(entry: dict[str, Any]) -> dict[str, Any]:
-    """A hand-written entry with the `headline` Python derives for it, as porter writes
-    every entry (the rewrite is left out of the derivation: it says nothing there)."""
-    derived = cell_from_dict({**entry, "rewrite": None}).headline
-    return {**entry, "headline": headline_to_dict(derived)}
+    """A hand-written entry (a ``%%port`` cell's) with what porter's model derives for
+    it, as porter writes every entry: its label, headline, plan, diagnostics rows and
+    verdicts (the rewrite is left out of the derivation: it says nothing there)."""
+    derived = cell_to_dict(cell_from_dict({**entry, "rewrite": None, "first_line": 2}))
+    return {**derived, "rewrite": entry["rewrite"]}
 
 
 def apply_cells() -> list[Any]:
@@ -399,7 +400,9 @@ def test_one_view_live_after_restart_and_reopen(page, page_log, lab):
     mark.hover()
     tip = page.locator(".cm-tooltip-lint")
     tip.wait_for(timeout=10_000)
-    assert "Tensor.sum [non_standard]; use instead: xp.sum(x, axis=1)" in tip.inner_text()
+    # the row's hover as porter's model wrote it: its message and the spelling to use
+    assert "Tensor.sum: array methods are not in the standard" in tip.inner_text()
+    assert "use instead: xp.sum(x, axis=1)" in tip.inner_text()
     save_screenshot(page.screenshot(), "labext-mark.png", docs_name="labext-mark.png")
 
     # a kernel restart: the same view, drawn from the same JSON
@@ -490,7 +493,7 @@ def test_a_500_cell_report_renders_quickly(page, page_log, lab):
     calls.locator("th", has_text="line").click()
     calls.locator("input.porter-filter").fill("xp.sum(x417,")
     visible = calls.locator("tbody tr:not([hidden])")
-    assert visible.count() == 1 and "cell 417" in visible.first.inner_text()
+    assert visible.count() == 1 and "cell 418" in visible.first.inner_text()
     calls.locator("input.porter-filter").fill("")
     calls.locator("label.porter-findings-only input").check()
     footer = calls.locator(".porter-table-footer")
