@@ -9,7 +9,9 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Panel, Widget } from '@lumino/widgets';
 
-import { renderCell, renderReport } from './render';
+import { Message } from '@lumino/messaging';
+
+import { OUTPUT_SHOWN_EVENT, renderCell, renderReport } from './render';
 import { el } from './text';
 import {
   asCellEntry,
@@ -208,6 +210,22 @@ export class CellOutputRenderer extends Panel implements IRenderMime.IRenderer {
       this._own.show();
     }
     this.node.dataset.porterShowing = this.showing;
+    this._shown();
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    this._shown();
+  }
+
+  /** Tell the notebook (through the page) that this output shows: it draws the cell's
+   * source state on its Apply buttons. */
+  private _shown(): void {
+    if (this.isAttached) {
+      this.node.dispatchEvent(
+        new CustomEvent(OUTPUT_SHOWN_EVENT, { bubbles: true })
+      );
+    }
   }
 
   dispose(): void {

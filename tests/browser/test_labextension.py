@@ -24,6 +24,7 @@ from porter_ext.report.codec import cell_from_dict, cell_to_dict, headline_to_di
 from porter_ext.ui.mime import MIME_TYPE, REPORT_MIME_TYPE, cell_text
 from tests.browser.support import (
     CURSOR,
+    FALLBACK_SOURCE_STATE_WORDS,
     ROOT,
     RUN_ALL,
     LabServer,
@@ -458,7 +459,7 @@ def test_apply_puts_only_a_verified_rewrite_into_its_cell(page, page_log, lab):
     # its marks are gone (applying again is refused: tests in labextension/src/__tests__)
     applied = cells.nth(0).locator("button.porter-apply")
     assert applied.is_disabled()
-    assert applied.inner_text() == "Applied: run the cell to check it again"
+    assert applied.inner_text() == FALLBACK_SOURCE_STATE_WORDS["applied"]
     page.wait_for_function(
         "() => !document.querySelectorAll('.jp-Notebook .jp-Cell')[0]"
         ".querySelector('.cm-lintRange.porter-mark')",
