@@ -91,8 +91,9 @@ function useCellRenderer(panel: NotebookPanel): void {
 }
 
 /** The code cell of `panel` whose node holds `target`, or null. */
-function cellHolding(panel: NotebookPanel, target: Node): Cell | null {
-  const cell = panel.content.widgets.find(w => w.node.contains(target));
+function cellHolding(panel: NotebookPanel, target: Element): Cell | null {
+  const node = target.closest('.jp-Cell');
+  const cell = node ? panel.content.widgets.find(w => w.node === node) : null;
   return cell && cell.model.type === 'code' ? cell : null;
 }
 
