@@ -6,9 +6,16 @@
  *
  * The rule: the cell's current text, below its `%%port` line, must be the source porter
  * recorded, compared in a form that ignores a trailing newline and nothing else. Any
- * other difference, anywhere in the cell, refuses with the reason.
+ * other difference, anywhere in the cell, refuses with the reason. The same comparison
+ * (`sourceState`) tells every view whether the cell holds the recorded source, the
+ * applied rewrite or neither, after any edit, undo or redo.
  */
-import { ICellEntry, verifiedRewrite } from './types';
+import {
+  ICellEntry,
+  SourceState,
+  sourceStateWords,
+  verifiedRewrite
+} from './types';
 
 /** One replacement in the cell's text: UTF-16 offsets, as the shared model counts. */
 export interface IApplyEdit {
@@ -46,6 +53,34 @@ export function headerOf(cellText: string, recorded: string): string {
   }
   const magic = PORT_MAGIC.exec(cellText);
   return magic ? magic[0] : '';
+}
+
+/**
+ * The cell's text as Apply and the views compare it with a source porter wrote (the
+ * recorded source, the rewrite): below the `%%port` line, without one trailing newline.
+ */
+export function comparableBody(cellText: string, recorded: string): string {
+  return comparable(cellText.slice(headerOf(cellText, recorded).length));
+}
+
+/**
+ * Where the cell's text stands against its result: the recorded source, the rewrite
+ * porter proposed (`rewrite.source`, applied by Apply or typed back by undo and redo),
+ * or neither. Decided from the cell entry alone.
+ */
+export function sourceState(
+  cellText: string,
+  entry: Pick<ICellEntry, 'source' | 'rewrite'>
+): SourceState {
+  const recorded = entry.source ?? '';
+  const body = comparableBody(cellText, recorded);
+  if (body === comparable(recorded)) {
+    return 'recorded';
+  }
+  const rewrite = entry.rewrite?.source;
+  return typeof rewrite === 'string' && body === comparable(rewrite)
+    ? 'applied'
+    : 'stale';
 }
 
 function countLines(text: string): number {
@@ -120,12 +155,12 @@ export function minimalEdit(before: string, after: string): IApplyEdit {
 /**
  * Apply `entry`'s verified rewrite to a cell whose text is `cellText`: the edit that
  * replaces the recorded source (the cell keeps its `%%port` line, and ends with a
- * newline exactly when it did), or why not: the rewrite is not verified, or the cell
- * is not, ignoring a trailing newline, what porter recorded.
+ * newline exactly when it did), or why not: the rewrite is not verified, it is in the
+ * cell already, or the cell is not, ignoring a trailing newline, what porter recorded.
  */
 export function planApply(
   cellText: string,
-  entry: Pick<ICellEntry, 'source' | 'rewrite'>
+  entry: Pick<ICellEntry, 'source' | 'rewrite' | 'source_states'>
 ): ApplyPlan {
   const rewrite = verifiedRewrite(entry as ICellEntry);
   if (!rewrite) {
@@ -134,10 +169,16 @@ export function planApply(
   const recorded = entry.source ?? '';
   const header = headerOf(cellText, recorded);
   const body = cellText.slice(header.length);
-  const now = comparable(body);
-  const then = comparable(recorded);
-  if (now !== then) {
-    const where = difference(now, then, countLines(header));
+  const state = sourceState(cellText, entry);
+  if (state === 'applied') {
+    return { edit: null, reason: sourceStateWords(entry, 'applied') };
+  }
+  if (state === 'stale') {
+    const where = difference(
+      comparable(body),
+      comparable(recorded),
+      countLines(header)
+    );
     return { edit: null, reason: `${CHANGED} (${where}): ${AGAIN}` };
   }
   const ending = body.endsWith('\n') ? '\n' : '';

@@ -2,14 +2,17 @@
  * Reading porter's results out of a live notebook: the latest cell entry among a code
  * cell's outputs, and where the recorded source sits in the cell's current text (a
  * `%%port` line above it shifts every recorded line by one). Applying a rewrite to a
- * cell (the rule is `apply.ts`'s) and which results are stale since.
+ * cell (the rule is `apply.ts`'s), and the cell's source state (recorded, applied or
+ * stale) followed through every change of its text.
  */
+import { Notification } from '@jupyterlab/apputils';
 import { ICodeCellModel } from '@jupyterlab/cells';
 import { IOutputModel } from '@jupyterlab/rendermime';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { comparable, planApply } from './apply';
-import { asCellEntry, CELL_MIME, ICellEntry } from './types';
+import { comparable, planApply, sourceState } from './apply';
+import { showRefusal } from './render';
+import { asCellEntry, CELL_MIME, ICellEntry, SourceState } from './types';
 
 const cache = new WeakMap<IOutputModel, ICellEntry | null>();
 
@@ -94,48 +97,74 @@ export function applyRewrite(
   history?.stopCapturing(); // not merged with what was typed just before
   shared.updateSource(from, to, insert);
   history?.stopCapturing();
-  markApplied(model, entry);
   return null;
 }
 
-// --- stale results: a rewrite was applied and the cell has not run since ---------------
+/** How long a refusal's toast stays (JupyterLab's default, 0, shows none: only the
+ * notification centre's counter would change). */
+export const REFUSAL_TOAST_MS = 10_000;
 
-const applied = new WeakSet<ICodeCellModel>();
-const stale = new Signal<object, ICodeCellModel>({});
-
-/**
- * Emitted with a cell whose result became stale (its rewrite was applied) or fresh
- * again (it ran, or an undo gave back the source porter recorded).
- */
-export const staleChanged: ISignal<object, ICodeCellModel> = stale;
-
-/**
- * True while the result of `model`'s cell describes source no longer there: its
- * rewrite was applied, and the cell has neither run since nor been undone. (Per cell:
- * what a view holds of the result may be a copy of the output's JSON.)
- */
-export function isStale(model: ICodeCellModel): boolean {
-  return applied.has(model);
+/** Say why an Apply refused, in a toast, and inline under `clicked` (the button the
+ * person clicked in an output) where there is one. */
+export function sayRefused(why: string, clicked: Element | null = null): void {
+  Notification.warning(`porter: ${why}`, { autoClose: REFUSAL_TOAST_MS });
+  if (clicked) {
+    showRefusal(clicked, why);
+  }
 }
 
-function markApplied(model: ICodeCellModel, entry: ICellEntry): void {
-  if (applied.has(model)) {
+/** `applyRewrite`, and where it refuses, `sayRefused`; true when it applied. */
+export function applyOrSay(
+  model: ICodeCellModel,
+  entry: ICellEntry,
+  clicked: Element | null = null
+): boolean {
+  const why = applyRewrite(model, entry);
+  if (why) {
+    sayRefused(why, clicked);
+  }
+  return !why;
+}
+
+// --- the source state: recorded, applied or stale, after every change of the cell ------
+
+/**
+ * Where the cell's source stands against its last porter result (`sourceState`), null
+ * for a cell without one. Read from the cell's text and the result's JSON alone, so an
+ * Apply, an undo, a redo, a paste or a keystroke all give the same answer for the same
+ * text.
+ */
+export function cellSourceState(model: ICodeCellModel): SourceState | null {
+  const entry = entryOfCell(model);
+  return entry ? sourceState(model.sharedModel.getSource(), entry) : null;
+}
+
+const states = new WeakMap<ICodeCellModel, SourceState | null>();
+const stateSignal = new Signal<object, ICodeCellModel>({});
+
+/** Emitted with a watched cell whose source state changed (`watchSourceState`). */
+export const sourceStateChanged: ISignal<object, ICodeCellModel> = stateSignal;
+
+/**
+ * Follow the source state of `model` from now on: every change of its source or of
+ * its outputs reads it again, and `sourceStateChanged` says when it changed. Watching a
+ * cell twice watches it once.
+ */
+export function watchSourceState(model: ICodeCellModel): void {
+  if (states.has(model)) {
     return;
   }
-  const fresh = () => {
-    applied.delete(model);
-    model.outputs.changed.disconnect(ran);
-    model.sharedModel.changed.disconnect(edited);
-    stale.emit(model);
-  };
-  const ran = () => fresh();
-  const edited = () => {
-    if (planApply(model.sharedModel.getSource(), entry).edit !== null) {
-      fresh(); // undone: the cell holds what porter recorded again
+  states.set(model, cellSourceState(model));
+  const check = () => {
+    if (model.isDisposed) {
+      return;
+    }
+    const now = cellSourceState(model);
+    if (now !== states.get(model)) {
+      states.set(model, now);
+      stateSignal.emit(model);
     }
   };
-  applied.add(model);
-  model.outputs.changed.connect(ran);
-  model.sharedModel.changed.connect(edited);
-  stale.emit(model);
+  model.sharedModel.changed.connect(check);
+  model.outputs.changed.connect(check);
 }

@@ -10,8 +10,8 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette, Notification } from '@jupyterlab/apputils';
-import { ICodeCellModel } from '@jupyterlab/cells';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { Cell, ICodeCellModel } from '@jupyterlab/cells';
 import { IEditorExtensionRegistry } from '@jupyterlab/codemirror';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { IEditorTracker } from '@jupyterlab/fileeditor';
@@ -23,7 +23,14 @@ import {
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
-import { applyRewrite, entryOfCell, isStale, staleChanged } from './cells';
+import {
+  applyOrSay,
+  cellSourceState,
+  entryOfCell,
+  sayRefused,
+  sourceStateChanged,
+  watchSourceState
+} from './cells';
 import { fileFresh } from './applyfile';
 import {
   fileAccess,
@@ -39,8 +46,13 @@ import {
   IPorterSettings,
   readSettings
 } from './panelsettings';
-import { APPLY_EVENT, IApplyDetail } from './render';
-import { ICellEntry } from './types';
+import {
+  APPLY_EVENT,
+  IApplyDetail,
+  OUTPUT_SHOWN_EVENT,
+  showSourceState
+} from './render';
+import { ICellEntry, sourceStateWords, verifiedRewrite } from './types';
 
 const ICON = new LabIcon({
   name: 'porter-ext:porting',
@@ -51,53 +63,76 @@ const ICON = new LabIcon({
 const APPLY_COMMAND = 'porter:apply-rewrite';
 const PANEL_COMMAND = 'porter:show-panel';
 
-/** Apply `entry` (by default the cell's last porter result) to the cell holding `target`. */
+/** The code cell of `panel` whose node holds `target`, or null. */
+function cellHolding(panel: NotebookPanel, target: Element): Cell | null {
+  const node = target.closest('.jp-Cell');
+  const cell = node ? panel.content.widgets.find(w => w.node === node) : null;
+  return cell && cell.model.type === 'code' ? cell : null;
+}
+
+/** Apply `entry` (by default the cell's last porter result) to the cell holding the
+ * button `clicked`; a refusal is said in a toast and under the button. */
 function applyInCell(
   panel: NotebookPanel,
-  target: Node,
+  clicked: Element,
   entry?: ICellEntry | null
 ): void {
-  const cell = panel.content.widgets.find(w => w.node.contains(target));
-  if (!cell || cell.model.type !== 'code') {
-    Notification.warning('porter: could not find the cell of this result');
+  const cell = cellHolding(panel, clicked);
+  if (!cell) {
+    sayRefused('could not find the cell of this result', clicked);
     return;
   }
   const model = cell.model as ICodeCellModel;
   const result = entry ?? entryOfCell(model);
-  const why = result
-    ? applyRewrite(model, result)
-    : 'this cell holds no porter result';
-  if (why) {
-    Notification.warning(`porter: ${why}`);
+  if (result) {
+    applyOrSay(model, result, clicked);
+  } else {
+    sayRefused('this cell holds no porter result', clicked);
   }
 }
 
 /** Apply `entry`'s verified rewrite to the cell whose output (porter's view) sent the event. */
 function onApplyEvent(panel: NotebookPanel, event: Event): void {
   const { entry } = (event as CustomEvent<IApplyDetail>).detail;
-  applyInCell(panel, event.target as Node, entry);
+  applyInCell(panel, event.target as Element, entry);
 }
 
-const APPLIED_LABEL = 'Applied: run the cell to check it again';
+/** Draw the source state of `model`'s cell on the Apply buttons in `root` (its outputs,
+ * or one of them). */
+function drawState(model: ICodeCellModel, root: Element): void {
+  const entry = entryOfCell(model);
+  const state = cellSourceState(model);
+  if (entry && state) {
+    const words = state === 'recorded' ? '' : sourceStateWords(entry, state);
+    showSourceState(root, state, words);
+  }
+}
 
-/** The Apply buttons in a cell's outputs: off while its result is stale, on again after. */
-function showStale(tracker: INotebookTracker, model: ICodeCellModel): void {
-  const stale = isStale(model);
+/** Every code cell of the notebook, now and as cells come: its source state followed. */
+function watchCells(panel: NotebookPanel): void {
+  const watch = () => {
+    const cells = panel.content.model?.cells;
+    for (let i = 0; i < (cells?.length ?? 0); i++) {
+      const model = cells!.get(i);
+      if (model.type === 'code') {
+        watchSourceState(model as ICodeCellModel);
+      }
+    }
+  };
+  void panel.context.ready.then(() => {
+    watch();
+    panel.content.model?.cells.changed.connect(watch);
+  });
+}
+
+/** A cell's source state changed: its outputs in every notebook view show it. */
+function showState(tracker: INotebookTracker, model: ICodeCellModel): void {
   tracker.forEach(panel => {
     const cell = panel.content.widgets.find(w => w.model === model);
-    cell?.node
-      .querySelectorAll<HTMLButtonElement>('.jp-OutputArea button.porter-apply')
-      .forEach(button => {
-        if (stale && !button.disabled) {
-          button.dataset.porterLabel = button.textContent ?? '';
-          button.textContent = APPLIED_LABEL;
-          button.disabled = true;
-        } else if (!stale && button.dataset.porterLabel !== undefined) {
-          button.textContent = button.dataset.porterLabel;
-          delete button.dataset.porterLabel;
-          button.disabled = false;
-        }
-      });
+    const outputs = cell?.node.querySelector('.jp-OutputArea');
+    if (outputs) {
+      drawState(model, outputs);
+    }
   });
 }
 
@@ -190,9 +225,17 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
 
     const setUp = (notebook: NotebookPanel) => {
+      watchCells(notebook);
       notebook.node.addEventListener(APPLY_EVENT, event =>
         onApplyEvent(notebook, event)
       );
+      notebook.node.addEventListener(OUTPUT_SHOWN_EVENT, event => {
+        const output = event.target as Element;
+        const cell = cellHolding(notebook, output);
+        if (cell) {
+          drawState(cell.model as ICodeCellModel, output);
+        }
+      });
     };
     tracker.widgetAdded.connect((_, notebook) => setUp(notebook));
     tracker.forEach(setUp);
@@ -223,19 +266,21 @@ const plugin: JupyterFrontEndPlugin<void> = {
     if (editors) {
       registerMarks(editors);
     }
-    staleChanged.connect((_, model) => showStale(tracker, model));
+    sourceStateChanged.connect((_, model) => showState(tracker, model));
 
     app.commands.addCommand(APPLY_COMMAND, {
       label: 'porter: Apply Verified Rewrite to the Active Cell',
       isEnabled: () => {
         const cell = tracker.activeCell;
-        const entry: ICellEntry | null =
-          cell?.model.type === 'code'
-            ? entryOfCell(cell.model as ICodeCellModel)
-            : null;
+        if (cell?.model.type !== 'code') {
+          return false;
+        }
+        const model = cell.model as ICodeCellModel;
+        const entry = entryOfCell(model);
         return (
-          entry?.rewrite?.status === 'verified' &&
-          !isStale(cell!.model as ICodeCellModel)
+          !!entry &&
+          !!verifiedRewrite(entry) &&
+          cellSourceState(model) === 'recorded'
         );
       },
       execute: () => {
@@ -247,10 +292,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
         if (!cell || !entry) {
           return;
         }
-        const why = applyRewrite(cell.model as ICodeCellModel, entry);
-        if (why) {
-          Notification.warning(`porter: ${why}`);
-        }
+        // a refusal is said under the cell's own Apply button too, where it has one
+        const button = cell.node.querySelector('.jp-OutputArea .porter-apply');
+        applyOrSay(cell.model as ICodeCellModel, entry, button);
       }
     });
     app.commands.addCommand(PANEL_COMMAND, {

@@ -8,7 +8,6 @@
  * findings written in it, from every open notebook's results, until a rewrite of the
  * file is applied (`applyfile.ts`: the findings describe text no longer there).
  */
-import { Notification } from '@jupyterlab/apputils';
 import { ICodeCellModel } from '@jupyterlab/cells';
 import {
   EditorExtensionRegistry,
@@ -20,14 +19,8 @@ import { EditorView, ViewPlugin } from '@codemirror/view';
 import { Signal } from '@lumino/signaling';
 
 import { fileAppliedChanged, isFileApplied } from './applyfile';
-import {
-  applyRewrite,
-  entryOfCell,
-  isStale,
-  shortName,
-  sourceOffset,
-  staleChanged
-} from './cells';
+import { sourceState } from './apply';
+import { applyOrSay, entryOfCell, shortName, sourceOffset } from './cells';
 import { utf16Column } from './columns';
 import {
   fileFindings,
@@ -44,7 +37,7 @@ import {
 import { IMarkPlace, markRange, marksKey } from './positions';
 import { DEFAULT_SETTINGS, markedOnly } from './panelsettings';
 import { visibleText } from './text';
-import { ICellEntry, verifiedRewrite } from './types';
+import { ICellEntry, SourceState, verifiedRewrite } from './types';
 
 /** The statuses marked (the `markedStatuses` setting). */
 let marked: ReadonlySet<string> = new Set(DEFAULT_SETTINGS.markedStatuses);
@@ -120,29 +113,31 @@ function toDiagnostics(
 }
 
 /** The diagnostics of a cell against the editor's current text: its own result's
- * findings and those other cells' runs made in code it wrote. */
+ * findings and those other cells' runs made in code it wrote. None while the cell holds
+ * the applied rewrite (the findings are about text no longer there); the quick fix only
+ * while it holds the recorded source (where Apply would not refuse). */
 export function diagnosticsFor(
   model: ICodeCellModel,
   entry: ICellEntry | null,
   doc: Text
 ): Diagnostic[] {
+  const text = doc.toString();
+  const state: SourceState | null = entry ? sourceState(text, entry) : null;
+  if (state === 'applied') {
+    return [];
+  }
   const notebook = notebookOf(model);
   const all = notebook ? notebookCells(notebook) : [];
   const here = all.findIndex(c => c.ref.id === model.sharedModel.id);
   const cells = here === -1 ? [] : all; // a cell on its own: its own findings only
-  const { lines, exact } = sourceOffset(doc.toString(), entry?.source ?? '');
+  const { lines, exact } = sourceOffset(text, entry?.source ?? '');
   const rewrite = entry ? verifiedRewrite(entry) : null;
   const actions =
-    rewrite && entry
+    rewrite && entry && state === 'recorded'
       ? [
           {
             name: 'Apply verified rewrite',
-            apply: () => {
-              const why = applyRewrite(model, entry);
-              if (why) {
-                Notification.warning(`porter: ${why}`);
-              }
-            }
+            apply: () => void applyOrSay(model, entry)
           }
         ]
       : undefined;
@@ -165,7 +160,9 @@ function show(view: EditorView, diagnostics: Diagnostic[], shown: string) {
   return key;
 }
 
-/** The CodeMirror extension for the editor of one code cell. */
+/** The CodeMirror extension for the editor of one code cell: its marks are drawn
+ * again when its outputs change, when the notebook's results do, and at every change of
+ * its text (typing, undo, redo, paste), which decides its source state. */
 function cellMarks(model: ICodeCellModel) {
   return ViewPlugin.define((view: EditorView) => {
     let pending = 0;
@@ -173,21 +170,13 @@ function cellMarks(model: ICodeCellModel) {
     const refresh = () => {
       pending = 0;
       const entry = entryOfCell(model);
-      // a rewrite applied: the findings are about source no longer there until it runs
-      const diagnostics = isStale(model)
-        ? []
-        : diagnosticsFor(model, entry, view.state.doc);
+      const diagnostics = diagnosticsFor(model, entry, view.state.doc);
       // another cell ran, the notebook changed: the same marks are not dispatched again
       shown = show(view, diagnostics, shown);
     };
     const schedule = () => {
       if (!pending) {
         pending = window.setTimeout(refresh, 0);
-      }
-    };
-    const onStale = (_: unknown, cell: ICodeCellModel) => {
-      if (cell === model) {
-        schedule();
       }
     };
     // this cell's result changed: every cell of the notebook may mark code it wrote
@@ -199,14 +188,17 @@ function cellMarks(model: ICodeCellModel) {
     };
     model.outputs.changed.connect(schedule);
     model.outputs.changed.connect(ran);
-    staleChanged.connect(onStale);
     resultsChanged.connect(onResults);
     markedSignal.connect(schedule);
     schedule(); // not now: a view may not dispatch while it is being built
     return {
+      update(update) {
+        if (update.docChanged) {
+          schedule();
+        }
+      },
       destroy() {
         window.clearTimeout(pending);
-        staleChanged.disconnect(onStale);
         resultsChanged.disconnect(onResults);
         markedSignal.disconnect(schedule);
         if (!model.isDisposed) {

@@ -11,7 +11,6 @@
  */
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { ICodeCellModel } from '@jupyterlab/cells';
-import { Notification } from '@jupyterlab/apputils';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
@@ -23,10 +22,11 @@ import {
 } from './applyfile';
 import {
   applyRewrite,
+  cellSourceState,
   entryOfCell,
-  isStale,
+  sayRefused,
   sourceOffset,
-  staleChanged
+  sourceStateChanged
 } from './cells';
 import { utf16Column } from './columns';
 import {
@@ -45,7 +45,12 @@ import {
 } from './diagnostics';
 import { fileRewrites, IFileRewrite } from './filerewrites';
 import { resolveFile } from './findings';
-import { invalidate, notebookCells, resultsChanged } from './notebookcells';
+import {
+  invalidate,
+  notebookCells,
+  notebookOf,
+  resultsChanged
+} from './notebookcells';
 import {
   renderDetail,
   renderFileRewrite,
@@ -55,7 +60,12 @@ import {
   ROW_HEIGHT
 } from './panelrows';
 import { appendText, el } from './text';
-import { ICellEntry, verifiedRewrite } from './types';
+import {
+  ICellEntry,
+  SourceState,
+  sourceStateWords,
+  verifiedRewrite
+} from './types';
 
 /** The shared notebook of a panel (what `notebookcells.ts` indexes). */
 function sharedOf(panel: NotebookPanel): object | null {
@@ -73,18 +83,29 @@ function codeModels(panel: NotebookPanel): (ICodeCellModel | null)[] {
   return out;
 }
 
-/** The notebook's cells with their results and whether each result is stale. */
-function resultCells(panel: NotebookPanel): IResultCell[] {
+/** A cell of the notebook with its result and where its source stands against it. */
+interface IStatedCell extends IResultCell {
+  state: SourceState | null;
+}
+
+/** The notebook's cells with their results and their source states; a result is stale
+ * (its rows say so) wherever the cell no longer holds the source it describes. */
+function resultCells(panel: NotebookPanel): IStatedCell[] {
   const shared = sharedOf(panel);
   if (!shared) {
     return [];
   }
   const models = codeModels(panel);
-  return notebookCells(shared).map((cell, i) => ({
-    ref: cell.ref,
-    entry: cell.entry,
-    stale: models[i] ? isStale(models[i]!) : false
-  }));
+  return notebookCells(shared).map((cell, i) => {
+    const model = models[i];
+    const state = model && cell.entry ? cellSourceState(model) : null;
+    return {
+      ref: cell.ref,
+      entry: cell.entry,
+      state,
+      stale: state !== null && state !== 'recorded'
+    };
+  });
 }
 
 /** The name a notebook is shown by: its file's name. */
@@ -126,10 +147,18 @@ export class PortingPanel extends Widget {
     this._body.append(this._rewrites, toolbar, this._table, this._detail);
     this.node.append(header, this._note, this._body);
 
-    staleChanged.connect(() => this.schedule()); // a rewrite applied, or undone
+    sourceStateChanged.connect((_, model) => {
+      // a rewrite applied, undone, redone; the cell edited
+      const panel = this._notebook;
+      if (panel && notebookOf(model) === sharedOf(panel)) {
+        this._cellRefusals.clear();
+        this.schedule();
+      }
+    });
     fileAppliedChanged.connect(() => this.schedule()); // the same, of a file
     resultsChanged.connect((_, notebook) => {
       if (this._notebook && notebook === sharedOf(this._notebook)) {
+        this._cellRefusals.clear();
         this.schedule();
       }
     });
@@ -279,20 +308,19 @@ export class PortingPanel extends Widget {
     this.node.dataset.porterUpdated = performance.now().toFixed(1);
   }
 
-  private _renderRewrites(panel: NotebookPanel, cells: IResultCell[]): void {
+  private _renderRewrites(panel: NotebookPanel, cells: IStatedCell[]): void {
     for (const cell of cells) {
       const entry = cell.entry;
       if (!entry || !verifiedRewrite(entry)) {
         continue;
       }
       const row = el('div', 'porter-panel-item');
+      row.dataset.porterCell = String(cell.ref.index);
+      row.dataset.porterState = cell.state ?? '';
       const where = entry.label ?? '';
-      if (cell.stale) {
+      if (cell.state === 'applied' || cell.state === 'stale') {
         row.classList.add('porter-stale');
-        appendText(
-          row,
-          `${where}: rewrite applied; run the cell to check it again`
-        );
+        appendText(row, `${where}: ${sourceStateWords(entry, cell.state)}`);
       } else {
         const on = (entry.rewrite?.verified_on ?? []).join(', ');
         appendText(row, `${where}: verified on ${on || 'its replays'} `);
@@ -307,6 +335,12 @@ export class PortingPanel extends Widget {
           this._apply(cell.ref.index, entry)
         );
         row.appendChild(button);
+      }
+      const refusal = this._cellRefusals.get(cell.ref.index);
+      if (refusal) {
+        const why = row.appendChild(el('div', 'porter-refusal'));
+        why.setAttribute('role', 'alert');
+        appendText(why, `Not applied: ${refusal}`);
       }
       this._rewrites.appendChild(row);
     }
@@ -347,9 +381,7 @@ export class PortingPanel extends Widget {
       ...renderHead(this._sort, this._ascending).childNodes
     );
     this._table.hidden = !total;
-    const selected = this._rows.find(r => r.id === this._selected);
-    this._detail.replaceChildren(...(selected ? [renderDetail(selected)] : []));
-    this._paint();
+    this._showSelection();
   }
 
   private _paintSoon(): void {
@@ -410,7 +442,7 @@ export class PortingPanel extends Widget {
       this._relist();
       return;
     }
-    this._select(index);
+    // the jump first: the panel's own selection is drawn while the notebook scrolls
     const row = item.row;
     if (row.file !== null) {
       const panel = this._notebook;
@@ -421,21 +453,41 @@ export class PortingPanel extends Widget {
           row.col
         );
       }
-      return;
+    } else {
+      this.reveal(row.cell, row.line, row.col);
     }
-    this.reveal(row.cell, row.line, row.col);
+    this._select(index);
   }
 
+  /** Select a row: it is drawn selected, its detail under the list, on the next frame
+   * (a click's jump to the notebook goes first). */
   private _select(index: number): void {
     const item = this._items[index];
     this._selected = item?.kind === 'row' ? item.row.id : this._selected;
-    this._viewport.scrollTop = scrollToShow(
-      index,
-      ROW_HEIGHT,
-      this._viewport.scrollTop,
-      this._viewport.clientHeight
-    );
-    this._relist();
+    if (!this._selectFrame) {
+      this._selectFrame = window.requestAnimationFrame(() => {
+        this._selectFrame = 0;
+        const at = this._items.findIndex(
+          it => it.kind === 'row' && it.row.id === this._selected
+        );
+        if (at !== -1) {
+          this._viewport.scrollTop = scrollToShow(
+            at,
+            ROW_HEIGHT,
+            this._viewport.scrollTop,
+            this._viewport.clientHeight
+          );
+        }
+        this._showSelection(); // the list is the same: no filter, sort or grouping
+      });
+    }
+  }
+
+  /** The selected row's detail under the list, and the rows in view drawn again. */
+  private _showSelection(): void {
+    const selected = this._rows.find(r => r.id === this._selected);
+    this._detail.replaceChildren(...(selected ? [renderDetail(selected)] : []));
+    this._paint();
   }
 
   /** Up and down move through the list; Enter or Space opens the selected item. */
@@ -473,22 +525,22 @@ export class PortingPanel extends Widget {
     this._relist();
   }
 
-  /** Select the cell and put the cursor on the recorded line and column. */
+  /**
+   * Select the cell and put the cursor on the recorded line and column: the notebook
+   * moves to the cell with its own `scrollToItem` first (measured while nothing else
+   * has changed the page), then the cell is made active and the cursor set as soon as
+   * its editor is ready (a cell of a windowed notebook gets one once it is in view),
+   * without a second scroll; a line below the fold of a tall cell is revealed on the
+   * next frame. A later jump supersedes an earlier one still under way.
+   */
   reveal(cellIndex: number, line: number | null, col: number): void {
-    const panel = this._notebook;
-    if (!panel) {
+    const notebook = this._notebook?.content;
+    const cell = notebook?.widgets[cellIndex];
+    if (!notebook || !cell) {
       return;
     }
-    const notebook = panel.content;
-    notebook.activeCellIndex = cellIndex;
-    const cell = notebook.activeCell;
-    if (!cell) {
-      return;
-    }
-    const scrolled = notebook.scrollToItem(cellIndex).catch(() => undefined);
-    if (line === null) {
-      return;
-    }
+    const jump = ++this._jumps;
+    const current = () => jump === this._jumps && !cell.isDisposed;
     const entry =
       cell.model.type === 'code'
         ? entryOfCell(cell.model as ICodeCellModel)
@@ -496,31 +548,49 @@ export class PortingPanel extends Widget {
     const offset = entry
       ? sourceOffset(cell.model.sharedModel.getSource(), entry.source).lines
       : 0;
-    notebook.mode = 'edit';
-    // a cell far down a windowed notebook gets its editor once it is scrolled to
-    void scrolled
-      .then(() => cell.ready)
+    void notebook
+      .scrollToItem(cellIndex)
+      .catch(() => undefined)
+      .then(() => {
+        if (current()) {
+          notebook.activeCellIndex = cellIndex;
+        }
+        return cell.ready;
+      })
       .then(() => {
         const editor = cell.editor;
-        if (!editor || notebook.activeCell !== cell) {
+        if (line === null || !editor || !current()) {
           return;
         }
         // a line past the end (the cell changed since): the cursor on its last line
         const last = editor.lineCount - 1;
         const at = Math.max(0, Math.min(line - 1 + offset, last));
         // col counts characters; the editor's column, UTF-16 units of the line
-        const column = utf16Column(editor.getLine(at) ?? '', col);
-        editor.setCursorPosition({ line: at, column });
-        editor.focus();
+        const position = {
+          line: at,
+          column: utf16Column(editor.getLine(at) ?? '', col)
+        };
+        editor.setCursorPosition(position, { scroll: false });
+        editor.focus(); // the notebook goes to edit mode as its editor takes the focus
+        notebook.mode = 'edit';
+        requestAnimationFrame(() => {
+          const shown = editor.getCoordinateForPosition(position);
+          const view = notebook.node.getBoundingClientRect();
+          if (!shown || shown.top < view.top || shown.bottom > view.bottom) {
+            editor.revealPosition(position);
+          }
+        });
       });
   }
 
+  /** Apply a cell's rewrite from its row; a refusal is said in a toast and in the row. */
   private _apply(cellIndex: number, entry: ICellEntry): void {
     const model = this._notebook?.content.model?.cells.get(cellIndex);
     if (model?.type === 'code') {
       const why = applyRewrite(model as ICodeCellModel, entry);
       if (why) {
-        Notification.warning(`porter: ${why}`);
+        this._cellRefusals.set(cellIndex, why);
+        sayRefused(why);
       }
     }
     this.schedule();
@@ -545,7 +615,7 @@ export class PortingPanel extends Widget {
     }
     if (why) {
       this._refusals.set(offer.key, why);
-      Notification.warning(`porter: ${why}`);
+      sayRefused(why);
     }
     this.schedule();
   }
@@ -553,8 +623,14 @@ export class PortingPanel extends Widget {
   private _notebook: NotebookPanel | null = null;
   private _busy = new Set<string>();
   private _refusals = new Map<string, string>();
+  /** Why the last Apply of a cell's rewrite (by notebook position) refused, until the
+   * cell or its result changes. */
+  private _cellRefusals = new Map<number, string>();
   private _pending = 0;
   private _frame = 0;
+  private _selectFrame = 0;
+  /** Jumps to a cell started (`reveal`): only the latest one goes on. */
+  private _jumps = 0;
   private _watched = new WeakSet<ICodeCellModel>();
   private _connected = new WeakSet<NotebookPanel>();
   private _announced = new WeakSet<NotebookPanel>();

@@ -8,7 +8,7 @@
  * rows and the calls), Numerics, Devices, Side by side.
  */
 import { buildTable, badge, code, IColumn } from './table';
-import { el, num, yesNo } from './text';
+import { appendText, el, num, yesNo } from './text';
 import {
   ICall,
   ICellEntry,
@@ -19,14 +19,92 @@ import {
   IReport,
   IRow,
   headlineText,
+  SourceState,
   verifiedRewrite
 } from './types';
 
 /** The DOM event a view's Apply button sends; the notebook plugin acts on it. */
 export const APPLY_EVENT = 'porter-apply';
 
+/** The DOM event a cell output sends when it shows (attached, or switched between the
+ * live widget and porter's view): the notebook plugin shows the cell's source state
+ * on it. */
+export const OUTPUT_SHOWN_EVENT = 'porter-output-shown';
+
 export interface IApplyDetail {
   entry: ICellEntry;
+}
+
+/** Apply buttons of an output (porter's view's and the live widget's). */
+const APPLY_BUTTONS = 'button.porter-apply';
+const APPLY_LABEL = 'Apply verified rewrite';
+/** Where a view says its cell's source state, and why an Apply refused. */
+const STATE_NOTE = 'porter-source-state';
+const REFUSAL = 'porter-refusal';
+
+/** The element after which an Apply button's notes go: its section's head row, or the
+ * button itself (the live widget's). */
+function noteAnchor(button: Element): Element {
+  return button.closest('.porter-section-head') ?? button;
+}
+
+/** The note of class `cls` right after the button's anchor, made when `make`. */
+function noteOf(
+  button: Element,
+  cls: string,
+  make: boolean
+): HTMLElement | null {
+  const anchor = noteAnchor(button);
+  let next = anchor.nextElementSibling;
+  while (next && next.classList.contains('porter-output-note')) {
+    if (next.classList.contains(cls)) {
+      return next as HTMLElement;
+    }
+    next = next.nextElementSibling;
+  }
+  if (!make) {
+    return null;
+  }
+  const note = el('div', `porter-output-note ${cls}`);
+  anchor.after(note);
+  return note;
+}
+
+/**
+ * Show the cell's source state on the Apply buttons inside `root` (a cell's outputs):
+ * `recorded` offers Apply; `applied` turns it off and says so (`words`); `stale` says
+ * so beside it and leaves it on, so that a click says exactly what changed. A reason
+ * given for an earlier click goes: it was about another text.
+ */
+export function showSourceState(
+  root: Element,
+  state: SourceState,
+  words: string
+): void {
+  root.querySelectorAll<HTMLButtonElement>(APPLY_BUTTONS).forEach(button => {
+    noteOf(button, REFUSAL, false)?.remove();
+    button.dataset.porterState = state;
+    // the label it was made with (the live widget's is Python's)
+    const label = (button.dataset.porterLabel ??= button.textContent ?? '');
+    button.disabled = state === 'applied';
+    button.replaceChildren();
+    appendText(button, state === 'applied' ? words : label);
+    const note = noteOf(button, STATE_NOTE, state === 'stale');
+    if (note && state === 'stale') {
+      note.replaceChildren();
+      appendText(note, words);
+    } else {
+      note?.remove();
+    }
+  });
+}
+
+/** Say inline, under the Apply button the person clicked, why Apply refused. */
+export function showRefusal(button: Element, why: string): void {
+  const note = noteOf(button, REFUSAL, true)!;
+  note.setAttribute('role', 'alert');
+  note.replaceChildren();
+  appendText(note, `Not applied: ${why}`);
 }
 
 type Kind = 'ok' | 'bad' | 'na';
@@ -330,11 +408,7 @@ function rewriteBlock(entry: ICellEntry): HTMLElement | null {
   }
   box.appendChild(head);
   if (verifiedRewrite(entry)) {
-    const button = el(
-      'button',
-      'porter-apply jp-Button',
-      'Apply verified rewrite'
-    );
+    const button = el('button', 'porter-apply jp-Button', APPLY_LABEL);
     button.title =
       'Replace the cell source with the rewrite that replays verified';
     button.addEventListener('click', () => {

@@ -6,7 +6,9 @@
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
-import { renderCell, renderReport } from './render';
+import { Message } from '@lumino/messaging';
+
+import { OUTPUT_SHOWN_EVENT, renderCell, renderReport } from './render';
 import { el } from './text';
 import { asCellEntry, CELL_MIME, IReport, REPORT_MIME } from './types';
 
@@ -56,7 +58,23 @@ export class PorterRenderer extends Widget implements IRenderMime.IRenderer {
 
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     drawInto(this.node, this._mimeType, model.data[this._mimeType]);
+    this._shown();
     return Promise.resolve();
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    this._shown();
+  }
+
+  /** Tell the notebook (through the page) that this output shows: it draws the cell's
+   * source state on its Apply buttons. */
+  private _shown(): void {
+    if (this.isAttached) {
+      this.node.dispatchEvent(
+        new CustomEvent(OUTPUT_SHOWN_EVENT, { bubbles: true })
+      );
+    }
   }
 
   private _mimeType: string;

@@ -76,6 +76,7 @@ export type ICellEntry = Omit<
   | 'plan'
   | 'file_verdicts'
   | 'diagnostics'
+  | 'source_states'
 > & {
   diagnostics?: IRow[];
   error?: IErrorInfo | null;
@@ -86,7 +87,38 @@ export type ICellEntry = Omit<
   rewrite?: IRewrite | null;
   plan?: IPlanItem[] | null;
   file_verdicts?: IFileVerdict[] | null;
+  source_states?: Partial<ISourceStateWords> | null;
 };
+
+/**
+ * Where a cell's source stands against its porter result, decided from the cell entry
+ * alone (`apply.ts`, `sourceState`): `recorded` (the source porter ran: findings live,
+ * Apply offered), `applied` (the rewrite porter proposed: findings describe text no
+ * longer there, no Apply), `stale` (neither: the cell changed since).
+ */
+export type SourceState = 'recorded' | 'applied' | 'stale';
+
+/** The words the views show for a cell's source state (the entry's `source_states`). */
+export interface ISourceStateWords {
+  applied: string;
+  stale: string;
+}
+
+/** What the views say where a cell entry carries no `source_states` (a result written
+ * before porter wrote them). */
+export const SOURCE_STATE_WORDS: ISourceStateWords = {
+  applied: 'rewrite applied; run the cell to check it again',
+  stale: 'the cell changed since porter ran it; run it again to check it'
+};
+
+/** The entry's words for `state` (porter's, else `SOURCE_STATE_WORDS`). */
+export function sourceStateWords(
+  entry: Pick<ICellEntry, 'source_states'>,
+  state: Exclude<SourceState, 'recorded'>
+): string {
+  const words = entry.source_states?.[state];
+  return typeof words === 'string' ? words : SOURCE_STATE_WORDS[state];
+}
 
 /** A whole report (the schema's root), as a view reads it. */
 export type IReport = Omit<

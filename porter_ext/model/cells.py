@@ -20,8 +20,8 @@ from porter_ext.model.plan import PlanItem, build_plan
 #: ``source_states``): the applied rewrite (its findings are gone with the code they
 #: were about), or a source changed otherwise (its findings may have moved or gone)
 SOURCE_STATES: dict[str, str] = {
-    "applied": "porter: rewrite applied; run the cell again to record it",
-    "stale": "porter: the cell changed since porter recorded it; run it again for its findings",
+    "applied": "rewrite applied; run the cell to check it again",
+    "stale": "the cell changed since porter ran it; run it again to check it",
 }
 
 

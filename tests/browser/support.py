@@ -20,6 +20,9 @@ from typing import Any
 
 import nbformat
 
+from porter_ext.model.cells import SOURCE_STATES
+from porter_ext.ui.mime import MIME_TYPE
+
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -123,6 +126,44 @@ def write_notebook(path: Path, *cells: str | Any, kernel: str = "python3") -> No
     nbformat.write(nb, path)
 
 
+def saved_port_cell(body: str, sum_at: tuple[int, int], **entry: Any) -> Any:
+    """A `%%port` cell over `body`, saved as typed (no final newline), whose output holds
+    a porter result (no kernel needed): one finding, `numpy.sum` with a positional axis
+    at `sum_at` (line, column of the body), and the entry's other fields from `entry`."""
+    line, col = sum_at
+    call = {
+        "line": line,
+        "col": col,
+        "name": "numpy.sum",
+        "library": "numpy",
+        "kind": "function",
+        "status": "non_standard_usage",
+        "standard_name": "sum",
+        "suggestion": "xp.sum(a, axis=0)",
+        "count": 1,
+        "message": "the standard takes axis as a keyword",
+    }
+    result = {"index": 0, "execution_count": 1, "source": body, "calls": [call], **entry}
+    cell = nbformat.v4.new_code_cell(f"%%port\n{body.rstrip()}", execution_count=1)
+    data = {"text/plain": "porter", MIME_TYPE: result}
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+    return cell
+
+
+def save_settings(lab: LabServer, plugin: str, values: dict[str, Any]) -> None:
+    """Write a JupyterLab plugin's settings through the server (read at the next page
+    load)."""
+    body = json.dumps({"raw": json.dumps(values)}).encode()
+    request = urllib.request.Request(
+        f"{lab.url}/lab/api/settings/{plugin}",
+        data=body,
+        method="PUT",
+        headers={"Authorization": f"token {lab.token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 204
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -197,6 +238,10 @@ def lab_server(base: Path) -> Iterator[LabServer]:
                 process.wait()
         log.close()
 
+
+#: what porter's views say of a cell whose source is the applied rewrite or changed
+#: otherwise: the words porter writes in each entry (`source_states`)
+SOURCE_STATE_WORDS = SOURCE_STATES
 
 #: the current widget is a notebook whose document is loaded and has a session
 OPENED = """() => {

@@ -27,6 +27,7 @@ from tests.browser.support import (
     CURSOR,
     ROOT,
     RUN_ALL,
+    SOURCE_STATE_WORDS,
     LabServer,
     lab_server,
     lab_start,
@@ -457,7 +458,7 @@ def test_apply_puts_only_a_verified_rewrite_into_its_cell(page, page_log, lab):
     # its marks are gone (applying again is refused: tests in labextension/src/__tests__)
     applied = cells.nth(0).locator("button.porter-apply")
     assert applied.is_disabled()
-    assert applied.inner_text() == "Applied: run the cell to check it again"
+    assert applied.inner_text() == SOURCE_STATE_WORDS["applied"]
     page.wait_for_function(
         "() => !document.querySelectorAll('.jp-Notebook .jp-Cell')[0]"
         ".querySelector('.cm-lintRange.porter-mark')",

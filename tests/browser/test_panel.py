@@ -20,7 +20,6 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,18 +29,24 @@ import pytest
 
 from porter_ext.ui.mime import MIME_TYPE
 from tests.browser.support import (
+    CURSOR,
     ROOT,
     RUN_ALL,
     LabServer,
     lab_server,
     open_notebook,
     save_screenshot,
+    save_settings,
+    saved_port_cell,
     write_notebook,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 DEVICES_NB = "02_devices.ipynb"
+TALL_NB = "tall.ipynb"
+#: a cell taller than the page whose one finding is on its last line
+TALL_BODY = "".join(f"a{i} = np.ones(3)\n" for i in range(79)) + "b = np.sum(a0, 0)\n"
 BIG_NB = "big.ipynb"
 BIG_CELLS = 500
 SMALL = [
@@ -89,11 +94,20 @@ def _big_notebook(base: Path, path: Path, plan: list[int] = BIG_PLAN) -> None:
     write_notebook(path, *cells)
 
 
+def _tall_notebook(path: Path) -> None:
+    """Short cells, a `%%port` cell of 81 lines with a saved result whose finding is on
+    its last line (no kernel needed), short cells again."""
+    tall = saved_port_cell(TALL_BODY, (80, 4))
+    short = [f"x{i} = {i}" for i in range(40)]
+    write_notebook(path, *short[:4], tall, *short)
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory) -> Iterator[LabServer]:
     base = tmp_path_factory.mktemp("panel")
     root = base / "root"
     root.mkdir()
+    _tall_notebook(root / TALL_NB)
     shutil.copyfile(ROOT / "notebooks" / DEVICES_NB, root / DEVICES_NB)
     _big_notebook(base, root / BIG_NB)
     with lab_server(base) as server:
@@ -101,7 +115,7 @@ def lab(tmp_path_factory) -> Iterator[LabServer]:
         # idle (500 cells: a minute or more on a loaded machine) and cannot scroll to a
         # cell before; 'full' renders the cells in view, as people with long notebooks
         # set it. The 02_devices test runs the same click in a short notebook either way.
-        _save_settings(server, TRACKER, {"windowingMode": "full"})
+        save_settings(server, TRACKER, {"windowingMode": "full"})
         yield server
 
 
@@ -243,6 +257,37 @@ def test_a_500_cell_notebook_windowed_filtered_and_clicked(page, page_log, lab):
     assert page_log.errors == []
 
 
+#: the cursor's line of the active cell is on screen, inside the notebook
+CURSOR_SHOWN = """() => { const nb = window.jupyterapp.shell.currentWidget.content;
+  const editor = nb.activeCell && nb.activeCell.editor;
+  const at = editor && editor.getCoordinateForPosition(editor.getCursorPosition());
+  const view = nb.node.getBoundingClientRect();
+  return !!at && at.top >= view.top && at.bottom <= view.bottom; }"""
+
+
+def test_a_click_lands_on_the_last_line_of_a_cell_taller_than_the_page(page, page_log, lab):
+    """From the end of the notebook, the notebook scrolls up to the cell (`scrollToItem`:
+    its top comes into view), the cursor is set without a second scroll, and its line,
+    below the fold, is then brought on screen."""
+    open_notebook(page, lab, TALL_NB)
+    page.evaluate(SHOW_PANEL)
+    (row,) = [r for r in _waited_rows(page) if r["cell"] == 4]
+    page.evaluate(
+        """async () => { const nb = window.jupyterapp.shell.currentWidget.content;
+          await nb.scrollToItem(nb.widgets.length - 1); }"""
+    )
+    _row(page, row["id"]).click(timeout=10_000)
+    _wait_cursor(page, _expected_cursor(f"%%port\n{TALL_BODY}", row))
+    page.wait_for_function(CURSOR_SHOWN, timeout=10_000)
+    assert page.evaluate(CURSOR)[1] == {"line": 80, "column": 4}
+    assert page_log.errors == []
+
+
+def _waited_rows(page: Any) -> list[dict[str, Any]]:
+    page.locator(f"{PANEL} .porter-diag-row").first.wait_for(timeout=60_000)
+    return _rows(page)
+
+
 def test_the_launcher_shows_no_notebook_findings(page, page_log, lab):
     open_notebook(page, lab, BIG_NB)
     page.evaluate(SHOW_PANEL)
@@ -271,25 +316,13 @@ def test_the_launcher_shows_no_notebook_findings(page, page_log, lab):
     assert page_log.errors == []
 
 
-def _save_settings(lab: LabServer, plugin: str, values: dict[str, Any]) -> None:
-    body = json.dumps({"raw": json.dumps(values)}).encode()
-    request = urllib.request.Request(
-        f"{lab.url}/lab/api/settings/{plugin}",
-        data=body,
-        method="PUT",
-        headers={"Authorization": f"token {lab.token}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 204
-
-
 def test_settings_choose_the_marked_statuses_and_open_the_panel(browser, page, page_log, lab):
     # the defaults: every finding status marked, the panel opened by the person
     open_notebook(page, lab, BIG_NB)
     _cell_marks(page, 1).first.wait_for(timeout=60_000)
     assert not page.locator(PANEL).is_visible()
 
-    _save_settings(lab, PLUGIN, {"markedStatuses": ["device"], "openOnFirstFinding": True})
+    save_settings(lab, PLUGIN, {"markedStatuses": ["device"], "openOnFirstFinding": True})
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
         other = context.new_page()
@@ -308,7 +341,7 @@ def test_settings_choose_the_marked_statuses_and_open_the_panel(browser, page, p
         assert errors == []
     finally:
         context.close()
-        _save_settings(lab, PLUGIN, {})
+        save_settings(lab, PLUGIN, {})
     assert page_log.errors == []
 
 

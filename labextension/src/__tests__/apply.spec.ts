@@ -1,12 +1,19 @@
 import {
   CHANGED,
   comparable,
+  comparableBody,
   headerOf,
   minimalEdit,
   NOT_VERIFIED,
-  planApply
+  planApply,
+  sourceState
 } from '../apply';
-import { ICellEntry, IRewrite } from '../types';
+import {
+  ICellEntry,
+  IRewrite,
+  SOURCE_STATE_WORDS,
+  sourceStateWords
+} from '../types';
 
 const MAGIC = '%%port --fix -b numpy,strict';
 const BODY = 'y = x.sum(1)\nz = torch.max(y, -y)';
@@ -19,7 +26,7 @@ function entry(
   source = RECORDED,
   status: IRewrite['status'] = 'verified',
   rewrite: string = REWRITTEN
-): Pick<ICellEntry, 'source' | 'rewrite'> {
+): Pick<ICellEntry, 'source' | 'rewrite' | 'source_states'> {
   return {
     source,
     rewrite: { source: rewrite, status, verified_on: ['numpy', 'strict'] }
@@ -114,9 +121,13 @@ describe('planApply: refusals, each with its reason', () => {
     );
   });
 
-  it('refuses a second Apply: the cell holds the rewrite now', () => {
+  it('refuses a second Apply: the cell holds the rewrite now, and says so', () => {
     const once = edited(`${MAGIC}\n${BODY}`);
-    expect(refusal(once)).toContain(CHANGED);
+    expect(refusal(once)).toBe(SOURCE_STATE_WORDS.applied);
+    const words = { applied: 'porter: the rewrite is in the cell', stale: 'x' };
+    expect(refusal(once, { ...entry(), source_states: words })).toBe(
+      words.applied
+    );
   });
 
   it('refuses a rewrite that replays did not verify', () => {
@@ -129,7 +140,80 @@ describe('planApply: refusals, each with its reason', () => {
   });
 });
 
+describe('sourceState: where the cell stands, from the JSON alone', () => {
+  const typed = `${MAGIC}\n${BODY}`; // as typed: no trailing newline
+
+  it('is recorded for the cell porter ran, with or without a trailing newline', () => {
+    expect(sourceState(typed, entry())).toBe('recorded');
+    expect(sourceState(`${typed}\n`, entry())).toBe('recorded');
+    expect(sourceState(BODY, entry(BODY))).toBe('recorded'); // %port on: no magic
+  });
+
+  it('is applied once Apply put the rewrite there', () => {
+    expect(sourceState(edited(typed), entry())).toBe('applied');
+    expect(sourceState(edited(`${typed}\n`), entry())).toBe('applied');
+  });
+
+  it('follows Apply, undo and redo: the text decides, not the history', () => {
+    // Apply, Ctrl+Z, Ctrl+Shift+Z: the texts the shared model holds in turn
+    const texts = [typed, edited(typed), typed, edited(typed)];
+    expect(texts.map(t => sourceState(t, entry()))).toEqual([
+      'recorded',
+      'applied',
+      'recorded',
+      'applied'
+    ]);
+    // and Apply is offered exactly where the cell is the recorded source
+    expect(texts.map(t => planApply(t, entry()).edit !== null)).toEqual([
+      true,
+      false,
+      true,
+      false
+    ]);
+  });
+
+  it('is applied for the rewrite typed or pasted by hand, under any %%port line', () => {
+    const pasted = `%%port -b numpy\n${REWRITTEN}`;
+    expect(sourceState(pasted, entry())).toBe('applied');
+    // a partial rewrite too: the findings are not about that text either
+    expect(sourceState(pasted, entry(RECORDED, 'partial'))).toBe('applied');
+  });
+
+  it('is stale for any other text, one character or one line off', () => {
+    expect(sourceState(`${typed} `, entry())).toBe('stale');
+    expect(sourceState(`${typed}\nprint(z)`, entry())).toBe('stale');
+    expect(sourceState(`${edited(typed)}\n\n`, entry())).toBe('stale');
+    expect(sourceState(`# note\n${typed}`, entry())).toBe('stale');
+    expect(sourceState(typed, { source: RECORDED, rewrite: null })).toBe(
+      'recorded'
+    );
+    expect(sourceState('', { source: RECORDED, rewrite: null })).toBe('stale');
+  });
+
+  it('prefers recorded where the rewrite changed nothing', () => {
+    expect(sourceState(typed, entry(RECORDED, 'verified', RECORDED))).toBe(
+      'recorded'
+    );
+  });
+
+  it("says the states in the entry's words, else in the words kept for older results", () => {
+    const words = { applied: 'A', stale: 'S' };
+    expect(sourceStateWords({ source_states: words }, 'applied')).toBe('A');
+    expect(sourceStateWords({ source_states: words }, 'stale')).toBe('S');
+    expect(sourceStateWords({}, 'stale')).toBe(SOURCE_STATE_WORDS.stale);
+    expect(sourceStateWords({ source_states: { stale: 'S' } }, 'applied')).toBe(
+      SOURCE_STATE_WORDS.applied
+    );
+  });
+});
+
 describe('the parts of the rule', () => {
+  it('compares the body below the %%port line, without one trailing newline', () => {
+    expect(comparableBody(`${MAGIC}\n${BODY}\n`, RECORDED)).toBe(BODY);
+    expect(comparableBody(`${MAGIC}\n${BODY}`, RECORDED)).toBe(BODY);
+    expect(comparableBody(BODY, BODY)).toBe(BODY);
+  });
+
   it('compares without one trailing newline', () => {
     expect(comparable('a\n')).toBe('a');
     expect(comparable('a\n\n')).toBe('a\n');
