@@ -231,9 +231,6 @@ def cmd_fix(args: argparse.Namespace) -> int:
         raise CliError(
             f"the fresh run of the ported notebook: {exc}; nothing was written"
         ) from None
-    for line in course.lines:
-        print(f"porter: {line}", file=sys.stderr)
-    print(f"porter: {course.summary()}", file=sys.stderr)
     try:
         write_ported(
             files,
@@ -250,6 +247,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
         write_text_atomic(out, nbformat.writes(ported))
     except OSError as exc:
         raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
+    for line in [*course.lines, course.summary()]:  # once written: an error is one line
+        print(f"porter: {line}", file=sys.stderr)
     print_plan(report.plan)
     for line in outcome.lines():
         print(f"porter: {line}")
