@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 from porter_ext.fix.deferred import def_spans
 from porter_ext.fix.shown import Difference, Shown, differences, quoted, shown
 from porter_ext.model.entries import DefinitionVerdict, FileVerdict, RewriteEntry
+from porter_ext.model.plan import build_plan
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode
@@ -194,7 +195,7 @@ def reverted(report: Report, reverts: Iterable[Revert], difference: Difference) 
         definition_verdicts=[*entry.definition_verdicts, *verdicts],
         file_verdicts=[*entry.file_verdicts, *file_verdicts],
     )
-    return dataclasses.replace(report, cells=cells)
+    return dataclasses.replace(report, cells=cells, plan=build_plan(cells))
 
 
 def _refused(entry: CellEntry, why: str) -> RewriteEntry:

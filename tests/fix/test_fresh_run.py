@@ -154,6 +154,33 @@ def test_a_ported_function_that_raises_where_the_original_ran_is_reverted(tmp_pa
 
 
 @pytest.mark.slow
+def test_a_name_error_where_a_rewrite_relied_on_a_reverted_cell_reverts_it_too(tmp_path):
+    """Cell 0's rewrite imports ``array_namespace``, so cell 1's rewrite (verified with
+    it) does not import it again. Cell 0 prints ``np.round`` of integers, which its
+    rewrite prints as floats: reverted, and then cell 1 raises NameError in the fresh
+    run where the original ran; its rewrite is reverted in turn, and the notebook runs."""
+    done, ported, cells, _ = _fix(
+        tmp_path,
+        "cascade",
+        "import numpy as np\nx = np.arange(4.0).reshape(2, 2)\nI = np.ones(3, dtype=np.int64)\n"
+        "print(np.round(I, 2))",
+        "def total(a):\n    return a.sum(0)\nprint(total(x))",
+        "print(total(x + 1))",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "cell 0: printed `[1 1 1]` originally, `[1. 1. 1.]` ported: rewrite of cell 0" in (
+        done.stderr
+    )
+    assert (
+        "cell 1: raised `NameError: name 'array_namespace' is not defined` ported, where the "
+        "original ran: rewrite of cell 1 reverted"
+    ) in done.stderr, done.stderr
+    assert ported[1] == "def total(a):\n    return a.sum(0)\nprint(total(x))", ported
+    assert cells[1]["rewrite"]["status"] == "refused"
+    assert "fixed automatically" not in done.stderr, done.stderr  # the plan says so too
+
+
+@pytest.mark.slow
 def test_a_notebook_that_ports_whole_is_written_unchanged_by_the_check(tmp_path):
     done, ported, cells, _ = _fix(
         tmp_path,
