@@ -180,7 +180,7 @@ def reverted(report: Report, reverts: Iterable[Revert], difference: Difference) 
     file_verdicts: list[FileVerdict] = []
     for revert in reverts:
         if revert.file is not None:
-            file_verdicts.append(FileVerdict(revert.file, "", "", False, reason=said, where=_WHERE))
+            file_verdicts.append(FileVerdict(revert.file, "", "", False, reason=why, where=_WHERE))
         elif revert.name is not None:
             verdicts.append(DefinitionVerdict(revert.cell, revert.name, False, _WHERE, reason=said))
         elif revert.cell in at:

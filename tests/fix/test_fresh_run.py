@@ -13,9 +13,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from porter_ext.fix.fresh_run import FRESH_MAGIC, fresh_sources
+from porter_ext.fix.fresh_run import FRESH_MAGIC, compared, fresh_sources
 from porter_ext.fix.shown import Difference, Shown, normalised, shown
 from porter_ext.model.calls import ErrorInfo
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.environment import Environment
+from porter_ext.model.report import Report
 from tests.fix.test_every_call import _printed
 from tests.test_cli_run import notebook, porter
 
@@ -85,6 +88,24 @@ def test_the_fresh_run_keeps_a_cells_own_port_options_but_replays_nothing():
     assert fresh.cells[1].source == "%%port --strict -b numpy --no-replay\nxp.backend.exp2(x)"
     assert fresh.cells[2].source == "# text" and fresh.cells[3].source == "  "
     assert nb.cells[0].outputs and nb.cells[1].source.startswith("%%port --strict --fix")
+
+
+def test_compared_leaves_out_cells_that_show_porters_view_or_were_stopped():
+    """``_port.calls`` shows porter's findings, which the port changes by design; a cell
+    stopped at its time limit showed no output of its own."""
+    out = [nbformat.v4.new_output("stream", text="6.0\n")]
+    work = nbformat.v4.new_notebook()
+    work.cells = [
+        nbformat.v4.new_code_cell("%%port --quiet --fix\nprint(x.sum())", outputs=out),
+        nbformat.v4.new_markdown_cell("text"),
+        nbformat.v4.new_code_cell('_port.calls[["name"]]', outputs=out),
+        nbformat.v4.new_code_cell("%port status", outputs=out),
+        nbformat.v4.new_code_cell("while True: pass", outputs=out),
+        nbformat.v4.new_code_cell("report_port = 1\nprint(report_port)", outputs=out),
+    ]
+    stopped = CellEntry(4, None, "while True: pass", ErrorInfo("TimeoutError", "past the limit"))
+    report = Report.build([stopped], Environment("3"), array_api_version="2025.12")
+    assert compared(work, report) == {0: Shown("6.0"), 5: Shown("6.0")}
 
 
 # --- porter fix, end to end --------------------------------------------------------------
@@ -249,5 +270,6 @@ def test_a_ported_file_that_prints_otherwise_is_reverted_and_not_written(tmp_pat
     )
     assert done.returncode == 0, done.stderr
     assert "rewrite of mymod.py reverted" in done.stderr, done.stderr
-    assert "mymod.py: left as written" in done.stdout, done.stdout
+    assert "mymod.py: left as written: refused at its call in cell 2" in done.stdout, done.stdout
+    assert "reverted: in a fresh run of the ported notebook" in done.stdout
     assert not (tmp_path / "mymod.ported.py").exists()
