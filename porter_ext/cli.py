@@ -173,10 +173,11 @@ def cmd_fix(args: argparse.Namespace) -> int:
     """Exit 0 when the ported notebook (and the report) were written, 2 when not."""
     import nbformat
 
-    from porter_ext.fix.files import settle_files, write_ported
-    from porter_ext.fix.notebook import fix_sources, is_ported_notebook, ported_notebook
+    from porter_ext.fix.files import write_ported
+    from porter_ext.fix.fresh_run import FreshRunRefused, compared, fresh_check
+    from porter_ext.fix.notebook import fix_sources, is_ported_notebook
     from porter_ext.fix.notebook_input import shown_name
-    from porter_ext.headless import RunError, run_notebook
+    from porter_ext.headless import RunError, run_fresh, run_notebook
     from porter_ext.report.write import same_file, write_text_atomic
 
     source = check.input_file(args.notebook, "NOTEBOOK")
@@ -191,10 +192,11 @@ def cmd_fix(args: argparse.Namespace) -> int:
             raise CliError("--report and -o name the same file")
     nb = _read_notebook(source)
     backends = [str(s) for s in args.backends]
+    work = fix_sources(nb, args.timeout)
     try:
         report = run_notebook(
             source,
-            fix_sources(nb, args.timeout),
+            work,
             timeout=args.timeout,
             backends=backends,
             progress=sys.stderr.isatty(),
@@ -202,13 +204,38 @@ def cmd_fix(args: argparse.Namespace) -> int:
         )
     except RunError as exc:
         raise CliError(f"{exc}; nothing was written") from None
-    ported, outcome, report = ported_notebook(nb, report, shown_name(source))
-    files = settle_files(report.cells)
+
+    def fresh(ported: NotebookNode, files: dict[str, str]) -> dict:
+        return run_fresh(
+            source,
+            ported,
+            timeout=args.timeout,
+            progress=sys.stderr.isatty(),
+            paths=args.paths,
+            ported_files=files,
+        )
+
+    folder = source.resolve().parent
+    try:
+        ported, outcome, report, files, course = fresh_check(
+            nb,
+            report,
+            shown_name(source),
+            compared(work, report),
+            fresh,
+            lambda file: os.path.realpath(folder / file),
+        )
+    except FreshRunRefused as exc:
+        raise CliError(str(exc)) from None
+    except RunError as exc:
+        raise CliError(
+            f"the fresh run of the ported notebook: {exc}; nothing was written"
+        ) from None
     try:
         write_ported(
             files,
             report.cells,
-            source.resolve().parent,
+            folder,
             write_text_atomic,
             in_place=args.in_place,
         )
@@ -220,6 +247,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
         write_text_atomic(out, nbformat.writes(ported))
     except OSError as exc:
         raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
+    for line in [*course.lines, course.summary()]:  # once written: an error is one line
+        print(f"porter: {line}", file=sys.stderr)
     print_plan(report.plan)
     for line in outcome.lines():
         print(f"porter: {line}")

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from jupyter_client.manager import AsyncKernelManager
     from nbformat import NotebookNode
 
+    from porter_ext.fix.shown import Shown
+
 KERNEL_NAME = "porter"
 #: seconds an interrupted cell gets to stop before its kernel is killed
 INTERRUPT_GRACE = 5.0
@@ -113,6 +115,10 @@ def kernel_sync(
         from porter_ext.record import person_code
 
         person_code.configure(extra=[*person_code.added(), *setup["paths"]])
+    if setup.get("ported_files"):  # porter fix's fresh run: the person's files as ported
+        from porter_ext.fix.files import overlay
+
+        overlay(setup["ported_files"])
     data: dict[str, Any] = {
         "entries": [cell_to_dict(c) for c in session.cells if done is not None and c.index == done]
     }
@@ -181,10 +187,13 @@ class NotebookRun:
         backends: list[str],
         progress: bool,
         paths: list[str] | None = None,
+        ported_files: dict[str, str] | None = None,
     ):
         self.path, self.nb, self.timeout, self.backends = path, nb, timeout, backends
         #: folders whose Python files are the person's code besides the notebook's (--paths)
         self.paths = list(paths or [])
+        #: ``porter fix``'s fresh run: the person's files as ported (real path → source)
+        self.ported_files = dict(ported_files or {})
         self.cells = [
             CellOutcome(i, c.source)
             for i, c in enumerate(nb.cells)
@@ -307,7 +316,7 @@ class NotebookRun:
         finished = False
         try:
             first = self.cells[0].index if self.cells else None
-            await self.sync(None, first, backends=",".join(self.backends), paths=self.paths)
+            await self.sync(None, first, **self._setup())
             for position, outcome in enumerate(self.cells):
                 cell = self.nb.cells[outcome.index]
                 cell.source = port_source(outcome.source, self.timeout)
@@ -389,7 +398,14 @@ class NotebookRun:
             raise RunError(
                 f"cannot continue after cell {outcome.index} timed out: {exc}", self.report()
             ) from None
-        await self.sync(None, upcoming, backends=",".join(self.backends), paths=self.paths)
+        await self.sync(None, upcoming, **self._setup())
+
+    def _setup(self) -> dict[str, Any]:
+        """What a fresh kernel is told before the first cell (`kernel_sync`)."""
+        setup: dict[str, Any] = {"backends": ",".join(self.backends), "paths": self.paths}
+        if self.ported_files:
+            setup["ported_files"] = self.ported_files
+        return setup
 
     def _kernel_said(self) -> str:
         """The kernel's last line on stderr, for the one-line reason."""
@@ -451,7 +467,14 @@ def run_notebook(
 ) -> Report:
     """Run the notebook headless and return its report; `RunError` when it cannot.
     ``paths``: folders whose Python files are the person's code besides the notebook's."""
-    run = NotebookRun(path, nb, timeout=timeout, backends=backends, progress=progress, paths=paths)
+    return _to_the_end(
+        NotebookRun(path, nb, timeout=timeout, backends=backends, progress=progress, paths=paths)
+    )
+
+
+def _to_the_end(run: NotebookRun) -> Report:
+    """``run``'s report, its kernel stopped and what it left swept; Ctrl-C raises
+    KeyboardInterrupt."""
     try:
         return asyncio.run(run.run())
     except asyncio.CancelledError:
@@ -460,3 +483,42 @@ def run_notebook(
         raise
     finally:
         run.close()
+
+
+def run_fresh(
+    path: Path,
+    nb: NotebookNode,
+    *,
+    timeout: float,
+    progress: bool,
+    paths: list[str] | None = None,
+    ported_files: dict[str, str] | None = None,
+) -> dict[int, Shown]:
+    """``porter fix``'s check (`porter_ext.fix.fresh_run`): the ported notebook ``nb``
+    (its cells under ``%%port --quiet --no-replay``) top to bottom in a fresh kernel,
+    with the person's files as ported; what each code cell showed, by notebook index (a
+    cell stopped at its time limit, or not run after the kernel died, says so). Raises
+    `RunError` when no kernel starts."""
+    from porter_ext.fix.shown import shown
+
+    run = NotebookRun(
+        path,
+        nb,
+        timeout=timeout,
+        backends=[],
+        progress=progress,
+        paths=paths,
+        ported_files=ported_files,
+    )
+    try:
+        _to_the_end(run)
+    except RunError as exc:  # the kernel died: the cells from there on say so
+        if exc.report is None:
+            raise
+    run.report()  # marks the cells never run
+    return {
+        c.index: shown(
+            nb.cells[c.index].get("outputs", []) if c.status != "not run" else [], c.error
+        )
+        for c in run.cells
+    }

@@ -32,7 +32,15 @@ if TYPE_CHECKING:
     from porter_ext.fix.verify_rounds import Verification
     from porter_ext.model.cells import CellEntry
 
-__all__ = ["FileOutcome", "digest", "install", "settle_files", "verify_files", "write_ported"]
+__all__ = [
+    "FileOutcome",
+    "digest",
+    "install",
+    "overlay",
+    "settle_files",
+    "verify_files",
+    "write_ported",
+]
 
 
 def digest(source: str) -> str:
@@ -188,6 +196,41 @@ def install(namespace: dict, real: str, source: str) -> None:
             namespace[key] = new
         elif getattr(value, "__module__", None) == name and hasattr(value, "__name__"):
             namespace[key] = getattr(new, value.__name__, value)
+
+
+def overlay(sources: dict[str, str]) -> None:
+    """In the kernel of ``porter fix``'s fresh run (`porter_ext.fix.fresh_run`): an import
+    of a person's file (by its real path, a key of ``sources``) runs its ported source
+    instead, so the ported notebook runs with the files as ported, before any is written."""
+    import importlib.abc
+    import importlib.machinery
+    import importlib.util
+
+    from porter_ext.record import person_code
+
+    class PortedFile(importlib.abc.Loader):
+        def __init__(self, real: str) -> None:
+            self.real = real
+
+        def create_module(self, spec):  # the default module
+            return None
+
+        def exec_module(self, module: types.ModuleType) -> None:
+            source = sources[self.real]
+            person_code.also_written(self.real, source)
+            code = compile(source, self.real, "exec", dont_inherit=True)
+            exec(code, module.__dict__)  # noqa: S102
+
+    class PortedFiles(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            origin = getattr(spec, "origin", None)
+            real = os.path.realpath(origin) if isinstance(origin, str) else None
+            if real not in sources:
+                return None
+            return importlib.util.spec_from_file_location(name, real, loader=PortedFile(real))
+
+    sys.meta_path.insert(0, PortedFiles())
 
 
 @dataclass

@@ -263,6 +263,17 @@ def _counts_only(args: tuple, kwargs: dict, self_obj: object) -> bool:
     return len(_operands(args, self_obj)) == 1 and kwargs == {"return_counts": True}
 
 
+def _may_hold_nan(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    """The operand is not an integer or boolean array: it may hold NaNs (a float or complex
+    array, or a list or scalar whose values the dtype does not tell)."""
+    ops = _operands(args, self_obj)
+    return not (ops and _is_array(ops[0]) and _dtype_kind(ops[0]) in ("int", "bool"))
+
+
+def _counts_of_nan(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    return _counts_only(args, kwargs, self_obj) and _may_hold_nan(args, kwargs, self_obj)
+
+
 def _offset_not_k(args: tuple, kwargs: dict, self_obj: object) -> bool:
     return "diagonal" in kwargs or len(_operands(args, self_obj)) >= 2
 
@@ -334,6 +345,10 @@ CONDITIONS: Mapping[str, Condition] = MappingProxyType(
         "unique_returns": _unique_returns,
         # np.unique(a, return_counts=True): the values and their counts, nothing else
         "counts_only": _counts_only,
+        # np.unique(a) of an operand that may hold NaNs (not an integer or boolean array),
+        # and np.unique(a, return_counts=True) of one: NumPy joins NaNs into one value
+        "may_hold_nan": _may_hold_nan,
+        "counts_of_nan": _counts_of_nan,
         # np.triu(m, 1), torch.triu(m, diagonal=1): the offset not as the keyword k=
         "offset_not_k": _offset_not_k,
         # np.diag(x, k=-1), torch.diag(x, diagonal=1): an offset from the main diagonal

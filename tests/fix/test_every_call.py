@@ -112,3 +112,27 @@ def test_a_definition_every_call_agrees_with_is_applied(tmp_path):
     rewrite = cells[1]["rewrite"]
     assert rewrite["status"] == "verified", rewrite
     assert "verified total at its calls in cells 2, 3" in rewrite["reason"], rewrite["reason"]
+
+
+def test_unique_counts_of_floats_is_left_as_written_where_nans_would_count_apart(tmp_path):
+    """attacks/45: ``np.unique(v, return_counts=True)`` in a function first called without
+    NaN, later with NaNs (NumPy joins them, ``xp.unique_counts`` keeps each apart): the
+    table entry refuses the rewrite for any array that may hold NaNs, so the function
+    stays as written; an integer array's call is still rewritten."""
+    ported, cells = _fix(
+        tmp_path,
+        "unique",
+        "import numpy as np\nclean = np.array([1.0, 2.0, 2.0, 3.0])\n"
+        "dirty = np.array([1.0, np.nan, np.nan, 2.0])\nk = np.array([3, 1, 3, 2])",
+        "def histogram_of(v):\n    vals, counts = np.unique(v, return_counts=True)\n"
+        "    return len(vals), counts.tolist()",
+        "print(histogram_of(clean))",
+        "print(histogram_of(dirty))",
+        "vals, counts = np.unique(k, return_counts=True)\nprint(vals.tolist(), counts.tolist())",
+    )
+    assert ported[1] == cells[1]["source"].rstrip("\n"), ported[1]
+    assert cells[1]["rewrite"]["status"] == "refused", cells[1]["rewrite"]
+    site = next(s for s in cells[1]["rewrite"]["sites"] if s["name"] == "numpy.unique")
+    assert not site["applied"], site
+    assert "xp.unique_counts(k)" in ported[4], ported[4]
+    assert cells[4]["rewrite"]["status"] in ("verified", "partial"), cells[4]["rewrite"]

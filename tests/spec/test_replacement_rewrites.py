@@ -403,3 +403,39 @@ def test_rewrites_keep_meaning_or_refuse():
     at_add = choose(find("jax", "function", "add"), (7.0,), {}, None)
     assert at_add is not None and at_add.suggestion == "xpx.at(x, idx).add(value)"
     assert choose(find("jax", "function", "add"), (1.0, 2.0), {}, None) is None
+
+
+#: the rewrites into the standard's set functions (unique_values, unique_counts, …)
+SET_REWRITES = [e for e in REWRITES if "unique_" in (e.rewrite or "")]
+#: NaNs among the values, where set semantics part: NumPy joins them, the standard does not
+_WITH_NANS = [3.0, float("nan"), 1.0, float("nan"), 3.0]
+
+
+@pytest.mark.parametrize("entry", SET_REWRITES, ids=_id)
+def test_a_set_rewrite_on_nans_agrees_or_the_table_refuses_it(entry):
+    """NaN semantics are part of a set rewrite's entry (issue 28 item 3, attacks/45 and
+    60): on an input with NaNs, where the table chooses this entry its rewrite gives what
+    the library gives (torch keeps NaNs apart, as the standard does); where the library
+    joins NaNs (NumPy, JAX, CuPy) the table chooses an entry that refuses, with the reason."""
+    backend = get_backend(entry.library)
+    native = _native(entry.library, entry.name) if backend.available()[0] else None
+    if native is None:
+        pytest.skip(f"{entry.library} is not installed")
+    _, call = call_from_source(entry.example)
+    xp = backend.namespace()
+    namespace = {call.args[0]: xp.asarray(_WITH_NANS, dtype=xp.float64), "lib": native}
+    args, kwargs, receiver = _bound(call, namespace)
+    chosen = choose(find(entry.library, entry.kind, entry.name), args, kwargs, receiver)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        original = _host(_run(entry.example, namespace, call))
+    if chosen is not entry:
+        assert chosen is not None and chosen.rewrite is None, _id(entry)
+        assert "NaN" in chosen.no_rewrite, chosen.no_rewrite
+        with pytest.raises(NoRewrite, match="NaN"):
+            render_rewrite(chosen, call)
+        return
+    assert entry.library not in ("numpy", "jax", "cupy"), "they join NaNs: no rewrite for them"
+    rewritten = render_rewrite(entry, call)
+    result = _host(_run(rewritten, {**namespace, "xp": xp}, call))
+    _agree(original, result, f"{entry.example} vs {rewritten} on {entry.library}, with NaNs")

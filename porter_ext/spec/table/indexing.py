@@ -8,6 +8,30 @@ from porter_ext.spec.table.chapter import NO_TUPLE_REWRITE, NS, Chapter, renamed
 
 chapter = Chapter()
 
+#: why unique of an array that may hold NaNs has no rewrite (NumPy, JAX, CuPy)
+_JOINS_NANS = (
+    "NumPy, JAX and CuPy join NaNs into one value (equal_nan=True) and count them together, "
+    "where the standard's unique_* functions keep each NaN apart: on an array that may "
+    "hold NaNs (not an integer or boolean array) the standard's form gives other values"
+)
+
+
+def _joins_nans(when: str, standard: str) -> None:
+    """NumPy's, JAX's and CuPy's unique of an array that may hold NaNs (``when``): no
+    rewrite into ``standard``, whose set semantics part from theirs on NaNs."""
+    chapter.add(
+        "njc",
+        "function",
+        "unique",
+        NS,
+        None,
+        f"{standard}, where x holds no NaN",
+        _JOINS_NANS,
+        when=when,
+        no_rewrite=f"{_JOINS_NANS}: left as written",
+    )
+
+
 chapter.function(
     "t",
     "gather",
@@ -36,6 +60,7 @@ chapter.add(
     when="axis_given",
     no_rewrite="the standard has no unique along an axis",
 )
+_joins_nans("counts_of_nan", "xp.unique_counts(x)")
 chapter.add(
     "njct",
     "function",
@@ -45,7 +70,8 @@ chapter.add(
     "xp.unique_counts(x)",
     "unique with return_counts=True alone is the standard's unique_counts (values, counts); "
     "np.unique sorts, as every installed library's unique_counts does though the standard "
-    "does not promise it, and NaNs count apart where np.unique joins them",
+    "does not promise it; on integers and booleans there is no NaN to count apart "
+    "(torch.unique keeps NaNs apart, as the standard does)",
     when="counts_only",
     rewrite="xp.unique_counts({x})",
     example="lib.unique(i, return_counts=True)",
@@ -62,6 +88,7 @@ chapter.add(
     when="unique_returns",
     no_rewrite="the standard's unique_* functions return named tuples in another order",
 )
+_joins_nans("may_hold_nan", "xp.sort(xp.unique_values(x))")
 chapter.function(
     "njct",
     "unique",

@@ -1,0 +1,275 @@
+"""``porter fix`` runs the ported notebook top to bottom in a fresh kernel and compares
+every cell's printed text, results and errors with the original run (issue 28 item 3,
+`porter_ext.fix.fresh_run`): a difference reverts the rewrites it traces to, a notebook
+that does not run the same twice is refused. Real kernels through the real console
+script; the ported notebook is executed again by nbclient and must print what the
+original prints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from porter_ext.fix.fresh_run import FRESH_MAGIC, compared, fresh_sources
+from porter_ext.fix.shown import Difference, Shown, normalised, shown
+from porter_ext.model.calls import ErrorInfo
+from porter_ext.model.cells import CellEntry
+from porter_ext.model.environment import Environment
+from porter_ext.model.report import Report
+from tests.fix.test_every_call import _printed
+from tests.test_cli_run import notebook, porter
+
+# --- what a cell showed, without a kernel ------------------------------------------------
+
+
+def test_normalised_drops_addresses_timings_and_durations():
+    assert normalised("<Foo object at 0x7f3a12bc4d90>") == "<Foo object at 0x…>"
+    assert normalised("CPU times: user 2.1 ms, sys: 0 ns, total: 2.1 ms\nWall time: 2.5 ms") == (
+        "<timing>\n<timing>"
+    )
+    timeit = "1.23 µs ± 4.5 ns per loop (mean ± std. dev. of 7 runs, 1,000,000 loops each)"
+    assert normalised(f"{timeit}\n") == "<timing>"
+    assert normalised("epoch 3 took 0.53 s, 12ms per batch") == (
+        "epoch 3 took <duration>, <duration> per batch"
+    )
+    assert normalised("[1. 2.]  \n\n") == "[1. 2.]"
+
+
+def test_normalised_keeps_what_a_rewrite_changes():
+    """Values, dtypes' spellings and counts stay as printed (3 vs 3.0, [1. 2.] vs [1 2])."""
+    for a, b in [("[1. 2.]", "[1 2]"), ("3", "3.0"), ("(3, [1, 1, 2])", "(4, [1, 1, 1, 1])")]:
+        assert normalised(a) != normalised(b)
+    assert normalised("3 samples, 2 seconds") == "3 samples, <duration>"
+
+
+def test_shown_reads_stdout_results_and_errors_not_stderr_nor_porters_display():
+    outputs = [
+        {"output_type": "stream", "name": "stdout", "text": "[1. 2.]\n"},
+        {"output_type": "stream", "name": "stderr", "text": "UserWarning: at line 213\n"},
+        {"output_type": "execute_result", "data": {"text/plain": "array([1., 2.])"}},
+        {
+            "output_type": "display_data",
+            "data": {"text/plain": "<porter>", "application/vnd.porter.cell+json": {}},
+        },
+        {"output_type": "error", "ename": "NameError", "evalue": "name 'z' is not defined"},
+    ]
+    got = shown(outputs)
+    assert got == Shown("[1. 2.]\narray([1., 2.])", "NameError: name 'z' is not defined")
+    stopped = shown([], ErrorInfo("TimeoutError", "the cell ran past the time limit"))
+    assert stopped.error == "TimeoutError: the cell ran past the time limit"
+
+
+def test_a_difference_says_what_each_run_showed():
+    printed = Difference(4, Shown("[1. 2.]"), Shown("[1 2]"))
+    assert printed.line() == "cell 4: printed `[1. 2.]` originally, `[1 2]` ported"
+    assert not printed.raised
+    name = Difference(3, Shown("6"), Shown("", "NameError: name 'z' is not defined"))
+    assert name.raised
+    assert name.line() == (
+        "cell 3: raised `NameError: name 'z' is not defined` ported, where the original ran"
+    )
+    same_error = Difference(2, Shown("", "ValueError: boom"), Shown("x", "ValueError: boom"))
+    assert not same_error.raised
+
+
+def test_the_fresh_run_keeps_a_cells_own_port_options_but_replays_nothing():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("x = 1", outputs=[nbformat.v4.new_output("stream", text="1")]),
+        nbformat.v4.new_code_cell("%%port --strict --fix -b numpy\nxp.backend.exp2(x)"),
+        nbformat.v4.new_markdown_cell("# text"),
+        nbformat.v4.new_code_cell("  "),
+    ]
+    fresh = fresh_sources(nb)
+    assert fresh.cells[0].source == f"{FRESH_MAGIC}\nx = 1" and fresh.cells[0].outputs == []
+    assert fresh.cells[1].source == "%%port --strict -b numpy --no-replay\nxp.backend.exp2(x)"
+    assert fresh.cells[2].source == "# text" and fresh.cells[3].source == "  "
+    assert nb.cells[0].outputs and nb.cells[1].source.startswith("%%port --strict --fix")
+
+
+def test_compared_leaves_out_cells_that_show_porters_view_or_were_stopped():
+    """``_port.calls`` shows porter's findings, which the port changes by design; a cell
+    stopped at its time limit showed no output of its own."""
+    out = [nbformat.v4.new_output("stream", text="6.0\n")]
+    work = nbformat.v4.new_notebook()
+    work.cells = [
+        nbformat.v4.new_code_cell("%%port --quiet --fix\nprint(x.sum())", outputs=out),
+        nbformat.v4.new_markdown_cell("text"),
+        nbformat.v4.new_code_cell('_port.calls[["name"]]', outputs=out),
+        nbformat.v4.new_code_cell("%port status", outputs=out),
+        nbformat.v4.new_code_cell("while True: pass", outputs=out),
+        nbformat.v4.new_code_cell("report_port = 1\nprint(report_port)", outputs=out),
+    ]
+    stopped = CellEntry(4, None, "while True: pass", ErrorInfo("TimeoutError", "past the limit"))
+    report = Report.build([stopped], Environment("3"), array_api_version="2025.12")
+    assert compared(work, report) == {0: Shown("6.0"), 5: Shown("6.0")}
+
+
+# --- porter fix, end to end --------------------------------------------------------------
+
+
+def _fix(tmp_path: Path, name: str, *sources: str, same: bool = True) -> tuple:
+    """``porter fix`` of a notebook of ``sources`` on numpy: (the finished process, the
+    ported sources, the report's cells by index, the original notebook's path); ``same``:
+    the ported notebook must print what the original prints."""
+    source = notebook(tmp_path / f"{name}.ipynb", *sources)
+    out, report = tmp_path / f"{name}.ported.ipynb", tmp_path / f"{name}.json"
+    done = porter("fix", str(source), "-o", str(out), "-b", "numpy", "--report", str(report))
+    if done.returncode != 0:
+        return done, None, None, source
+    cells = {c["index"]: c for c in json.loads(report.read_text())["cells"]}
+    ported = [c.source for c in nbformat.read(out, as_version=4).cells]
+    assert not same or _printed(out) == _printed(source), ported
+    return done, ported, cells, source
+
+
+@pytest.mark.slow
+def test_a_rewrite_that_prints_otherwise_at_a_later_call_is_reverted(tmp_path):
+    """``np.round(a, 2)`` → ``xp.round(a * 10.0**2) / 10.0**2`` verifies at the first
+    call (floats); a later cell prints the function's result on integers (``[3 3 3]``
+    where the rewrite gives ``[3. 3. 3.]``), which no replay compares (print returns
+    None). The fresh run sees it and reverts the function; the ported notebook prints
+    what the original prints."""
+    done, ported, cells, _ = _fix(
+        tmp_path,
+        "round",
+        "import numpy as np\nF = np.ones(3) * 1.555\nI = np.ones(3, dtype=np.int64) * 3",
+        "def r2(a):\n    return np.round(a, 2)\nprint(r2(F))",
+        "print(r2(I))",
+    )
+    assert done.returncode == 0, done.stderr
+    assert ported[1] == "def r2(a):\n    return np.round(a, 2)\nprint(r2(F))", ported[1]
+    line = (
+        "cell 2: printed `[3 3 3]` originally, `[3. 3. 3.]` ported: rewrite of r2 (cell 1) reverted"
+    )
+    assert line in done.stderr, done.stderr
+    assert "3 code cell(s) compared with the original run" in done.stderr
+    rewrite = cells[1]["rewrite"]
+    assert rewrite["status"] == "refused", rewrite
+    assert "fresh run of the ported notebook" in rewrite["reason"], rewrite["reason"]
+    assert any("fresh run" in note for note in cells[2]["notes"]), cells[2]["notes"]
+
+
+@pytest.mark.slow
+def test_a_ported_function_that_raises_where_the_original_ran_is_reverted(tmp_path):
+    """A function kept in a dict (as losses and metrics are) is the person's own in the
+    cells porter replays, so the ``np.cumsum(a)`` → ``xp.cumulative_sum(a)`` rewrite
+    verified on a 1-D array is never replayed on the 2-D one a later cell passes through
+    the dict; the fresh run raises ValueError there, and the rewrite is reverted."""
+    done, ported, cells, _ = _fix(
+        tmp_path,
+        "registry",
+        "import numpy as np\nv = np.arange(4.0)\nM = np.ones((2, 3))",
+        "def running(a):\n    return np.cumsum(a)\nprint(running(v).tolist())",
+        'table = {"running": running}',
+        'print(table["running"](M).tolist())',
+    )
+    assert done.returncode == 0, done.stderr
+    assert ported[1] == "def running(a):\n    return np.cumsum(a)\nprint(running(v).tolist())"
+    assert "cell 3: raised `ValueError" in done.stderr, done.stderr
+    assert "ported, where the original ran: rewrite of running (cell 1) reverted" in done.stderr
+    assert cells[1]["rewrite"]["status"] == "refused", cells[1]["rewrite"]
+
+
+@pytest.mark.slow
+def test_a_name_error_where_a_rewrite_relied_on_a_reverted_cell_reverts_it_too(tmp_path):
+    """Cell 0's rewrite imports ``array_namespace``, so cell 1's rewrite (verified with
+    it) does not import it again. Cell 0 prints ``np.round`` of integers, which its
+    rewrite prints as floats: reverted, and then cell 1 raises NameError in the fresh
+    run where the original ran; its rewrite is reverted in turn, and the notebook runs."""
+    done, ported, cells, _ = _fix(
+        tmp_path,
+        "cascade",
+        "import numpy as np\nx = np.arange(4.0).reshape(2, 2)\nI = np.ones(3, dtype=np.int64)\n"
+        "print(np.round(I, 2))",
+        "def total(a):\n    return a.sum(0)\nprint(total(x))",
+        "print(total(x + 1))",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "cell 0: printed `[1 1 1]` originally, `[1. 1. 1.]` ported: rewrite of cell 0" in (
+        done.stderr
+    )
+    assert (
+        "cell 1: raised `NameError: name 'array_namespace' is not defined` ported, where the "
+        "original ran: rewrite of cell 1 reverted"
+    ) in done.stderr, done.stderr
+    assert ported[1] == "def total(a):\n    return a.sum(0)\nprint(total(x))", ported
+    assert cells[1]["rewrite"]["status"] == "refused"
+    assert "fixed automatically" not in done.stderr, done.stderr  # the plan says so too
+
+
+@pytest.mark.slow
+def test_a_notebook_that_ports_whole_is_written_unchanged_by_the_check(tmp_path):
+    done, ported, cells, _ = _fix(
+        tmp_path,
+        "whole",
+        "import numpy as np\nx = np.arange(4.0)\nprint(x.sum(0))",
+        "y = x.max(0)\nprint(y)",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "xp.sum(x, axis=0)" in ported[0] and "xp.max(x, axis=0)" in ported[1], ported
+    assert (
+        "2 code cell(s) compared with the original run (printed text, results, errors) in "
+        "1 run(s): every cell printed and raised what it did in the original run"
+    ) in done.stderr, done.stderr
+    assert all(cells[i]["rewrite"]["status"] == "verified" for i in (0, 1))
+
+
+@pytest.mark.slow
+def test_a_cell_that_prints_a_random_draw_keeps_the_rewrites_before_it(tmp_path):
+    """The original notebook, run again, prints another draw there too: the cell is not
+    compared, and the rewrite before it stays."""
+    done, ported, _, _ = _fix(
+        tmp_path,
+        "draw",
+        "import numpy as np\nx = np.arange(4.0)\nprint(x.sum(0))",
+        "import random\nprint(random.random())",
+        same=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "xp.sum(x, axis=0)" in ported[0], ported
+    assert "cell 1: printed" in done.stderr and "not compared" in done.stderr, done.stderr
+
+
+@pytest.mark.slow
+def test_a_notebook_that_raises_when_run_again_is_refused(tmp_path):
+    """A cell that raises on a second run (it leaves a file behind): the fresh run cannot
+    tell the port's errors from the notebook's, so nothing is written (exit 2, one line)."""
+    flag = tmp_path / "ran-once"
+    done, _, _, _ = _fix(
+        tmp_path,
+        "once",
+        "import numpy as np\nx = np.arange(4.0)\nprint(x.sum(0))",
+        f"import os\nif os.path.exists({str(flag)!r}):\n    raise RuntimeError('ran before')\n"
+        f"open({str(flag)!r}, 'w').close()",
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "RuntimeError: ran before" in done.stderr and "nothing was written" in done.stderr
+    assert not (tmp_path / "once.ported.ipynb").exists()
+
+
+@pytest.mark.slow
+def test_a_ported_file_that_prints_otherwise_is_reverted_and_not_written(tmp_path):
+    """The fresh run imports the person's file as ported (nothing is written before the
+    check): its rewrite prints ``[3. 3. 3.]`` where the original printed ``[3 3 3]``,
+    so the file is left as written and no ``mymod.ported.py`` appears."""
+    (tmp_path / "mymod.py").write_text(
+        "import numpy as np\n\n\ndef r2(a):\n    return np.round(a, 2)\n"
+    )
+    done, ported, _, _ = _fix(
+        tmp_path,
+        "file",
+        "import numpy as np\nfrom mymod import r2\nF = np.ones(3) * 1.555\n"
+        "I = np.ones(3, dtype=np.int64) * 3",
+        "print(r2(F))",
+        "print(r2(I))",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "rewrite of mymod.py reverted" in done.stderr, done.stderr
+    assert "mymod.py: left as written: refused at its call in cell 2" in done.stdout, done.stdout
+    assert "reverted: in a fresh run of the ported notebook" in done.stdout
+    assert not (tmp_path / "mymod.ported.py").exists()
