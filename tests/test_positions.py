@@ -73,12 +73,13 @@ def test_report_json_and_views_put_the_call_under_its_characters(numpy_shell, tm
     ]
     report = json.loads(report_to_json(get_session(numpy_shell).report()))
     assert [c["col"] for c in report["cells"][-1]["calls"]] == [CHARS, LINE.index("x.sum")]
-    # the cell's own output (the report's cell template) names the character column
+    # the cell's own output (the report's cell template) names the character column, on
+    # the line as the editor counts it (line 2, below the %%port line)
     html = cell_html(port.entry)
-    assert f"<td>1:{CHARS}<td>numpy.power" in html and f"col {CHARS}: numpy.power" in html
+    assert f"<td>2:{CHARS}<td>numpy.power" in html and f"col {CHARS}: numpy.power" in html
     whole = get_session(numpy_shell).report()
     assert f"col {CHARS}: numpy.power" in render_html(whole)
-    assert f"1:{CHARS}" in render_markdown(whole)
+    assert f"2:{CHARS}" in render_markdown(whole)
 
 
 def test_port_on_records_character_columns(numpy_shell):

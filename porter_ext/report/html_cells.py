@@ -107,14 +107,17 @@ def _source_lines(cell: CellEntry, calls: list[PlacedCall]) -> tuple[list[_Line]
     # Python numbers lines at \n, \r\n and \r only; str.splitlines would also split at
     # \f, \x85 or \u2028 and shift every later line away from the recorded line numbers.
     raw = _LINE_BREAK.split(cell.source.removesuffix("\n").removesuffix("\r"))
-    lines = [_Line(i, clip(t, MAX_LINE_CHARS)) for i, t in enumerate(raw, start=1)]
+    # numbered as the cell's editor numbers them (the %%port line above is line 1)
+    first = cell.first_line
+    lines = [_Line(i, clip(t, MAX_LINE_CHARS)) for i, t in enumerate(raw, start=first)]
 
     seen: dict[tuple[int, str], int] = {}  # (line, note) → times seen, to merge repeats
 
     def mark(line: int | None, note: str, cls: str, is_error: bool = False) -> None:
-        if line is None or not 1 <= line <= len(lines):
+        """Mark the editor's ``line`` (`cell.line` of a line of the source)."""
+        if line is None or not first <= line < first + len(lines):
             return
-        entry = lines[line - 1]
+        entry = lines[line - first]
         entry.cls = "e" if "e" in (cls, entry.cls) else cls
         times = seen[line, note] = seen.get((line, note), 0) + 1
         if times == 1:
@@ -130,16 +133,17 @@ def _source_lines(cell: CellEntry, calls: list[PlacedCall]) -> tuple[list[_Line]
             mark(placed.line, _call_note(placed), "f")
     for finding in cell.device_findings:
         where = f" on {finding.backend}" if finding.backend else ""
-        mark(finding.line, clip(f"device: {finding.kind}{where}: {finding.message}", 400), "f")
+        text = clip(f"device: {finding.kind}{where}: {finding.message}", 400)
+        mark(cell.line(finding.line), text, "f")
     if cell.error is not None:
         note = f"raised {cell.error.type}: {clip(cell.error.message, 400)}"
-        mark(cell.error.line, note, "e", True)
+        mark(cell.line(cell.error.line), note, "e", True)
     for replay in cell.replays:
         if replay.error is not None:
             note = f"on {replay.backend}: {replay.error.type}: {clip(replay.error.message, 400)}"
-            mark(replay.error.line, note, "e", True)
+            mark(cell.line(replay.error.line), note, "e", True)
     for line, note in cell_notes(cell):  # invisible characters; what a headless run ignored
-        mark(line or 1, clip(note, 400), "e", True)
+        mark(cell.line(line or 1), clip(note, 400), "e", True)
     hidden = max(0, len(lines) - MAX_SOURCE_LINES)
     return lines[:MAX_SOURCE_LINES], hidden
 
@@ -330,7 +334,9 @@ def cell_view(
     return CellView(
         anchor=anchor,
         title=title,
-        error=None if cell.error is None else replace(cell.error, message=clip(cell.error.message)),
+        error=None
+        if cell.error is None
+        else replace(cell.error, message=clip(cell.error.message), line=cell.line(cell.error.line)),
         lines=lines,
         lines_hidden=hidden,
         calls=[_call_row(p.call, p) for p in calls[:MAX_CALL_ROWS]],
