@@ -158,10 +158,7 @@ def blocked_sites(
         held = [
             c
             for c in calls
-            if c.origin is None
-            and c.flagged
-            and c.line == line
-            and (c.line, c.col) not in applied
+            if c.origin is None and c.flagged and c.line == line and (c.line, c.col) not in applied
         ]
         if not held:
             how = "as rewritten" if blocker.changed else "as written"

@@ -134,9 +134,7 @@ class OutputComparison:
             if self.difference == "shape_changed":
                 return f"differs: shape changed ({self.note})" if self.note else "shape changed"
             mismatched = "?" if self.mismatched is None else self.mismatched
-            return (
-                f"differs (max abs err {number(self.max_abs_err)}, {mismatched} mismatched)"
-            )
+            return f"differs (max abs err {number(self.max_abs_err)}, {mismatched} mismatched)"
         if verdict == "dtype_changed":
             if self.expected_dtype and self.dtype:
                 return f"dtype changed ({self.expected_dtype} → {self.dtype})"

@@ -151,9 +151,9 @@ def _item_state(sites: list[tuple[str, str | None]]) -> tuple[str, str | None]:
     return ("needs_you" if "needs_you" in states else "refused"), reason
 
 
-def _site_state(cell: CellEntry, covered: bool, site_reason: str | None = None) -> tuple[
-    str, str | None
-]:
+def _site_state(
+    cell: CellEntry, covered: bool, site_reason: str | None = None
+) -> tuple[str, str | None]:
     """A site's state: covered by the cell's rewrite (verified, or partial with the
     rewrite's reason), refused (the rewrite's, or the site's own reason), else needs you."""
     rewrite = cell.rewrite

@@ -183,16 +183,22 @@ def test_a_transformation_is_named_only_where_the_cell_went_through_one() -> Non
     xps = pytest.importorskip("array_api_strict")
     plain = {"total": xps.zeros(2)}  # made without device=: on the default device
     found = device_findings(
-        [], backend="strict:device1", input_devices=["device1"],
-        default_device="CPU_DEVICE", outputs=plain,
+        [],
+        backend="strict:device1",
+        input_devices=["device1"],
+        default_device="CPU_DEVICE",
+        outputs=plain,
     )
     assert [f.kind for f in found] == ["default_device_creation"]
     assert "jit" not in found[0].message and "inside" not in found[0].message
     jit = call("jax.jit", kind="transformation", status="outside_namespace")
     read = call("array_api_compat.device", ["traced"], None)
     found = device_findings(
-        [jit, read], backend="strict:device1", input_devices=["device1"],
-        default_device="CPU_DEVICE", outputs=plain,
+        [jit, read],
+        backend="strict:device1",
+        input_devices=["device1"],
+        default_device="CPU_DEVICE",
+        outputs=plain,
     )
     messages = {f.kind: f.message for f in found}
     assert "(inside jax.jit)" in messages["traced_device"]

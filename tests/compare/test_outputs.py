@@ -131,5 +131,10 @@ def test_rows_are_the_models_type_and_leaves_extend_it() -> None:
     assert leaf.error_sample is not None and leaf.error_histogram is None
     (row,) = compare_outputs({"y": np.zeros(3)}, replay({"y": torch.ones(3)}), POLICY)
     assert type(row) is OutputComparison and not isinstance(row, NumericDiff)
-    assert list(output_to_dict(row)) == [f.name for f in fields(OutputComparison)]
+    # the fields, then the model's verdict on them and its words
+    assert list(output_to_dict(row)) == [
+        *(f.name for f in fields(OutputComparison)),
+        "verdict",
+        "verdict_text",
+    ]
     assert row.error_histogram is not None and row.device == "cpu" and row.shape == [3]

@@ -52,8 +52,9 @@ def every_status_cell(first_line: int = 2) -> CellEntry:
             0.1,
             outputs=[
                 output("y", dtype="float32", expected_dtype="float64", difference="dtype_changed"),
-                output("s", within_tolerance=False, max_abs_err=0.5, mismatched=3,
-                       difference="numeric"),
+                output(
+                    "s", within_tolerance=False, max_abs_err=0.5, mismatched=3, difference="numeric"
+                ),
                 output("z"),
             ],
         ),
@@ -180,8 +181,10 @@ def test_rows_of_code_in_another_cell_are_placed_there_with_its_lines() -> None:
     assert (row.line, row.source_line, row.end_line, row.col) == (5, 4, 5, 8)
     assert row.origin == origin and row.called_from == "cell 6 · In [9], line 2"
     assert row.calling_line == 1
-    assert row.title == "cell 3 · In [3] line 5: Tensor.view (called from cell 6 · In [9], " \
+    assert (
+        row.title == "cell 3 · In [3] line 5: Tensor.view (called from cell 6 · In [9], "
         "line 2) — Tensor.view"
+    )
 
 
 def test_plan_states_say_what_became_of_each_fix() -> None:
