@@ -183,7 +183,8 @@ def _plan_section(report: Report) -> list[str]:
         cells = ", ".join(item.cells[:MAX_GROUP_CELLS])
         if len(item.cells) > MAX_GROUP_CELLS:
             cells += f" and {len(item.cells) - MAX_GROUP_CELLS} more"
-        verdict = f"✅ {item.state_text}" if item.automatic else item.state_text
+        state = md_text(item.state_text)  # its reason may quote the person's text
+        verdict = f"✅ {state}" if item.automatic else state
         rows.append(
             [
                 str(number),

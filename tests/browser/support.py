@@ -21,6 +21,7 @@ from typing import Any
 import nbformat
 
 from porter_ext.model.cells import SOURCE_STATES
+from porter_ext.report.codec import cell_from_dict, cell_to_dict
 from porter_ext.ui.mime import MIME_TYPE
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -143,7 +144,10 @@ def saved_port_cell(body: str, sum_at: tuple[int, int], **entry: Any) -> Any:
         "count": 1,
         "message": "the standard takes axis as a keyword",
     }
-    result = {"index": 0, "execution_count": 1, "source": body, "calls": [call], **entry}
+    written = {"index": 0, "execution_count": 1, "source": body, "calls": [call], **entry}
+    # what porter's model derives for it (rows, headline, label, plan), as porter writes it
+    derived = cell_to_dict(cell_from_dict({**written, "first_line": 2}))
+    result = {**derived, **entry}
     cell = nbformat.v4.new_code_cell(f"%%port\n{body.rstrip()}", execution_count=1)
     data = {"text/plain": "porter", MIME_TYPE: result}
     cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
