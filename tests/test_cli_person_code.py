@@ -51,7 +51,8 @@ def test_a_replay_failing_inside_the_module_is_placed_there(example_run):
         if r["backend"] == "numpy" and r["status"] == "error"
     ]
     assert any(e.get("file") == "norms.py" and e["file_line"] == 5 for e in failures), failures
-    assert "norms.py line 5, called from line 1" in example_run["said"]
+    # the calling line as the notebook's editor counts it: below the cell's %%port line
+    assert "norms.py line 5, called from line 2" in example_run["said"]
 
 
 def test_paths_names_a_folder_of_the_persons_code(tmp_path):

@@ -180,6 +180,10 @@ def test_a_call_in_code_an_earlier_cell_wrote_names_that_cell_by_notebook_positi
         "end_line": 4,
         "end_col": 23,
         "cell_id": None,
+        "first_line": 1,
+        # human-facing: the writing cell's line as its editor counts it, its name
+        "editor_line": 4,
+        "label": "cell 2 · In [1]",
     }
 
 

@@ -35,7 +35,8 @@ def test_a_site_left_as_written_that_differs_elsewhere_blames_itself_not_the_rew
         "AttributeError: module 'array_api_strict' has no attribute 'median'"
     ), median.reason
     assert rewrite.reason.startswith(
-        "1 site(s) left as written; not verified on torch, strict: line 1 "
+        # line 2 of the cell as its editor counts it (below the %%port line)
+        "1 site(s) left as written; not verified on torch, strict: line 2 "
         "`m = np.median(A, axis=0)`: left as written ("
     ), rewrite.reason
     ported = {"A": port_shell.user_ns["A"], "np": np}
@@ -46,7 +47,8 @@ def test_a_site_left_as_written_that_differs_elsewhere_blames_itself_not_the_rew
 def test_a_finding_with_no_rewrite_that_fails_elsewhere_is_named_with_its_line(port_shell):
     """``X[0]`` of a 2-D tensor (one index for two axes) has no rewrite and fails on
     strict; the rewritten line after it is kept, verified where the cell runs, and the
-    reason names the cell's line 1, not the rewritten source's (imports added above)."""
+    reason names the cell's line 2 (below its %%port line), not the rewritten source's
+    (imports added above)."""
     pytest.importorskip("torch")
     setup = "import torch\nX = torch.linspace(-1, 1, 6).reshape(2, 3)\n"
     rewrite = _fix(port_shell, setup, "first = X[0]\nh = first.sum(0)\n", "--in-process -b strict")
@@ -57,7 +59,7 @@ def test_a_finding_with_no_rewrite_that_fails_elsewhere_is_named_with_its_line(p
     assert index.reason.startswith(
         "left as written (no rewrite proposed); fails on strict: IndexError: "
     ), index.reason
-    assert "not verified on strict: line 1 `first = X[0]`: left as written (no rewrite " in (
+    assert "not verified on strict: line 2 `first = X[0]`: left as written (no rewrite " in (
         rewrite.reason
     )
     assert "h = xp.sum(first, axis=0)\n" in rewrite.source
