@@ -47,6 +47,10 @@ def test_a_call_in_a_function_of_an_earlier_cell_carries_where_it_is_written(por
         "end_line": 4,
         "end_col": 48,
         "cell_id": None,
+        # the defining %%port cell's body starts on its editor's line 2
+        "first_line": 2,
+        "editor_line": 5,
+        "label": f"In [{defining_count}]",
     }
     assert "in code from cell" not in total["message"]
     # the operator is marked over its whole expression, where it is written
