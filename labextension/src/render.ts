@@ -152,11 +152,15 @@ interface IOutputRow {
 interface ICallRow {
   cell: string;
   call: ICall;
+  /** Lines above the recorded source in the cell (its `%%port` line): a line shown is
+   * the editor's (`first_line`). */
+  above: number;
 }
 
 interface IFindingRow {
   cell: string;
   finding: IDeviceFinding;
+  above: number;
 }
 
 interface IReplayRow {
@@ -179,7 +183,7 @@ function cellColumn<T extends { cell: string }>(
 function callColumns(withCell: boolean): IColumn<ICallRow>[] {
   return [
     ...cellColumn<ICallRow>(withCell),
-    { title: 'line', value: r => r.call.line },
+    { title: 'line', value: r => r.call.line + r.above },
     {
       title: 'call',
       value: r => r.call.name,
@@ -268,7 +272,13 @@ function placementColumns(withCell: boolean): IColumn<IOutputRow>[] {
 function findingColumns(withCell: boolean): IColumn<IFindingRow>[] {
   return [
     ...cellColumn<IFindingRow>(withCell),
-    { title: 'line', value: r => r.finding.line ?? null },
+    {
+      title: 'line',
+      value: r =>
+        r.finding.line === null || r.finding.line === undefined
+          ? null
+          : r.finding.line + r.above
+    },
     {
       title: 'call',
       value: r => r.finding.name,
@@ -317,11 +327,12 @@ function gather(entries: readonly ICellEntry[]): IRows {
   const rows: IRows = { calls: [], outputs: [], findings: [], replays: [] };
   entries.forEach((entry, i) => {
     const cell = rowCell(entry, i);
+    const above = (entry.first_line ?? 1) - 1;
     for (const call of entry.calls ?? []) {
-      rows.calls.push({ cell, call });
+      rows.calls.push({ cell, call, above });
     }
     for (const finding of entry.device_findings ?? []) {
-      rows.findings.push({ cell, finding });
+      rows.findings.push({ cell, finding, above });
     }
     for (const replay of entry.replays ?? []) {
       rows.replays.push({ cell, replay });

@@ -75,3 +75,18 @@ describe("a cell's view: the JSON's words, drawn", () => {
     expect(partial.querySelector('button.porter-apply')).toBeNull();
   });
 });
+
+describe('one numbering in the view: lines as the editor counts them', () => {
+  it('shows a %%port cell’s calls on the rows’ lines, below the %%port line', () => {
+    const cell = { ...cells[0], first_line: 2 };
+    const view = renderCell(cell);
+    const tables = Array.from(view.querySelectorAll('table'));
+    const calls = tables.find(t =>
+      (t.querySelector('thead')?.textContent ?? '').includes('call')
+    )!;
+    const lines = Array.from(calls.querySelectorAll('tbody tr')).map(
+      tr => tr.querySelector('td')?.textContent
+    );
+    expect(lines).toEqual((cell.calls ?? []).map(c => String(c.line + 1)));
+  });
+});
