@@ -270,6 +270,8 @@ def test_a_ported_file_that_prints_otherwise_is_reverted_and_not_written(tmp_pat
     )
     assert done.returncode == 0, done.stderr
     assert "rewrite of mymod.py reverted" in done.stderr, done.stderr
-    assert "mymod.py: left as written: refused at its call in cell 2" in done.stdout, done.stdout
+    assert "mymod.py: left as written: refused at its call in cell 3 · In [3]" in done.stdout, (
+        done.stdout
+    )
     assert "reverted: in a fresh run of the ported notebook" in done.stdout
     assert not (tmp_path / "mymod.ported.py").exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -207,7 +208,7 @@ def test_replays_import_the_persons_module_and_place_its_failure_there(folder, p
     # shown in the file at its line, the calling cell's line as its editor counts it
     shown = str(ip.user_ns["_port"])
     assert "mymod.py line 2: [error] replay on numpy" in shown
-    assert "(called from In [2], line 2)" in shown
+    assert re.search(r"\(called from In \[\d+\], line 2\)", shown), shown
     # the worker recorded the module's calls on torch, where they are written
     ok = next(r for r in replays.values() if r["backend"].startswith("torch"))
     assert ok["status"] == "ok", ok
