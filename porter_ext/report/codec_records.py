@@ -100,12 +100,17 @@ def origin_to_dict(origin: CallOrigin) -> dict[str, Any]:
     return data
 
 
-def call_from_dict(data: Mapping[str, Any]) -> CallRecord:
-    values = known(CallRecord, data)
+def _with_origin(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The known fields of ``cls`` in ``data``, its ``origin`` read as a `CallOrigin`."""
+    values = known(cls, data)
     origin = values.get("origin")
     if origin is not None:
         values["origin"] = CallOrigin(**known(CallOrigin, origin))
-    return CallRecord(**values)
+    return values
+
+
+def call_from_dict(data: Mapping[str, Any]) -> CallRecord:
+    return CallRecord(**_with_origin(CallRecord, data))
 
 
 def diagnostic_to_dict(row: Diagnostic) -> dict[str, Any]:
@@ -117,11 +122,7 @@ def diagnostic_to_dict(row: Diagnostic) -> dict[str, Any]:
 
 
 def diagnostic_from_dict(data: Mapping[str, Any]) -> Diagnostic:
-    values = known(Diagnostic, data)
-    origin = values.get("origin")
-    if origin is not None:
-        values["origin"] = CallOrigin(**known(CallOrigin, origin))
-    return Diagnostic(**values)
+    return Diagnostic(**_with_origin(Diagnostic, data))
 
 
 def finding_to_dict(finding: DeviceFinding) -> dict[str, Any]:
