@@ -39,3 +39,19 @@ def folder(tmp_path, monkeypatch, port_shell):
     yield tmp_path
     for name in [m for m in sys.modules if m == "mymod" or m.startswith("mymod.")]:
         del sys.modules[name]
+
+
+@pytest.fixture
+def person_folder():
+    """A folder of the person's outside ``/tmp``: as root a worker's ``/tmp`` is a layer
+    of its own over the person's (writes there stay the worker's), so the files whose
+    writes a replay must be refused live elsewhere (``/var/tmp``, else the home)."""
+    import shutil
+    import tempfile
+
+    where = "/var/tmp" if os.access("/var/tmp", os.W_OK) else os.path.expanduser("~")
+    path = tempfile.mkdtemp(prefix="porter-test-person-", dir=where)
+    from pathlib import Path
+
+    yield Path(path)
+    shutil.rmtree(path, ignore_errors=True)

@@ -63,8 +63,12 @@ class Sandbox:
     """The worker's guard: armed only while a replay runs."""
 
     scratch: str
+    #: another folder whose writes stay the worker's (its private /tmp), or None
+    own_tmp: str | None = None
     armed: bool = False
     refused: list[str] = field(default_factory=list)
+    #: files the replay changed in its own /tmp (not the person's)
+    kept_in_tmp: list[str] = field(default_factory=list)
     skipped_commands: list[str] = field(default_factory=list)
     figures: int = 0
     #: what the replay printed (dropped here, never sent) and displayed
@@ -83,7 +87,13 @@ class Sandbox:
         if text == os.devnull:
             return True
         real = os.path.realpath(text)
-        return real == self.scratch or real.startswith(self.scratch + os.sep)
+        if _within(real, self.scratch):
+            return True
+        if self.own_tmp and _within(real, self.own_tmp):
+            if real not in self.kept_in_tmp:
+                self.kept_in_tmp.append(real)
+            return True
+        return False
 
     def refuse(self, path: Any) -> None:
         shown = os.fsdecode(path) if not isinstance(path, int) else str(path)
@@ -151,6 +161,7 @@ class Sandbox:
         what it prints or displays (counted and dropped in the worker: a replay that
         prints a million lines costs the person's process nothing)."""
         self.refused, self.skipped_commands, self.figures = [], [], 0
+        self.kept_in_tmp = []
         self.printed, self.displays, self.reached = Printed(), 0, []
         with _ipython_in(namespace, self), _dropped_output(self):
             self.armed = True
@@ -169,6 +180,12 @@ class Sandbox:
             notes.append(f"{self.displays} display(s) of the replay discarded")
         if self.figures:
             notes.append(f"{self.figures} figure(s) of the replay discarded")
+        if self.kept_in_tmp:
+            shown = ", ".join(self.kept_in_tmp[:3]) + (" ..." if len(self.kept_in_tmp) > 3 else "")
+            notes.append(
+                f"the replay wrote {shown} in its own {self.own_tmp} (a layer over yours, "
+                "gone with the worker): your files there are unchanged"
+            )
         return notes + self.protection_notes()
 
     def protection_notes(self) -> list[str]:
@@ -240,6 +257,10 @@ def _wraps_descriptor() -> bool:
     return False
 
 
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 def _walled() -> bool:
     """Whether this worker is without the person's network (and Unix sockets)."""
     from porter_ext.replay import confine
@@ -261,12 +282,17 @@ def install(scratch: str) -> Sandbox:
     """The worker's sandbox (one audit hook per process: hooks cannot be removed)."""
     global _installed
     if _installed is None:
-        _installed = Sandbox(os.path.realpath(scratch))
+        from porter_ext.replay import confine, walls
+
+        own_tmp = (
+            os.environ.get(walls.TMP_VARIABLE)
+            if confine.current_isolation() == walls.NAMESPACE
+            else None
+        )
+        _installed = Sandbox(os.path.realpath(scratch), own_tmp or None)
         sys.addaudithook(_installed.hook)
         for name in _UNAUDITED:
             setattr(os, name, _audited(getattr(os, name), f"os.{name}"))
-        from porter_ext.replay import confine, walls
-
         if confine.own_network():  # the kernel's channels are up: no Unix socket after
             walls.refuse_unix_sockets()
     return _installed

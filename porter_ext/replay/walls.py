@@ -24,10 +24,14 @@ ISOLATION_VARIABLE = "PORTER_WORKER_ISOLATION"
 #: the environment variable a confined worker finds whether it shares the network in
 NETWORK_VARIABLE = "PORTER_WORKER_NETWORK"
 NAMESPACE = "namespace"
+#: the environment variable a confined worker finds its private /tmp in (empty: none)
+TMP_VARIABLE = "PORTER_WORKER_TMP"
 #: the uid and gid a worker has inside its user namespace (``nobody``)
 UNPRIVILEGED = 65534
 #: mounts that stay writable: terminals (shared memory gets a private one)
 _WRITABLE = ("/dev/pts",)
+#: the worker's own /tmp (`_private_tmp`), and where its writes there are kept
+_TMP, _TMP_LAYERS = "/tmp", "/dev/shm/.porter-tmp"
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC = 32, 4096, 16384
 _MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 1024, 2048, 1 << 21
@@ -127,10 +131,12 @@ def _mount(libc: ctypes.CDLL, source: str | None, target: str, flags: int) -> No
         raise OSError(error, f"mount {target}: {os.strerror(error)}")
 
 
-def seal(walls: Walls) -> None:
+def seal(walls: Walls) -> bool:
     """Seal this mount namespace (every file system read-only but the scratch directory,
-    a private ``/dev/shm`` holding only the session's blocks, the hidden folders empty),
-    bring its loopback up, and become nobody in a user namespace of its own."""
+    a private ``/dev/shm`` holding only the session's blocks, a private layer over
+    ``/tmp``, the hidden folders empty),
+    bring its loopback up, and become nobody in a user namespace of its own. True where
+    ``/tmp`` is the worker's own (`_private_tmp`)."""
     libc = ctypes.CDLL(None, use_errno=True)
     user_ns = _nobody_namespace()
     scratch = os.path.realpath(walls.scratch)
@@ -145,6 +151,9 @@ def seal(walls: Walls) -> None:
     if shared is not None:
         os.close(shared)
     writable = (*_WRITABLE, "/dev/shm") if private_shm else _WRITABLE
+    private_tmp = private_shm and _private_tmp(libc, scratch)
+    if private_tmp:
+        writable = (*writable, _TMP)
     for point, options in _mount_points():
         if _under(point, scratch) or any(_under(point, kept) for kept in writable):
             continue
@@ -165,6 +174,35 @@ def seal(walls: Walls) -> None:
     os.close(user_ns)
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+    return private_tmp
+
+
+def _private_tmp(libc: ctypes.CDLL, scratch: str) -> bool:
+    """Give the worker a /tmp of its own: the person's as it is, seen through a layer
+    that takes the worker's writes (an overlay whose upper layer is in the private
+    ``/dev/shm``), so that a cell keeping a file in /tmp replays and the file stays the
+    worker's. The scratch folder, where it is under /tmp, is bound back over the layer
+    (the person's side reads it). False where the kernel has no overlay for it: /tmp
+    then stays read-only, as every other file system."""
+    if os.path.islink(_TMP) or not os.path.isdir(_TMP):
+        return False
+    kept = os.open(scratch, os.O_RDONLY | os.O_DIRECTORY) if _under(scratch, _TMP) else None
+    try:
+        upper, work = f"{_TMP_LAYERS}/upper", f"{_TMP_LAYERS}/work"
+        os.makedirs(upper)
+        os.makedirs(work)
+        data = f"lowerdir={_TMP},upperdir={upper},workdir={work}".encode()
+        if libc.mount(b"overlay", _TMP.encode(), b"overlay", _MS_NOSUID | _MS_NODEV, data) != 0:
+            os.rmdir(upper)
+            os.rmdir(work)
+            os.rmdir(_TMP_LAYERS)
+            return False
+        if kept is not None:
+            _mount(libc, f"/proc/self/fd/{kept}", scratch, _MS_BIND)
+        return True
+    finally:
+        if kept is not None:
+            os.close(kept)
 
 
 def _nobody_namespace() -> int:
@@ -251,8 +289,11 @@ def main(args: list[str]) -> None:
         end = args.index("--")
         scratch, shared, network = args[1:4]
         own = network == "1"
-        seal(Walls(scratch, None if shared == "-" else shared, tuple(args[4:end]), own))
+        private_tmp = seal(
+            Walls(scratch, None if shared == "-" else shared, tuple(args[4:end]), own)
+        )
         os.environ[ISOLATION_VARIABLE] = NAMESPACE
+        os.environ[TMP_VARIABLE] = _TMP if private_tmp else ""
         os.environ[NETWORK_VARIABLE] = "own" if own else "shared"
         argv = args[end + 1 :]
     else:

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
 
 import pytest
@@ -127,6 +128,13 @@ class _Server:
         self.sock.close()
 
 
+def _settled(done, seconds: float = 30.0) -> None:
+    """Wait until ``done()`` (the server's thread has taken what was sent)."""
+    end = time.monotonic() + seconds
+    while not done() and time.monotonic() < end:
+        time.sleep(0.05)
+
+
 def test_a_replay_does_not_reach_the_persons_tcp_server(ip):  # attacks/22
     server = _Server(socket.AF_INET, ("127.0.0.1", 0))
     ip.user_ns["PORT"] = server.address[1]
@@ -172,6 +180,7 @@ def test_allow_network_lets_replays_reach_it_and_says_so(ip):
         body = "_c = socket.create_connection(('127.0.0.1', PORT))\n_c.sendall(b'p')\n_c.close()"
         entries = _port(ip, body, specs=f"{SPECS} --allow-network --no-control")
         _all_ok(entries)
+        _settled(lambda: len(server.got) >= 3)  # the server's thread counts after the replay
         assert len(server.got) == 3  # the person's run and each replay: as asked
         for entry in entries.values():
             assert "shared your network (--allow-network)" in entry.reason
@@ -285,6 +294,31 @@ def test_what_a_replay_leaves_in_dev_shm_is_not_the_persons(ip):  # attacks/07
     )
     _all_ok(_port(ip, body))
     assert [n for n in os.listdir("/dev/shm") if n.startswith(token)] == []
+
+
+# -- /tmp ---------------------------------------------------------------------------------------
+def test_a_replay_writes_a_private_tmp_over_the_persons(ip, tmp_path):
+    """A cell that keeps a file in /tmp (a checkpoint, a cache) replays: the worker's /tmp
+    shows the person's files and takes writes of its own, which stay the worker's."""
+    if confine.confinement().how != "unshare":
+        pytest.skip("a private /tmp needs an overlay mount: porter makes one as root (unshare)")
+    mine = tmp_path / "person.txt"
+    mine.write_text("the person's data\n")
+    kept = f"/tmp/porter-test-tmp-{uuid.uuid4().hex[:8]}.txt"
+    ip.user_ns.update(P=str(mine), K=kept)
+    body = (
+        "if os.getpid() != PERSON:\n"
+        '    assert open(P).read() == "the person\'s data\\n"\n'
+        "    open(P, 'w').write('overwritten')\n"
+        "    open(K, 'w').write('checkpoint')\n"
+        "    assert open(K).read() == 'checkpoint'"
+    )
+    entries = _port(ip, body)
+    _all_ok(entries)
+    for entry in entries.values():
+        assert f"wrote {mine}, {kept} in its own /tmp" in (entry.reason or ""), entry.reason
+    assert mine.read_text() == "the person's data\n"
+    assert not os.path.exists(kept)
 
 
 # -- the same, whoever runs bubblewrap, and the audit-hook fallback --------------------------

@@ -40,12 +40,12 @@ def ip():
 
 
 @pytest.fixture
-def victim(ip, tmp_path):
+def victim(ip, person_folder):
     """The person's own folder, and a file in it with one line."""
-    path = tmp_path / "log.txt"
+    path = person_folder / "log.txt"
     path.write_text("")
-    ip.user_ns.update(D=str(tmp_path), P=str(path))
-    return tmp_path
+    ip.user_ns.update(D=str(person_folder), P=str(path))
+    return person_folder
 
 
 def _port(ip, body: str):

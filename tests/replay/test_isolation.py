@@ -80,8 +80,8 @@ def test_random_generators_are_not_advanced(ip):  # adv_04, nb_02
     }
 
 
-def test_file_append_is_not_repeated(ip, tmp_path):  # adv_05
-    path = tmp_path / "log.txt"
+def test_file_append_is_not_repeated(ip, person_folder):  # adv_05
+    path = person_folder / "log.txt"
     setup = f"path = {str(path)!r}"
     cell = "with open(path, 'a') as f:\n    f.write('line\\n')"
     path.write_text("")
