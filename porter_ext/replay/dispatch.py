@@ -59,8 +59,11 @@ def reference_spec(inputs: dict) -> tuple[BackendSpec, bool] | None:
 PLACE_TIMEOUT = 5.0
 #: inputs at least this big (bytes of arrays) are replayed one backend at a time, without
 #: the float64 reference: each replay's outputs are as big as its inputs, so replays at
-#: once (and a float64 copy of everything) would hold many times the inputs in memory
-ONE_AT_A_TIME_BYTES = 256 << 20
+#: once (and a float64 copy of everything) would hold many times the inputs in memory.
+#: From 64 MiB, so that a big input's replays stay within 3x it above the plain cell
+#: (three replays at once of a 200 MB input took 4.2x, turn4/attacks/91); below, replays
+#: at once cost at most a few hundred MiB however many backends there are
+ONE_AT_A_TIME_BYTES = 64 << 20
 
 
 def one_at_a_time(capture: Capture | None) -> bool:
