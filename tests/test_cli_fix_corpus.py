@@ -76,16 +76,16 @@ def test_an_in_place_method_on_a_view_is_rewritten_in_place(tmp_path):
     pytest.importorskip("torch")
     sources = (
         "import torch\nt = torch.ones(2, 3)\nr = t[0]\nv = torch.full((3,), 2.0)",
-        # the cell shows nothing (`;`): an in-place call's shown value is not rewritten
-        # yet, and the fresh run of the ported notebook would revert the cell for it
-        "r.zero_()\nr.add_(v)\nr.mul_(3.0);",
+        # the cell shows r (what mul_ returns): the rewrite shows it too, so that the
+        # fresh run of the ported notebook sees the same output
+        "r.zero_()\nr.add_(v)\nr.mul_(3.0)",
         "print(t.tolist())",
     )
     done, ported, cells = _fix(tmp_path, *sources, backends="numpy")
     rewrite = cells[1]["rewrite"]
     assert rewrite["status"] == "verified", rewrite["reason"]
     assert ported[1].source.endswith(
-        "r[...] = 0\nxp = array_namespace(r)\nr[...] = xp.add(r, v)\nr[...] = xp.multiply(r, 3.0)"
+        "r[...] = 0\nxp = array_namespace(r)\nr[...] = xp.add(r, v)\nr[...] = xp.multiply(r, 3.0)\nr"
     ), ported[1].source
     original = _printed([nbformat.v4.new_code_cell(s) for s in sources])
     assert original[2] == "[[6.0, 6.0, 6.0], [1.0, 1.0, 1.0]]\n"

@@ -111,6 +111,8 @@ class CellCodemod(PortableMoves):
         #: the run's verdict (status, standard name) at sites the source leaves undecided
         self.decided = run.decided
         self.statement_calls: set[cst.Call] = set()
+        #: statements that replaced an in-place method's → the array it returned
+        self.shown_by: dict[cst.CSTNode, str] = {}
         self.needs_extra = False
         #: a rewrite reads Python's math module (``math.prod(x.shape)``)
         self.needs_math = False
@@ -265,7 +267,7 @@ class CellCodemod(PortableMoves):
         if field is not None:
             self.taken.add(original)  # type: ignore[arg-type]
         if call.statement and _is_assignment(replacement):
-            return _StatementMarker(replacement)
+            return _StatementMarker(replacement, _returns_its_array(entry, call))
         return cst.parse_expression(replacement)
 
     def _portable(self, entry: Replacement, call: SourceCall, field) -> str | None:
@@ -382,7 +384,21 @@ class CellCodemod(PortableMoves):
 
     def leave_Expr(self, original: cst.Expr, updated: cst.Expr) -> cst.BaseSmallStatement:
         if isinstance(updated.value, _StatementMarker):
-            return cst.parse_statement(updated.value.replacement).body[0]  # type: ignore[attr-defined]
+            marker = updated.value
+            statement = cst.parse_statement(marker.replacement).body[0]  # type: ignore[attr-defined]
+            if marker.shows is not None and isinstance(updated.semicolon, cst.MaybeSentinel):
+                self.shown_by[statement] = marker.shows
+            return statement
+        return updated
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        """A cell whose last line was an in-place method showing its array (``r.mul_(3.0)``
+        shows ``r``) shows it after the statement that replaced it (``r[...] = ...``)."""
+        updated = super().leave_Module(original, updated)
+        last = updated.body[-1] if updated.body else None
+        if isinstance(last, cst.SimpleStatementLine) and last.body[-1] in self.shown_by:
+            shown = cst.parse_statement(self.shown_by[last.body[-1]])
+            return updated.with_changes(body=[*updated.body, shown])
         return updated
 
 
@@ -427,8 +443,19 @@ _OPERATOR_NAMES = {
 
 
 class _StatementMarker(cst.Name):
-    """Carries an assigning rewrite from the call up to its expression statement."""
+    """Carries an assigning rewrite from the call up to its expression statement, and
+    the array the call returned (``shows``: what the cell shows when it is its last line)."""
 
-    def __init__(self, replacement: str) -> None:
+    def __init__(self, replacement: str, shows: str | None = None) -> None:
         super().__init__("__porter_statement__")
         object.__setattr__(self, "replacement", replacement)
+        object.__setattr__(self, "shows", shows)
+
+
+def _returns_its_array(entry: Replacement, call: SourceCall) -> str | None:
+    """The array an in-place method returns, as written (PyTorch's ``mul_``, ``zero_``
+    return the tensor they changed), or None (NumPy's ``sort``, ``fill`` return None)."""
+    name = entry.name.rpartition(".")[2]
+    if call.kind == "method" and name.endswith("_") and not name.startswith("_"):
+        return call.receiver
+    return None

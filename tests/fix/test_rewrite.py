@@ -96,7 +96,23 @@ def test_an_in_place_method_on_any_expression_writes_through_it():
     """``t[0].fill_(2.0)`` fills a row of ``t``: the write goes through the same
     expression, whatever it is (a call's result too), never into a new name."""
     result = rewrite_source("t.view(6).zero_()\nt[0].fill_(2.0)\n", arrays={"t": "torch"})
-    assert result.source.endswith("xp.reshape(t, (6,))[...] = 0\nt[0][...] = 2.0\n"), result.source
+    assert result.source.endswith("xp.reshape(t, (6,))[...] = 0\nt[0][...] = 2.0\nt[0]\n")
+
+
+def test_an_in_place_method_a_cell_shows_is_still_shown():
+    """``r.mul_(3.0)`` as a cell's last line shows ``r`` (PyTorch's in-place methods
+    return their tensor); the statement that replaces it shows nothing, so ``r`` follows
+    it. Not after ``;``, not on another line, not for NumPy's ``sort`` (it returns None)."""
+    shown = rewrite_source("r.zero_()\nr.mul_(3.0)", arrays={"r": "torch"}).source
+    assert shown.endswith("r[...] = xp.multiply(r, 3.0)\nr"), shown
+    quiet = rewrite_source("r.mul_(3.0);", arrays={"r": "torch"}).source
+    assert quiet.endswith("r[...] = xp.multiply(r, 3.0)"), quiet
+    inner = rewrite_source("r.mul_(3.0)\ny = 1", arrays={"r": "torch"}).source
+    assert inner.endswith("r[...] = xp.multiply(r, 3.0)\ny = 1"), inner
+    view = rewrite_source("t[0].fill_(2.0)", arrays={"t": "torch"}).source
+    assert view.endswith("t[0][...] = 2.0\nt[0]"), view
+    numpy = rewrite_source("import numpy as np\nv = np.ones(3)\nv.sort()").source
+    assert numpy.endswith("v[...] = xp.sort(v)"), numpy
 
 
 def test_rewrites_that_would_change_meaning_are_refused_with_the_reason():
