@@ -204,6 +204,13 @@ def _round_decimals(args: tuple, kwargs: dict, self_obj: object) -> bool:
     return "decimals" in kwargs or (len(ops) >= 2 and is_int(ops[1]))
 
 
+def _int_round_decimals(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    """``np.round(i, 2)`` of an integer array: NumPy keeps its integers."""
+    ops = _operands(args, self_obj)
+    integer = bool(ops) and _is_array(ops[0]) and _dtype_kind(ops[0]) in ("int", "bool")
+    return integer and _round_decimals(args, kwargs, self_obj)
+
+
 def _ddof_keyword(args: tuple, kwargs: dict, self_obj: object) -> bool:
     return "ddof" in kwargs
 
@@ -324,6 +331,8 @@ CONDITIONS: Mapping[str, Condition] = MappingProxyType(
         "varargs_shape": _varargs_shape,
         # np.round(x, 2), torch.round(x, decimals=2)
         "round_decimals": _round_decimals,
+        # np.round(i, 2) of an integer (or boolean) array: the result keeps its dtype
+        "int_round_decimals": _int_round_decimals,
         # np.std(x, ddof=1)
         "ddof_keyword": _ddof_keyword,
         # torch.std(x): torch corrects by default (correction=1), the standard does not

@@ -408,6 +408,18 @@ def test_render_round_decimals():
     )
 
 
+def test_round_of_an_integer_array_to_decimals_has_no_rewrite():
+    """``np.round(i, 2)`` of integers gives integers (``i`` itself); the scaled rewrite
+    gave floats, a dtype change the table now refuses with its reason."""
+    i = np.arange(5)
+    for kind, args, self_obj in (("function", (i, 2), None), ("method", (2,), i)):
+        entry = choose(find("numpy", kind, "round"), args, {}, self_obj)
+        assert entry.rewrite is None and "keeps its integers" in entry.no_rewrite
+    assert np.round(i, 2).dtype == i.dtype  # what the condition protects
+    entry = choose(find("numpy", "function", "round"), (np.ones(3), 2), {}, None)
+    assert entry.rewrite == "xp.round({x} * 10.0**{decimals}) / 10.0**{decimals}"
+
+
 def test_render_std_correction():
     x = torch.ones((2, 3))
     assert _render("torch", "function", "std", x, dim=0) == "xp.std(x, axis=0, correction=1)"

@@ -10,7 +10,7 @@ import re
 from porter_ext.spec.table.chapter import METHOD_NOTE, NO_TUPLE_REWRITE, NS, Chapter, renamed
 from porter_ext.spec.table.elementwise import EXP2_CAST, EXP2_NOTE
 from porter_ext.spec.table.nn import RELU_NOTE, SIGMOID, SOFTMAX, SOFTMAX_REWRITE
-from porter_ext.spec.table.usage import SORT_PARTS
+from porter_ext.spec.table.usage import INT_ROUND, SORT_PARTS
 
 chapter = Chapter()
 
@@ -158,6 +158,17 @@ for _name, _std in [
     )
 chapter.method(
     "t", "conj", "conj", "xp.conj(x)", METHOD_NOTE, rewrite="xp.conj({x})", example="p.conj()"
+)
+chapter.add(
+    "*",
+    "method",
+    "round",
+    NS,
+    None,
+    "x unchanged for decimals >= 0; xp.round(x / 10.0**-{decimals}) * 10**-{decimals} cast back",
+    INT_ROUND,
+    when="int_round_decimals",
+    no_rewrite=f"{INT_ROUND}: left as written",
 )
 chapter.add(
     "*",

@@ -114,6 +114,11 @@ chapter.add(
     example="lib.sort(x, descending=True)",
 )
 
+#: rounding an integer array to decimals: NumPy keeps the dtype, the scaled form does not
+INT_ROUND = (
+    "round of an integer array keeps its integers (x itself for decimals >= 0), while the "
+    "standard's round has no decimals and the scaled form gives floats"
+)
 _AXIS_NOTE = "the standard takes axis as a keyword argument"
 _DIM_NOTE = "the standard spells dim= as axis= and keepdim= as keepdims="
 for _name in (
@@ -248,6 +253,17 @@ chapter.add(
     when="single_arg",
     rewrite="xp.nonzero({x})",
     example="lib.where(b)",
+)
+chapter.add(
+    "*",
+    "function",
+    "round",
+    USAGE,
+    None,
+    "x unchanged for decimals >= 0; xp.round(x / 10.0**-{decimals}) * 10**-{decimals} cast back",
+    INT_ROUND,
+    when="int_round_decimals",
+    no_rewrite=f"{INT_ROUND}: left as written",
 )
 chapter.add(
     "*",
