@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import _thread
 import functools
+import sys
 import types
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from porter_ext.backends.registry import BY_TYPE
@@ -109,6 +111,34 @@ _BUILTIN_VALUES = frozenset(
 )
 
 
+def _internal(frame: types.FrameType) -> bool:
+    """A frame CPython's warnings skip when they count ``stacklevel`` (importlib's own,
+    and porter's hooks: this file's name holds both words)."""
+    name = frame.f_code.co_filename
+    return "importlib" in name and "_bootstrap" in name
+
+
+def _stacklevel_from(hook: types.FrameType, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``warnings.warn``'s arguments, its ``stacklevel`` made to count from the person's
+    frame that called it through the hook frame ``hook``: warn sees the hook as its
+    caller, and from a frame of that kind it walks back frame by frame without skipping
+    porter's. The frame the person meant (``stacklevel`` frames up, porter's skipped as
+    CPython skips importlib's) is counted here in raw frames from ``hook``."""
+    given = kwargs.get("stacklevel", args[2] if len(args) > 2 else 1)
+    if type(given) is not int:
+        return args, kwargs
+    frame, steps = hook.f_back, 1
+    for _ in range(given - 1):
+        if frame is None:
+            break
+        frame, steps = frame.f_back, steps + 1
+        while frame is not None and _internal(frame):
+            frame, steps = frame.f_back, steps + 1
+    if len(args) > 2:
+        return (*args[:2], steps + 1, *args[3:]), kwargs
+    return args, {**kwargs, "stacklevel": steps + 1}
+
+
 def _hooks() -> dict[str, types.FunctionType]:
     state = STATE
     ident = _thread.get_ident
@@ -129,6 +159,9 @@ def _hooks() -> dict[str, types.FunctionType]:
     getattr_ = getattr
     builtin_values = _BUILTIN_VALUES
     no_self = _NO_SELF
+    warn = warnings.warn
+    getframe = sys._getframe
+    stacklevel_from = _stacklevel_from
     operation_site = OperationSite
 
     def count(rec, bucket, din, out, site):
@@ -210,6 +243,8 @@ def _hooks() -> dict[str, types.FunctionType]:
             elif callables.get(id_(f)) is f:
                 return f(*args, **kwargs)
             if rec.plain(site, f):
+                if f is warn:  # counted from the person's frame, not this one
+                    args, kwargs = stacklevel_from(getframe(0), args, kwargs)
                 return f(*args, **kwargs)  # (its slot, if it has one, now filled)
             token = rec.before(site, f, args, kwargs)  # strict mode raises here
             if token is None:

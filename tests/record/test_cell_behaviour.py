@@ -63,6 +63,11 @@ def test_warnings_point_at_the_persons_line(ip):
         ("y = 1\nlib()", 2, UserWarning),
         ("a = np.log(np.zeros(2))", 1, RuntimeWarning),
         ("t = torch.ones(1)\nb = np.ones(2) / 0", 2, RuntimeWarning),
+        # the cell's own warn, and a function of the cell's: they were reported at
+        # porter's hook frame (stacklevel counted from it)
+        ("y = 1\nwarnings.warn('from the cell')", 2, UserWarning),
+        ("def g():\n    warnings.warn('from g', UserWarning, stacklevel=2)\n\ng()", 4, UserWarning),
+        ("def h():\n    warnings.warn('in h')\n\nh()", 2, UserWarning),
     ]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
