@@ -144,6 +144,9 @@ def _hooks() -> dict[str, types.FunctionType]:
     ident = _thread.get_ident
     partial = functools.partial
     base = BaseException
+    # what a guard or a fast path may raise on an odd value (the careful path decides);
+    # not the person's Ctrl-C, which goes through to their cell
+    failure = Exception
     ops = OPERATORS
     unary = _UNARY
     builtin_method = types.BuiltinMethodType
@@ -169,7 +172,7 @@ def _hooks() -> dict[str, types.FunctionType]:
         the output back (another output: the recorder reads it carefully)."""
         try:
             backend = by_type(type_(out), missing)
-        except base:  # noqa: BLE001 (an odd output: the recorder reads it carefully)
+        except failure:  # noqa: BLE001 (an odd output: the recorder reads it carefully)
             backend = None
         if backend is None or backend is missing:
             return rec.after((bucket, din, None, site), out)
@@ -229,7 +232,7 @@ def _hooks() -> dict[str, types.FunctionType]:
                     )
                 ):
                     din = fast[1](f.__self__, args, kwargs)
-            except base:  # noqa: BLE001 (an odd argument: the careful path decides)
+            except failure:  # noqa: BLE001 (an odd argument: the careful path decides)
                 din = None
         if din is not None:
             bucket, run, plan = fast[2], fast[3], None
@@ -272,7 +275,7 @@ def _hooks() -> dict[str, types.FunctionType]:
                 and (ta in builtin_values or by_type(ta, missing) is None)
                 and (b is unary or tb in builtin_values or by_type(tb, missing) is None)
             )
-        except base:
+        except failure:
             plain = False
         if plain:
             return ops[name](a) if b is unary else ops[name](a, b)
@@ -287,7 +290,7 @@ def _hooks() -> dict[str, types.FunctionType]:
             # dtypes of before: read the devices, count, nothing else
             try:
                 din = fast[0](a, b)
-            except base:  # noqa: BLE001 (an odd operand: the careful path decides)
+            except failure:  # noqa: BLE001 (an odd operand: the careful path decides)
                 din = None
         if din is None:
             token = rec.operation(site, name, a, b)
@@ -335,7 +338,7 @@ def _hooks() -> dict[str, types.FunctionType]:
             fast = rec.fast_gets.get(site.key)
             try:
                 known = fast is not None and fast[3] is site and fast[0](x, key) is not None
-            except base:  # noqa: BLE001 (an odd operand: the careful path decides)
+            except failure:  # noqa: BLE001 (an odd operand: the careful path decides)
                 known = False
             if not known and rec.operation(site, "__getitem__", x, key) is None:
                 x[key] = ops[name](item, value)
@@ -367,7 +370,7 @@ def _hooks() -> dict[str, types.FunctionType]:
         __tracebackhide__ = True  # noqa: F841
         try:  # operands read once (no slots to fill): settled here
             plain = not site.slots and by_type(type_(x), missing) is None
-        except base:
+        except failure:
             plain = False
         if plain:
             return x[key]
@@ -381,7 +384,7 @@ def _hooks() -> dict[str, types.FunctionType]:
             # of the kinds of before: read the devices, count, nothing else
             try:
                 din = fast[0](x, key)
-            except base:  # noqa: BLE001 (an odd operand: the careful path decides)
+            except failure:  # noqa: BLE001 (an odd operand: the careful path decides)
                 din = None
         if din is None:
             token = rec.operation(site, "__getitem__", x, key)
@@ -402,7 +405,7 @@ def _hooks() -> dict[str, types.FunctionType]:
         __tracebackhide__ = True  # noqa: F841
         try:  # operands read once (no slots to fill): settled here
             plain = not site.slots and by_type(type_(x), missing) is None
-        except base:
+        except failure:
             plain = False
         if plain:
             x[key] = value
@@ -416,7 +419,7 @@ def _hooks() -> dict[str, types.FunctionType]:
         if fast is not None and (fast[3] is site or fast[3] == site):
             try:  # the fast path, as in `getitem`
                 din = fast[0](x, key, value)
-            except base:  # noqa: BLE001 (an odd operand: the careful path decides)
+            except failure:  # noqa: BLE001 (an odd operand: the careful path decides)
                 din = None
         if din is None:
             token = rec.operation(site, "__setitem__", x, key, value)
@@ -439,7 +442,7 @@ def _hooks() -> dict[str, types.FunctionType]:
         __tracebackhide__ = True  # noqa: F841
         try:  # operands read once (no slots to fill): settled here
             plain = not site.slots and by_type(type_(obj), missing) is None
-        except base:
+        except failure:
             plain = False
         if plain:
             return getattr_(obj, name)

@@ -12,7 +12,7 @@ verified rewrite) and keeps it; `release` leaves what the cell defined as writte
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from porter_ext.fix import verify_cell
@@ -143,6 +143,10 @@ def begin(
     )
 
 
+#: the note of a cell the person interrupted (Ctrl-C) while porter recorded it
+INTERRUPTED = "not replayed: you interrupted the cell (Ctrl-C) while porter recorded it"
+
+
 def run_cell(session: Session, job: CellJob) -> tuple[PortResult, CellRun]:
     """Run the cell once in the person's namespace while recording it, and keep its entry
     (`finish`). The cell's exception is in ``run.exception``; a SyntaxError propagates
@@ -176,6 +180,11 @@ def finish(session: Session, job: CellJob, run: CellRun) -> PortResult:
         first_line=job.first_line,
     )
     warnings = [*job.notes, *run.warnings]
+    if isinstance(run.exception, KeyboardInterrupt):
+        # the person stopped the cell: nothing of it is replayed or verified (a replay
+        # would run what they stopped again, as long or forever)
+        entry = replace(entry, notes=[*entry.notes, INTERRUPTED])
+        return session.add(entry, warnings)
     entry, more = session._replay(entry, job.replay, run)
     warnings += more
     if job.fix is not None:

@@ -124,13 +124,47 @@ def test_worker_killed_mid_cell(ip):
     assert replays(ip.user_ns["_port"])["torch"].status == "ok"
 
 
-def test_interrupting_the_cell_stops_its_replays(ip):
-    run(ip, "import numpy as np\na = np.ones(2)")
-    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
+def test_a_cell_interrupted_in_the_persons_run_is_not_replayed(ip):
+    """Ctrl-C while the person's own run records the cell (a slow cell stopped): its
+    replays would run what the person stopped again, as long or forever (a loop that
+    ends only on the person's arrays); the cell's interrupt is the person's to see."""
+    ip.user_ns["PERSON"] = os.getpid()
+    run(ip, "import os, numpy as np\na = np.ones(2)")
     result = run(
         ip,
-        "%%port -b torch --no-control --quiet\nwhile 'numpy' not in type(a).__module__:\n    pass\nb = a + 1",
+        "%%port -b numpy,torch --quiet\nif os.getpid() == PERSON:\n"
+        "    raise KeyboardInterrupt\nb = a + 1",
+    )
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)
+    entry = ip.user_ns["_port"].entry
+    assert entry.error is not None and entry.error.type == "KeyboardInterrupt"
+    assert entry.replays == []
+    assert "you interrupted the cell (Ctrl-C)" in " ".join(entry.notes)
+
+
+def _interrupt_once_replaying(library: str) -> None:
+    """Ctrl-C once a replay on ``library`` is under way (its worker is taken), not at a
+    set time: under load the person's run, not the replay, may still be going then."""
+    from porter_ext.replay.workers import shared_pool
+
+    end = time.monotonic() + 300
+    while time.monotonic() < end:
+        workers = list(shared_pool().workers.values())
+        if any(w.spec.library == library and w.lock.locked() for w in workers):
+            time.sleep(0.5)
+            break
+        time.sleep(0.02)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def test_interrupting_the_cell_stops_its_replays(ip):
+    run(ip, "import numpy as np\na = np.ones(2)")
+    timer = threading.Thread(target=_interrupt_once_replaying, args=("torch",))
+    timer.start()
+    result = run(  # (a time limit: a Ctrl-C that is lost fails the test, never hangs it)
+        ip,
+        "%%port -b torch --no-control --quiet --timeout 600\n"
+        "while 'numpy' not in type(a).__module__:\n    pass\nb = a + 1",
     )
     timer.join()
     assert isinstance(result.error_in_exec, KeyboardInterrupt)
