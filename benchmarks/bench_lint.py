@@ -5,14 +5,19 @@ the 5 MB file takes about ten times the 0.5 MB one, and peak memory does not gro
 the file beyond the findings it reports).
 
 Two shapes of file: ``blocks`` (module-level code, functions, loops and branches) and
-``dense`` (every line the same three findings, as ``turn3/attacks/54`` writes it: a call
-written the same way many times, whose suggestion is spelled once).
+``dense`` (every line the same three calls, as ``turn3/attacks/54`` writes it: a call
+written the same way many times, whose suggestion is spelled once). The reproducer's own
+sizes, 5 MB and 50 MB of ``dense``, are run last (``--repro-sizes``): the 5 MB against
+the 10 s target, the 50 MB against ten times that (time linear in the size), and the peak
+memory of both (bounded: findings are printed as they are made, the file is read a chunk
+at a time).
 
 Wall seconds, CPU seconds (the machines are shared: wall time counts the neighbours' work)
 and the process's peak resident memory are printed for each.
 
 Run from the repository root:
 python benchmarks/bench_lint.py [--lines N] [--sizes MB,MB] [--shapes blocks,dense]
+    [--repro-sizes MB,MB]
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fix.generated import make_package  # noqa: E402
+from tests.fix.generated import PEAK_WRAPPER, make_package  # noqa: E402
 
 PACKAGE_TARGET_S = 3.0
 FIVE_MB_TARGET_S = 10.0
@@ -54,19 +59,6 @@ def step_{n}(x, w):
     return xp.mean(z, axis=0), X_{n}.sort()
 """
 
-#: prints the peak resident size (VmHWM, kB) of the porter process to stderr at exit
-_WRAPPER = (
-    "import sys\n"
-    "from porter_ext.cli import main\n"
-    "try:\n"
-    "    code = main(sys.argv[1:])\n"
-    "finally:\n"
-    "    peak = open('/proc/self/status').read().split('VmHWM:')[1].split()[0]\n"
-    "    print(f'VmHWM={peak}', file=sys.stderr)\n"
-    "sys.exit(code)\n"
-)
-
-
 #: the ``dense`` shape's line: three findings in 47 bytes
 _DENSE_LINE = "y = np.sum(x, 1) + x.sum(0) * torch.max(a, b)\n"
 
@@ -86,11 +78,12 @@ def write_file(path: Path, megabytes: float, shape: str = "blocks") -> int:
 
 
 def run_lint(path: Path) -> tuple[float, float, float, int]:
-    """(wall s, CPU s, peak MB, findings) of one ``porter lint`` process (text output)."""
+    """(wall s, CPU s, peak MB, findings) of one ``porter lint`` process (text output, as
+    a person runs it: findings past ``--max-repeats`` counted, not shown)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, "lint", str(path)],
+        [sys.executable, "-c", PEAK_WRAPPER, "lint", str(path)],
         capture_output=True,
         text=True,
         check=False,
@@ -145,17 +138,44 @@ def bench_sizes(sizes: list[float], shape: str) -> bool:
     return ok
 
 
+def bench_reproducer(sizes: list[float]) -> bool:
+    """``turn3/attacks/54``'s files: 5 MB under `FIVE_MB_TARGET_S`, every size under the
+    target scaled to it, the peak memory the same whatever the size."""
+    ok = True
+    peaks = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for megabytes in sizes:
+            path = Path(tmp) / f"attack54_{megabytes}mb.py"
+            size = write_file(path, megabytes, "dense")
+            wall, cpu, peak, found = run_lint(path)
+            path.unlink()
+            target = FIVE_MB_TARGET_S * size / 5e6
+            peaks.append(peak)
+            print(
+                f"porter lint (turn3/attacks/54): {size / 1e6:.1f} MB, {found} findings: "
+                f"{wall:.1f} s wall, {cpu:.1f} s CPU, peak {peak:.0f} MB; target "
+                f"{target:.1f} s, ratio {wall / target:.2f} (CPU {cpu / target:.2f})"
+            )
+            ok = ok and wall < target
+    print(f"  peak memory: {' / '.join(f'{p:.0f} MB' for p in peaks)} (bounded: not the size)")
+    return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lines", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sizes", default="0.5,5", help="file sizes in MB (default 0.5,5)")
     parser.add_argument("--shapes", default="blocks,dense", help="blocks, dense or both")
+    parser.add_argument(
+        "--repro-sizes", default="5,50", help="turn3/attacks/54's sizes in MB (default 5,50)"
+    )
     args = parser.parse_args()
     sizes = [float(s) for s in args.sizes.split(",")]
     ok = bench_package(args.lines, args.repeat)
     for shape in args.shapes.split(","):
         ok = bench_sizes(sizes, shape) and ok
+    ok = bench_reproducer([float(s) for s in args.repro_sizes.split(",")]) and ok
     return 0 if ok else 1
 
 

@@ -327,9 +327,10 @@ def cmd_install_kernels(args: argparse.Namespace) -> int:
 
 def cmd_lint(args: argparse.Namespace) -> int:
     """Exit 1 on findings (notes that need a run do not count), 2 on a path it cannot read
-    (a FIFO or device named on the command line is one: only regular files are read)."""
-    from porter_ext.fix.formats import render
-    from porter_ext.fix.lint import LintError, lint_paths
+    (a FIFO or device named on the command line is one: only regular files are read).
+    Findings are printed as they are made: a big file's are never held."""
+    from porter_ext.fix.formats import write
+    from porter_ext.fix.lint import LintError, LintRun
 
     recorded = None
     if args.from_report is not None:
@@ -337,13 +338,13 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
         recorded = Recorded(_load_report(args.from_report))
     try:
-        result = lint_paths(args.paths, recorded=recorded)
+        run = LintRun(args.paths, recorded=recorded)
+        for reason in run.skipped:  # a FIFO or device found in a directory: never read
+            print(f"porter: skipped {reason}", file=sys.stderr)
+        write(run, args.format, sys.stdout, max_repeats=args.max_repeats)
     except LintError as exc:
         raise CliError(str(exc)) from None
-    for reason in result.skipped:  # a FIFO or device found in a directory: never read
-        print(f"porter: skipped {reason}", file=sys.stderr)
-    print(render(result, args.format))
-    return 1 if result.failed else 0
+    return 1 if run.failed else 0
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {

@@ -15,6 +15,11 @@ from porter_ext.backends import LIBRARIES
 from porter_ext.session import validation as check
 from porter_ext.session.validation import FAIL_KINDS, OptionError
 
+#: ``porter lint``'s text and GitHub output: findings of one check on one name shown per
+#: file (``--max-repeats``): a file that repeats a call a million times is not a million
+#: lines, and the count of the rest is one line
+MAX_REPEATS = 50
+
 
 class CliError(Exception):
     """A failure that ends the command with exit status 2 and a one-line reason."""
@@ -139,6 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=_arg(check.choice, "--format", ("text", "json", "sarif", "github")),
         default="text",
         help="text, json, sarif or github (annotations); default text",
+    )
+    lint.add_argument(
+        "--max-repeats",
+        type=_arg(check.count, "--max-repeats"),
+        default=MAX_REPEATS,
+        metavar="N",
+        help=f"text and github output: findings of one check on one name shown per file, "
+        f"the rest counted in one line (default {MAX_REPEATS}; 0: all). json and sarif "
+        "list every finding",
     )
     lint.add_argument(
         "--from-report",

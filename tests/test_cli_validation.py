@@ -74,6 +74,7 @@ KINDS_OF = {
     ("lint", "path"): ["", "MISSING", "'quoted"],
     (None, "paths"): ["", "MISSING", "PYFILE", "'quoted"],
     ("lint", "from_report"): [*INPUTS, "DEEP", "NOT_JSON", "PYFILE"],
+    ("lint", "max_repeats"): [*NUMBERS, "2.0", "+3", "0x10", "1" + "0" * 10, "\u0663"],
 }
 
 

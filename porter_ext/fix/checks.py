@@ -147,8 +147,9 @@ class Analyzer(FlowModel):
         operands = [a for a in node.args if not isinstance(a, ast.Starred)]
         arrays = any(self._array(a) is not None for a in operands)
         if arrays or callee.name in _FROM_SIZES:
-            end = (node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
-            where = (node.lineno, node.col_offset, *end)
+            line = node.lineno + self.line_offset
+            end_line = (node.end_lineno or node.lineno) + self.line_offset
+            where = (line, node.col_offset, end_line, node.end_col_offset or node.col_offset)
             self.through_library[where] = (callee.name, callee.qualname, not arrays)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -168,13 +169,15 @@ class Analyzer(FlowModel):
             and isinstance(target.value, ast.Name)
             and self._array(target.value) is not None
         ):
-            self.array_writes[(statement.lineno, statement.col_offset)] = method
+            where = (statement.lineno + self.line_offset, statement.col_offset)
+            self.array_writes[where] = method
 
     # -- checks -----------------------------------------------------------------------
     def add(self, node: ast.expr, judged: _Judged) -> None:
         line, col = node.lineno, node.col_offset
-        end = (node.end_lineno or line, node.end_col_offset or col)
-        self.sites.append(Site(line, col, *end, *judged))
+        end_line, end_col = node.end_lineno or line, node.end_col_offset or col
+        offset = self.line_offset
+        self.sites.append(Site(line + offset, col, end_line + offset, end_col, *judged))
 
     def check_call(self, node: ast.Call, callee: Callee, receiver: object) -> None:
         spread = False

@@ -26,7 +26,7 @@ from where it is written on (`porter_ext.fix.checks` judges calls on top of this
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from porter_ext.fix.paths import Paths
 from porter_ext.fix.scopes import (
@@ -65,17 +65,18 @@ class FlowModel(Paths, SourceModel):
         self.module.env.update(self.hints)
         self.frame = self.module
         self.sites: list = []
-        self.lines: list[str] | None = None
+        self.lines: Sequence[str] | None = None
         self.records: list[Record] = []
         self.record: Record | None = None  # the module-level function being walked
         self.functions: list[Function | None] = [None]  # the functions being walked
         self._methods: dict[type, Callable[[ast.AST], None]] = {}
 
     # -- driving ----------------------------------------------------------------------
-    def feed(self, tree: ast.Module, sites: list, lines: list[str] | None = None) -> None:
+    def feed(self, tree: ast.Module, sites: list, lines: Sequence[str] | None = None) -> None:
         """Walk one piece of the module (a cell, a part of a big file) after the earlier
-        ones; its findings go to ``sites``. ``lines`` (the piece's source lines, numbered
-        as in the tree) let a function be parsed again instead of keeping its tree."""
+        ones; its findings go to ``sites``. ``lines`` (the source's lines, ``lines[n - 1]``
+        its line n, ``line_offset`` lines before the tree's first) let a function be
+        parsed again instead of keeping its tree."""
         self.sites, self.lines = sites, lines
         self._body(tree.body)
 
@@ -88,8 +89,7 @@ class FlowModel(Paths, SourceModel):
 
     def finish(self) -> None:
         """Walk again the module-level functions whose assumptions a later line broke."""
-        failed = [record for record in self.records if not self._holds(record)]
-        self.records = []
+        failed = self.failing()
         dropped: dict[int, tuple[list, set[int]]] = {}
         for record in failed:
             _, indices = dropped.setdefault(id(record.sites), (record.sites, set()))
@@ -97,11 +97,28 @@ class FlowModel(Paths, SourceModel):
         for sites, indices in dropped.values():
             sites[:] = [site for i, site in enumerate(sites) if i not in indices]
         for record in failed:
-            node = record.node
-            if node is None:
-                node = reparse(record.lines or [], record.where)
-            self.sites, self.frame = record.sites, self.module
+            self.rewalk(record, record.sites)
+
+    def failing(self) -> list[Record]:
+        """The module-level functions whose assumptions a later line broke, at the end of
+        the module (its walk is over: the records are let go)."""
+        failed = [record for record in self.records if not self._holds(record)]
+        self.records = []
+        return failed
+
+    def rewalk(self, record: Record, sites: list) -> None:
+        """Walk a failed function again, seeing the module's names as they ended; its
+        findings go to ``sites``."""
+        if record.node is not None:
+            node, offset = record.node, 0
+        else:
+            node, offset = reparse(record.text or "", record.where)
+        saved = self.line_offset
+        self.sites, self.frame, self.line_offset = sites, self.module, offset
+        try:
             self._walk_function(node, self.module, record.step)  # type: ignore[arg-type]
+        finally:
+            self.line_offset = saved
 
     def _holds(self, record: Record) -> bool:
         module = self.module
@@ -292,7 +309,8 @@ class FlowModel(Paths, SourceModel):
         if owner.kind != "module" or self.record is not None:
             owner.deferred.append((node, self.step))
             return
-        record = self.record = Record(node, self.lines, self.step, self.sites)
+        record = Record(node, self.lines, self.step, self.sites, self.line_offset)
+        self.record = record
         saved = self.frame
         try:
             self._walk_function(node, owner, None)

@@ -21,25 +21,37 @@ from __future__ import annotations
 
 import ast
 import gc
+import heapq
+import marshal
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, overload
 
 from porter_ext.fix.checks import CODES, Analyzer, Site
 from porter_ext.fix.lint_recorded import Recorded, RecordedFile
 from porter_ext.fix.notebook_input import NotebookError, check_cells, load_json
 from porter_ext.fix.static import collect_imports
 from porter_ext.model.records import fields_of
-from porter_ext.record.positions import in_characters
+from porter_ext.record.positions import Columns
 from porter_ext.record.spelled import source_call, span_text
 from porter_ext.spec.rewrites import suggestion_from_source
 from porter_ext.spec.standard import DEFAULT_VERSION, standard
 
-__all__ = ["CODES", "LintError", "LintFinding", "LintResult", "lint_paths", "lint_source"]
+__all__ = [
+    "CODES",
+    "LintError",
+    "LintFinding",
+    "LintResult",
+    "LintRun",
+    "lint_paths",
+    "lint_source",
+]
 
 _IGNORE = re.compile(r"#\s*porter:\s*ignore(?:\[([\w\s,]*)\])?")
 #: directories never searched (virtual environments, caches, version control)
@@ -123,7 +135,7 @@ def _ignored(line_text: str) -> frozenset[str] | None:
     return frozenset(c.strip() for c in match.group(1).split(",") if c.strip())
 
 
-def _keep(site: Site, lines: list[str]) -> bool:
+def _keep(site: Site, lines: Sequence[str]) -> bool:
     for number in range(site.line, site.end_line + 1):
         if number - 1 >= len(lines):
             break
@@ -135,42 +147,92 @@ def _keep(site: Site, lines: list[str]) -> bool:
 
 #: lines per piece a big file is parsed in (cut only where a top-level statement starts)
 PIECE_LINES = 2000
+#: findings of a file held in memory until its end (see `_Held`); past this many they
+#: wait in a temporary file
+HOLD_MAX = 20_000
+#: bytes of a file read at a time
+_CHUNK = 1 << 20
 #: lines that start at column 0 but continue the statement before them
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
-
-
-def _cut(lines: list[str], at: int) -> int:
-    """The first line from ``at`` on that may start a top-level statement (or the end)."""
-    for number in range(at, len(lines)):
-        line = lines[number]
-        if line[:1] not in _NOT_A_START and not _CONTINUES.match(line):
-            return number
-    return len(lines)
-
-
 _NOT_A_START = frozenset({"", " ", "\t", "\f", "\r", "#", ")", "]", "}"})
 
 
-def _pieces(lines: list[str]) -> Iterator[ast.Module]:
-    """The module parsed piece by piece, each piece's lines numbered as in the file: a
-    big file's tree is never held whole. A cut that splits a statement (a string, a
-    bracket, a decorator) does not parse, and the piece grows until it does."""
+class _Window:
+    """A piece's lines indexed as in the whole source: ``window[n - 1]`` is the source's
+    line n (for the piece's lines), ``len(window)`` the source's lines up to the piece's
+    end; what the findings' helpers (`_keep`, `Columns`, `span_text`) read."""
+
+    __slots__ = ("first", "lines")
+
+    def __init__(self, lines: list[str], first: int) -> None:
+        self.lines, self.first = lines, first  # ``first``: the source's lines before them
+
+    def __len__(self) -> int:
+        return self.first + len(self.lines)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            stop = None if index.stop is None else max(index.stop - self.first, 0)
+            return self.lines[max((index.start or 0) - self.first, 0) : stop]
+        if index < self.first:
+            raise IndexError(index)
+        return self.lines[index - self.first]
+
+
+def _pieces(lines: Iterator[str]) -> Iterator[tuple[ast.Module, _Window]]:
+    """The module parsed piece by piece as its lines come, each piece's tree numbered from
+    1 and its lines (`_Window`) placed in the file: a big file's tree, and its text, are
+    never held whole. A cut that splits a statement (a string, a bracket, a decorator)
+    does not parse, and the piece grows until it does."""
+    buffer: list[str] = []
     start = 0
+    ended = False
+
+    def fill(count: int) -> bool:
+        """At least ``count`` lines in the buffer (False: the source has fewer)."""
+        nonlocal ended
+        while len(buffer) < count and not ended:
+            line = next(lines, None)
+            if line is None:
+                ended = True
+            else:
+                buffer.append(line)
+        return len(buffer) >= count
+
     while True:
         size = PIECE_LINES
         while True:
-            end = _cut(lines, start + size)
+            end = _cut(buffer, size, fill)
             try:
-                tree = ast.parse("\n" * start + "\n".join(lines[start:end]))
+                tree = ast.parse("\n".join(buffer[:end]))
                 break
-            except SyntaxError:
-                if end >= len(lines):
+            except SyntaxError as exc:
+                if not fill(end + 1):
+                    if exc.lineno is not None:
+                        exc.lineno += start
                     raise
                 size *= 2
-        yield tree
-        if end >= len(lines):
+        piece = buffer[:end]
+        del buffer[:end]
+        yield tree, _Window(piece, start)
+        start += end
+        if not fill(1):
             return
-        start = end
+
+
+def _cut(buffer: list[str], at: int, fill: Callable[[int], bool]) -> int:
+    """The first line from ``at`` on that may start a top-level statement (or the end)."""
+    number = at
+    while fill(number + 1):
+        line = buffer[number]
+        if line[:1] not in _NOT_A_START and not _CONTINUES.match(line):
+            return number
+        number += 1
+    return len(buffer)
 
 
 @contextmanager
@@ -191,6 +253,11 @@ def _where(path: str, cell: int | None) -> str:
     return f"{path}[cell {cell}]" if cell is not None else path
 
 
+class SourceError(LintError):
+    """A file or cell that does not parse (or holds what no source may): reported with
+    the run's errors, the other files linted."""
+
+
 def _not_python_text(source: str) -> tuple[int, str] | None:
     """``(line, what)`` for the first character no Python source may hold: a NUL, or a
     lone surrogate (a byte that was not UTF-8, or an escape in a notebook's JSON), which
@@ -206,11 +273,14 @@ def _not_python_text(source: str) -> tuple[int, str] | None:
     at = min(i for i in (nul, bad) if i >= 0)
     line = source.count("\n", 0, at) + 1
     if at == nul:
-        return line, "a NUL character (\\x00) in the source: remove it"
+        return line, _NUL
     return line, (
         f"a lone surrogate (U+{ord(source[at]):04X}), text that is not valid Unicode: "
         "save the source as UTF-8"
     )
+
+
+_NUL = "a NUL character (\\x00) in the source: remove it"
 
 
 def lint_source(
@@ -228,36 +298,218 @@ def lint_source(
     `LintError`."""
     odd = _not_python_text(source)
     if odd is not None:
-        raise LintError(f"{_where(path, cell)}:{odd[0]}: {odd[1]}")
-    lines = source.split("\n")
+        raise SourceError(f"{_where(path, cell)}:{odd[0]}: {odd[1]}")
     arrays = recorded.arrays(source) if recorded is not None else None
     analyzer = Analyzer(dict(imports or {}), standard(version), arrays)
-    sites: list[Site] = []
+    found = list(_walk(iter(source.split("\n")), analyzer, path, cell))
+    if recorded is not None:  # columns of recorded calls already count characters
+        found += [LintFinding.of(s, path, cell, s.suggestion) for s in recorded.missed(found)]
+        found.sort(key=lambda f: (f.line, f.col, f.code))
+    return found
+
+
+def _order(site: Site) -> tuple[int, int, str]:
+    return site.line, site.col, site.code
+
+
+def _walk(
+    lines: Iterator[str], analyzer: Analyzer, path: str, cell: int | None
+) -> Iterator[LintFinding]:
+    """The findings of a module whose lines come from ``lines``, in order, each yielded
+    once its piece is walked. A module-level function is judged where it is defined, and
+    again at the end if a later line changed a name it reads: from the first such
+    function on, the findings wait for the end of the module (`_Held`)."""
+    held: _Held | None = None
     with _collector_paused():
         try:
-            for tree in _pieces(lines):
-                analyzer.feed(tree, sites, lines)
-            analyzer.finish()
+            for tree, window in _pieces(lines):
+                sites: list[Site] = []
+                known = len(analyzer.records)
+                analyzer.line_offset = window.first
+                analyzer.feed(tree, sites, window)
+                del tree
+                if held is None and not analyzer.records:
+                    sites.sort(key=_order)
+                    yield from _findings(sites, window, path, cell)
+                    continue
+                if held is None:
+                    held = _Held(path, cell)
+                owner = [0] * len(sites)  # the function each finding was made in (its id)
+                for record in analyzer.records[known:]:
+                    owner[record.start : record.end] = [id(record)] * (record.end - record.start)
+                order = sorted(range(len(sites)), key=lambda i: _order(sites[i]))
+                columns = Columns(lines=window)
+                for i in order:
+                    found = _finding(sites[i], window, columns, path, cell)
+                    if found is not None:
+                        held.add(owner[i], found)
+                sites.clear()  # the records' lists: let their sites go
+            failed = analyzer.failing()
+            if held is None:
+                return
+            gone = {id(record) for record in failed}
+            again: list[tuple[Site, _Window]] = []
+            for record in failed:
+                sites = []
+                analyzer.rewalk(record, sites)
+                window = _Window((record.text or "").split("\n"), record.where[0] - 1)
+                again += [(site, window) for site in sites]
+            again.sort(key=lambda pair: _order(pair[0]))
+            redone = [
+                found
+                for site, window in again
+                if (found := _finding(site, window, Columns(lines=window), path, cell))
+            ]
+            kept = (found for owner_id, found in held.drain() if owner_id not in gone)
+            yield from heapq.merge(kept, redone, key=_order)  # type: ignore[arg-type]
         except SyntaxError as exc:
-            raise LintError(f"{_where(path, cell)}:{exc.lineno}: syntax error: {exc.msg}") from None
+            raise SourceError(
+                f"{_where(path, cell)}:{exc.lineno}: syntax error: {exc.msg}"
+            ) from None
         except RecursionError:
-            raise LintError(f"{_where(path, cell)}: nested too deeply to lint") from None
-        found = _findings(sites, lines, path, cell)
-        if recorded is not None:  # columns of recorded calls already count characters
-            found += [LintFinding.of(s, path, cell, s.suggestion) for s in recorded.missed(found)]
-            found.sort(key=lambda f: (f.line, f.col, f.code))
-        return found
+            raise SourceError(f"{_where(path, cell)}: nested too deeply to lint") from None
+        finally:
+            if held is not None:
+                held.close()
+
+
+class _Held:
+    """A module's findings from its first module-level function on, in order, each with
+    the function it was made in (0: none), held to the module's end: a later line may
+    change a name a function reads, and its findings are then made again. Past
+    `HOLD_MAX` they wait in a temporary file, so memory does not grow with the file."""
+
+    def __init__(self, path: str, cell: int | None) -> None:
+        self.path, self.cell = path, cell
+        self.items: list[tuple[int, LintFinding]] = []
+        self.file: IO[bytes] | None = None
+        #: table entries and option tuples by number, as the file stores them
+        self.objects: list[object] = []
+        self.numbers: dict[object, int] = {}
+
+    def add(self, owner: int, found: LintFinding) -> None:
+        self.items.append((owner, found))
+        if len(self.items) >= HOLD_MAX:
+            self._spill()
+
+    def _number(self, value: object) -> int:
+        if value is None or value == ():
+            return -1
+        number = self.numbers.get(value)
+        if number is None:
+            number = self.numbers[value] = len(self.objects)
+            self.objects.append(value)
+        return number
+
+    def _spill(self) -> None:
+        if self.file is None:
+            # closed by `close`, when the module ends (or its walk is abandoned)
+            self.file = tempfile.TemporaryFile(prefix="porter-lint-")  # noqa: SIM115
+        rows = [
+            (owner, *_plain(f), self._number(f.entry), self._number(f.options))
+            for owner, f in self.items
+        ]
+        marshal.dump(rows, self.file)
+        self.items = []
+
+    def drain(self) -> Iterator[tuple[int, LintFinding]]:
+        """Every finding held, in order (the temporary file's first)."""
+        if self.file is not None:
+            self.file.seek(0)
+            while True:
+                try:
+                    rows = marshal.load(self.file)
+                except EOFError:
+                    break
+                for owner, *plain, entry, options in rows:
+                    yield owner, self._finding(plain, entry, options)
+        yield from self.items
+
+    def _finding(self, plain: list, entry: int, options: int) -> LintFinding:
+        line, col, end_line, end_col, code, name, message, suggestion, needs_run, undecided = plain
+        return LintFinding(
+            line,
+            col,
+            end_line,
+            end_col,
+            code,
+            name,
+            message,
+            suggestion,
+            needs_run,
+            self.objects[entry] if entry >= 0 else None,  # type: ignore[arg-type]
+            undecided,
+            self.objects[options] if options >= 0 else (),  # type: ignore[arg-type]
+            path=self.path,
+            cell=self.cell,
+        )
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+def _plain(f: LintFinding) -> tuple:
+    """A finding's fields that `marshal` writes as they are."""
+    return (
+        f.line,
+        f.col,
+        f.end_line,
+        f.end_col,
+        f.code,
+        f.name,
+        f.message,
+        f.suggestion,
+        f.needs_run,
+        f.undecided,
+    )
 
 
 def _findings(
-    sites: list[Site], lines: list[str], path: str, cell: int | None
-) -> list[LintFinding]:
-    sites.sort(key=lambda s: (s.line, s.col, s.code))
-    return [
-        LintFinding.of(s, path, cell, _spelled(s, lines))
-        for s in in_characters(sites, lines)  # columns as editors count them
-        if _keep(s, lines)
-    ]
+    sites: list[Site], lines: Sequence[str], path: str, cell: int | None
+) -> Iterator[LintFinding]:
+    """``sites`` (in order) as findings, ignored ones dropped."""
+    columns = Columns(lines=lines)
+    for site in sites:
+        found = _finding(site, lines, columns, path, cell)
+        if found is not None:
+            yield found
+
+
+def _finding(
+    site: Site, lines: Sequence[str], columns: Columns, path: str, cell: int | None
+) -> LintFinding | None:
+    """The site as a finding, its columns as editors count them and its suggestion
+    spelled with the call's expressions; None where a ``# porter: ignore`` drops it."""
+    if site.line == site.end_line:  # most sites: one line, read once
+        text = lines[site.line - 1] if site.line <= len(lines) else ""
+        if "#" in text and not _keep(site, lines):
+            return None
+        if text.isascii():
+            col, end_col = site.col, site.end_col
+        else:
+            col, end_col = columns(site.line, site.col), columns(site.line, site.end_col)
+    elif not _keep(site, lines):
+        return None
+    else:
+        col, end_col = columns(site.line, site.col), columns(site.end_line, site.end_col)
+    return LintFinding(
+        site.line,
+        col,
+        site.end_line,
+        end_col,
+        site.code,
+        site.name,
+        site.message,
+        _spelled(site, lines, col, end_col),
+        site.needs_run,
+        site.entry,
+        site.undecided,
+        site.options,
+        path=path,
+        cell=cell,
+    )
 
 
 #: spelled suggestions by what decides them (entries, suggestion, the call's text): a
@@ -266,17 +518,18 @@ _SPELLED: dict[tuple, str | None] = {}
 _SPELLED_MAX = 4096
 
 
-def _spelled(site: Site, lines: list[str]) -> str | None:
-    """The site's suggestion written with the call's own expressions, as ``%%port``
-    records it (`porter_ext.record.spelled`); as rendered from what the source shows of
-    the values where the table entry is undecided or the source does not fill it."""
+def _spelled(site: Site, lines: Sequence[str], col: int, end_col: int) -> str | None:
+    """The site's suggestion written with the call's own expressions (columns ``col`` and
+    ``end_col`` in characters), as ``%%port`` records it (`porter_ext.record.spelled`); as
+    rendered from what the source shows of the values where the table entry is undecided
+    or the source does not fill it."""
     entries = [site.entry] if site.entry is not None else list(site.options)
     if not entries or site.suggestion is None:
         return site.suggestion
     rendered = site.suggestion.split(" or ") if site.entry is None else [site.suggestion]
     if len(rendered) != len(entries):
         return site.suggestion
-    text = span_text(lines, site.line, site.col, site.end_line, site.end_col)
+    text = span_text(lines, site.line, col, site.end_line, end_col)
     key = (*entries, site.suggestion, text)
     if key not in _SPELLED:
         if len(_SPELLED) >= _SPELLED_MAX:
@@ -312,24 +565,83 @@ def _cell_python(source: str) -> str | None:
     return "\n".join(out)
 
 
-def _read(path: Path) -> str:
-    """A regular file's text. Anything else (a FIFO, a device, a socket) is never read,
-    and the file is opened without waiting (a FIFO put in its place since)."""
+def _open(path: Path) -> IO[bytes]:
+    """A regular file, open for reading. Anything else (a FIFO, a device, a socket) is
+    never read, and the file is opened without waiting (a FIFO put in its place since)."""
     try:
         kind = _not_regular(os.stat(path).st_mode)
         fd = None if kind else os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise LintError(f"cannot read {path}: {exc.strerror or exc}") from None
     if fd is not None:
-        with os.fdopen(fd, "rb") as file:
-            kind = _not_regular(os.fstat(fd).st_mode)
-            data = b"" if kind else file.read()
-    if kind:
-        raise NotRegularFile(f"{path}: not a regular file ({kind})")
+        file = os.fdopen(fd, "rb")
+        kind = _not_regular(os.fstat(fd).st_mode)
+        if not kind:
+            return file
+        file.close()
+    raise NotRegularFile(f"{path}: not a regular file ({kind})")
+
+
+def _read(path: Path) -> str:
+    """A regular file's whole text (`_open`), as UTF-8."""
+    with _open(path) as file:
+        data = file.read()
+    return _decoded(data, 0, path)
+
+
+def _decoded(data: bytes, at: int, path: Path) -> str:
+    """``data``, found at byte ``at`` of the file, as UTF-8; a byte that is not UTF-8 is a
+    `LintError` naming its place in the file."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise LintError(f"cannot read {path}: {exc}") from None
+        start, end = at + exc.start, at + exc.end
+        what = (
+            f"byte 0x{data[exc.start]:02x} in position {start}"
+            if exc.end - exc.start == 1
+            else f"bytes in position {start}-{end - 1}"
+        )
+        message = f"'{exc.encoding}' codec can't decode {what}: {exc.reason}"
+        raise LintError(f"cannot read {path}: {message}") from None
+
+
+def _texts(path: Path) -> Iterator[str]:
+    """A regular file's text a chunk at a time, each cut after a line break (the last at
+    the end), as UTF-8: a big file is never held whole."""
+    with _open(path) as file:
+        at, rest = 0, b""
+        while data := file.read(_CHUNK):
+            data = rest + data
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield _decoded(data[:cut], at, path)
+            at, rest = at + cut, data[cut:]
+        yield _decoded(rest, at, path)
+
+
+def _file_lines(path: Path) -> Iterator[str]:
+    """A regular file's lines, as ``text.split("\n")`` gives them (`_texts`)."""
+    carry = ""
+    for text in _texts(path):
+        lines = text.split("\n")
+        lines[0] = carry + lines[0]
+        carry = lines.pop()
+        yield from lines
+    yield carry
+
+
+def _checked(path: Path) -> str | None:
+    """The file read through once before it is linted, so that its findings are never
+    followed by a refusal of the whole file: a byte that is not UTF-8 is a `LintError`
+    (`_decoded`); the first NUL, which no source may hold, is returned as the file's
+    error (None: none)."""
+    line, nul = 1, None
+    for text in _texts(path):
+        at = text.find("\x00")
+        if nul is None and at >= 0:
+            nul = f"{path}:{line + text.count(chr(10), 0, at)}: {_NUL}"
+        line += text.count("\n")
+    return nul
 
 
 def _not_regular(mode: int) -> str | None:
@@ -391,32 +703,31 @@ def _lint_notebook(path: Path, version: str) -> tuple[list[LintFinding], list[st
         collect_imports(tree, imports)
         parsed.append((index, python.split("\n"), tree, []))
     analyzer = Analyzer(imports, standard(version))
-    try:
-        for _, lines, tree, sites in parsed:
-            analyzer.feed(tree, sites, lines)
-        analyzer.finish()
-    except RecursionError:
-        return [], [*errors, f"{shown}: nested too deeply to lint"]
-    findings = []
-    for index, lines, _, sites in parsed:
-        findings += _findings(sites, lines, shown, index)
+    with _collector_paused():
+        try:
+            for _, lines, tree, sites in parsed:
+                analyzer.feed(tree, sites, lines)
+            analyzer.finish()
+        except RecursionError:
+            return [], [*errors, f"{shown}: nested too deeply to lint"]
+        findings = []
+        for index, lines, _, sites in parsed:
+            sites.sort(key=_order)
+            findings += _findings(sites, lines, shown, index)
     return findings, errors
 
 
-def lint_file(
-    path: Path, *, version: str = DEFAULT_VERSION, recorded: Recorded | None = None
-) -> tuple[list[LintFinding], list[str]]:
-    """Findings in one ``.py`` file or notebook, and the cells that could not be parsed;
-    ``recorded``: what a run's report recorded in the person's files."""
-    with _collector_paused():
-        if path.suffix == ".ipynb":
-            return _lint_notebook(path, version)
-        source = _read(path)
-        known = recorded.for_path(path) if recorded is not None else None
-        try:
-            return lint_source(source, str(path), version=version, recorded=known), []
-        except LintError as exc:
-            return [], [str(exc)]
+def _lint_py(path: Path, version: str, recorded: Recorded | None) -> Iterator[LintFinding]:
+    """A ``.py`` file's findings as they are made, read a chunk at a time; with what a
+    run recorded in it, read whole (the records are matched against its text)."""
+    known = recorded.for_path(path) if recorded is not None else None
+    if known is not None:
+        yield from lint_source(_read(path), str(path), version=version, recorded=known)
+        return
+    odd = _checked(path)
+    if odd is not None:
+        raise SourceError(odd)
+    yield from _walk(_file_lines(path), Analyzer({}, standard(version)), str(path), None)
 
 
 def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
@@ -454,23 +765,72 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
                 yield candidate
 
 
+class LintRun:
+    """One ``porter lint`` over ``paths``, as it goes: iterating `findings` lints the files
+    in turn and yields each finding as it is made (a big ``.py`` file's first ones before
+    it is read to its end), so a printer writes them out without holding them. `files`
+    and `skipped` (files found in a directory that are not regular ones) are known from
+    the start; `errors` (files and cells that do not parse) and the counts once
+    `findings` is exhausted. A file that cannot be read (not UTF-8) is a `LintError`."""
+
+    def __init__(
+        self,
+        paths: Iterable[str | Path],
+        *,
+        version: str = DEFAULT_VERSION,
+        recorded: Recorded | None = None,
+    ) -> None:
+        self.version, self.recorded = version, recorded
+        self.targets: list[Path] = []
+        self.skipped: list[str] = []
+        for path in iter_files(paths):
+            try:
+                kind = _not_regular(os.stat(path).st_mode)
+            except OSError:
+                kind = None  # reading it says why not
+            if kind is None:
+                self.targets.append(path)
+            else:
+                self.skipped.append(f"{path}: not a regular file ({kind})")
+        self.files = len(self.targets)
+        self.errors: list[str] = []
+        self.found = self.notes = 0  # findings that fail a CI run, and notes
+        self.findings: Iterator[LintFinding] = self._each()
+
+    @property
+    def failed(self) -> bool:
+        """Findings that fail a CI run: all but the "needs a run" notes."""
+        return self.found > 0
+
+    def _each(self) -> Iterator[LintFinding]:
+        for path in self.targets:
+            try:
+                if path.suffix == ".ipynb":
+                    found, failed = _lint_notebook(path, self.version)
+                    self.errors += failed
+                    made: Iterable[LintFinding] = found
+                else:
+                    made = _lint_py(path, self.version, self.recorded)
+                for finding in made:
+                    if finding.needs_run:
+                        self.notes += 1
+                    else:
+                        self.found += 1
+                    yield finding
+            except (SourceError, NotRegularFile) as exc:  # a FIFO put in its place since
+                self.errors.append(str(exc))
+
+
 def lint_paths(
     paths: Iterable[str | Path],
     *,
     version: str = DEFAULT_VERSION,
     recorded: Recorded | None = None,
 ) -> LintResult:
-    """Lint every file under ``paths``; files that do not parse are reported in ``errors``,
-    files that are not regular ones (a FIFO found in a directory) in ``skipped``;
-    ``recorded``: what a run's report recorded in the person's files (``--from-report``)."""
-    result = LintResult([], 0, [])
-    for path in iter_files(paths):
-        try:
-            found, failed = lint_file(path, version=version, recorded=recorded)
-        except NotRegularFile as exc:
-            result.skipped.append(str(exc))
-            continue
-        result.files += 1
-        result.findings += found
-        result.errors += failed
-    return result
+    """Lint every file under ``paths`` into one list (`LintRun` yields them as they come);
+    files that do not parse are reported in ``errors``, files that are not regular ones
+    (a FIFO found in a directory) in ``skipped``; ``recorded``: what a run's report
+    recorded in the person's files (``--from-report``)."""
+    run = LintRun(paths, version=version, recorded=recorded)
+    findings = list(run.findings)
+    return LintResult(findings, run.files, run.errors, run.skipped)

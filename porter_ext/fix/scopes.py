@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_right
+from collections.abc import Sequence
 
 from porter_ext.fix.static import UNKNOWN
 
@@ -105,25 +106,31 @@ class Function:
 class Record:
     """A module-level function walked where it was defined, and what it assumed there."""
 
-    __slots__ = ("node", "where", "lines", "step", "names", "imports", "sites", "start", "end")
+    __slots__ = ("node", "where", "text", "step", "names", "imports", "sites", "start", "end")
 
-    def __init__(self, node: ast.stmt, lines: list[str] | None, step: int, sites: list) -> None:
+    def __init__(
+        self, node: ast.stmt, lines: Sequence[str] | None, step: int, sites: list, offset: int = 0
+    ) -> None:
+        """``lines``: the source's lines as ``lines[n - 1]`` is line n (None: keep the
+        tree); ``offset``: lines of the source before the tree's first."""
+        first, last = node.lineno + offset, (node.end_lineno or node.lineno) + offset
+        self.where = (first, last, node.col_offset)
         self.node = node if lines is None else None  # kept only when it cannot be reparsed
-        self.where = (node.lineno, node.end_lineno or node.lineno, node.col_offset)
-        self.lines = lines
+        #: the definition's own lines (a big file's other lines are not kept for it)
+        self.text = None if lines is None else "\n".join(lines[first - 1 : last])
         self.step = step
         self.names: dict[str, object] = {}  # module names read → their value then
         self.imports: dict[str, str | None] = {}  # names resolved as imports → the module
         self.sites, self.start, self.end = sites, len(sites), len(sites)
 
 
-def reparse(lines: list[str], where: tuple[int, int, int]) -> ast.stmt:
-    """A definition parsed again from its lines (line and column numbers kept)."""
-    first, last, col = where
-    text = "\n".join(lines[first - 1 : last])
+def reparse(text: str, where: tuple[int, int, int]) -> tuple[ast.stmt, int]:
+    """A definition parsed again from its own lines (`Record.text`), and the lines of the
+    source before its tree's first (the tree is numbered from 1, at no cost per line)."""
+    first, _, col = where
     if col:  # indented (a method, or under an if): parsed inside a block that takes it
-        return ast.parse("\n" * (first - 2) + "if 1:\n" + text).body[0].body[0]  # type: ignore[attr-defined]
-    return ast.parse("\n" * (first - 1) + text).body[0]
+        return ast.parse("if 1:\n" + text).body[0].body[0], first - 2  # type: ignore[attr-defined]
+    return ast.parse(text).body[0], first - 1
 
 
 def bound_names(node: ast.AST) -> list[str]:

@@ -83,6 +83,9 @@ class SourceModel:
         self.std = std
         self.hints = {name: ArrayValue(lib) for name, lib in (arrays or {}).items()}
         self.scopes: list[dict[str, object]] = [dict(self.hints), {}]
+        #: lines of the source before the tree's first: a big file's piece is parsed on its
+        #: own (numbered from 1), and its line n is line ``n + line_offset`` of the file
+        self.line_offset = 0
 
     def lookup(self, name: str) -> object:
         for scope in reversed(self.scopes):
@@ -192,7 +195,8 @@ class SourceModel:
         """The receiver of a method call a run saw on an array of a library."""
         if not self.receivers or not isinstance(node.func, ast.Attribute):
             return None
-        library = self.receivers.get((node.lineno, node.col_offset, node.func.attr))
+        where = (node.lineno + self.line_offset, node.col_offset, node.func.attr)
+        library = self.receivers.get(where)
         return ArrayValue(library) if library is not None else None
 
     def _recorded_result(self, node: ast.Call) -> ArrayValue | None:
@@ -200,7 +204,7 @@ class SourceModel:
             return None
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        library = self.results.get((node.lineno, node.col_offset, name or ""))
+        library = self.results.get((node.lineno + self.line_offset, node.col_offset, name or ""))
         return ArrayValue(library) if library is not None else None
 
     def value_of(self, node: ast.expr) -> object:

@@ -6,9 +6,16 @@ instance of the other by taking the values of the shared fields."""
 from __future__ import annotations
 
 from dataclasses import fields
+from functools import cache
 from typing import Any
 
 
 def fields_of(record: object, base: type) -> dict[str, Any]:
     """``record``'s values of ``base``'s fields (``record`` is a ``base``, or extends it)."""
-    return {f.name: getattr(record, f.name) for f in fields(base)}
+    return {name: getattr(record, name) for name in _names(base)}
+
+
+@cache
+def _names(base: type) -> tuple[str, ...]:
+    """``base``'s field names, read once (`dataclasses.fields` costs a scan per call)."""
+    return tuple(f.name for f in fields(base))

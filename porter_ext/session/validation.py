@@ -29,6 +29,7 @@ __all__ = [
     "OutputChoice",
     "backend_specs",
     "choice",
+    "count",
     "fail_kinds",
     "input_file",
     "input_path",
@@ -119,6 +120,18 @@ def tolerance(text: Any, option: str) -> float:
         raise OptionError(f"{option} must not be negative, not {_shown(text)}")
     if value > MAX_TOLERANCE:
         raise OptionError(f"{option} must be at most {MAX_TOLERANCE:g}, not {_shown(text)}")
+    return value
+
+
+def count(text: Any, option: str, maximum: int = 10**9) -> int:
+    """A whole number of things: 0 or more (digits only: no sign, point or exponent), at
+    most ``maximum``."""
+    raw = str(text).strip()
+    if not raw.isascii() or not raw.isdigit():
+        raise OptionError(f"{option} needs a whole number, 0 or more, not {_shown(text)}")
+    value = int(raw)
+    if value > maximum:
+        raise OptionError(f"{option} must be at most {maximum}, not {_shown(text)}")
     return value
 
 

@@ -4,6 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: ``python -c PEAK_WRAPPER ARGS...``: porter's command line, printing the process's peak
+#: resident size to stderr at exit (``VmHWM=<kB>``: ``ru_maxrss`` would count the
+#: parent's pages from before the exec)
+PEAK_WRAPPER = (
+    "import sys\n"
+    "from porter_ext.cli import main\n"
+    "try:\n"
+    "    code = main(sys.argv[1:])\n"
+    "finally:\n"
+    "    peak = open('/proc/self/status').read().split('VmHWM:')[1].split()[0]\n"
+    "    print(f'VmHWM={peak}', file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
 _HEADER = '''"""Generated module {index}."""
 
 import numpy as np
