@@ -30,6 +30,8 @@ export interface IDiagnostic {
   /** The row's kind: a call's status, or `device`, `replay_failure`, `mismatch`,
    * `dtype_changed`, `cell_error`. */
   status: string;
+  /** The kind in porter's words (`kind_text`: the severity glyph's title). */
+  kindText: string;
   severity: Severity;
   /** Whether porter counts the row as a finding (else it is information). */
   finding: boolean;
@@ -93,6 +95,7 @@ export function collectDiagnostics(
       out.push({
         id: `${calling}:${n}`,
         status: row.kind,
+        kindText: row.kind_text ?? row.kind,
         severity: row.severity,
         finding: row.finding,
         name: row.name,
@@ -161,7 +164,7 @@ export function filterDiagnostics(
   }
   return rows.filter(row => {
     const text =
-      `${row.name}\n${row.message}\n${row.group}\n${row.status}\n${row.cellLabel}\n${row.file ?? ''}`.toLowerCase();
+      `${row.name}\n${row.message}\n${row.group}\n${row.status}\n${row.kindText}\n${row.cellLabel}\n${row.file ?? ''}`.toLowerCase();
     return words.every(w => text.includes(w));
   });
 }

@@ -40,6 +40,7 @@ import {
 } from './fileeditors';
 import { filesOf } from './filerewrites';
 import { registerMarks, setMarkedStatuses } from './marks';
+import { tellCellOrder } from './notebookorder';
 import { PortingPanel } from './panel';
 import {
   DEFAULT_SETTINGS,
@@ -239,6 +240,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     };
     tracker.widgetAdded.connect((_, notebook) => setUp(notebook));
     tracker.forEach(setUp);
+    tellCellOrder(tracker);
     followActiveNotebook(panel, tracker, labShell);
     NotebookActions.executed.connect((_, args) => {
       // a cell ran: the files its result speaks of are described afresh

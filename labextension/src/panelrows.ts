@@ -18,25 +18,8 @@ import { appendText, el, visibleText } from './text';
 /** Height of every row of the list, in pixels (the stylesheet uses the same). */
 export const ROW_HEIGHT = 22;
 
-/** Words for a row's status in the severity column. */
-const STATUS_WORDS: Record<string, string> = {
-  non_standard: 'non-standard',
-  non_standard_usage: 'usage',
-  device_specific: 'device call',
-  host_sync: 'host sync',
-  acknowledged: 'acknowledged',
-  outside_namespace: 'outside',
-  device: 'device',
-  replay_failure: 'replay failed',
-  mismatch: 'mismatch',
-  cell_error: 'cell error'
-};
-
-export function statusWords(status: string): string {
-  return STATUS_WORDS[status] ?? status;
-}
-
-/** The glyph of a severity in its narrow column (the status words in its title). */
+/** The glyph of a severity in its narrow column (the row's kind in porter's words,
+ * `kind_text`, in its title). */
 const SEVERITY_GLYPHS: Record<Severity, string> = {
   error: '✖',
   warning: '▲',
@@ -118,7 +101,7 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
     item.classList.add('porter-selected');
     item.setAttribute('aria-selected', 'true');
   }
-  const words = statusWords(row.status);
+  const words = row.kindText;
   const sev = el('span', 'porter-diag-sev', SEVERITY_GLYPHS[row.severity]);
   sev.title = `${row.severity}: ${words}`;
   sev.setAttribute('aria-label', words);

@@ -104,6 +104,12 @@ class Diagnostic:
     suggestion: str | None = None
 
     @property
+    def kind_text(self) -> str:
+        """The row's kind in words, as the headline names one row of it (the panel's
+        severity glyph says it in its title): ``usage outside the standard``."""
+        return KIND_WORDS[self.kind][0]
+
+    @property
     def hover(self) -> str:
         """What a mark's hover says: the row's message, the spelling to use instead, its
         full detail, its caller."""

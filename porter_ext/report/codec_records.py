@@ -116,6 +116,7 @@ def call_from_dict(data: Mapping[str, Any]) -> CallRecord:
 def diagnostic_to_dict(row: Diagnostic) -> dict[str, Any]:
     data = record_dict(row)
     data["origin"] = None if row.origin is None else origin_to_dict(row.origin)
+    data["kind_text"] = row.kind_text
     data["hover"] = row.hover
     data["title"] = row.title
     return data

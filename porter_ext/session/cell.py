@@ -68,6 +68,8 @@ class CellJob:
     #: the editor line of the source's first line: 2 below a ``%%port`` line, 1 for a
     #: cell recorded whole (``%port on``) or one whose ``%%port`` line ``porter run`` added
     first_line: int = 2
+    #: the cell's notebook position (0-based; `Session.running_index`), or None
+    index: int | None = None
 
     @property
     def plan(self) -> ReplayPlan | None:
@@ -91,7 +93,8 @@ def begin(
     count = session._execution_count()
     label = count if count is not None else len(session.cells)
     first_line = 1 if compiled_by_ipython else session.first_line
-    session._note_place(label, count, first_line)
+    index = session.running_index()
+    session._note_place(label, count, first_line, index)
     shell = session.shell
     flags = shell.compile.flags if shell is not None else 0
     filename = None
@@ -115,7 +118,9 @@ def begin(
     plan = session._plan(code, namespace, specs, options, syntax)
     fix = None
     if options.fix:
-        fix = verify_cell.start(source, code, namespace, specs, session.fixing(options, label))
+        fix = verify_cell.start(
+            source, code, namespace, specs, session.fixing(options, label, index)
+        )
     record = RecordSettings(
         cell=label,
         strict=options.strict,
@@ -140,6 +145,7 @@ def begin(
         first_line=first_line,
         transformers=session._transformers(),
         notes=notes,
+        index=index,
     )
 
 
@@ -172,7 +178,7 @@ def finish(session: Session, job: CellJob, run: CellRun) -> PortResult:
     """The cell's entry, once it ran: its calls and error, its replays and device
     findings, its verified rewrite (``--fix``), kept in the session."""
     entry = CellEntry(
-        index=session.cell_index,
+        index=job.index,
         execution_count=job.count,
         source=job.source,
         error=run.error,
@@ -212,5 +218,5 @@ def unparsed(session: Session, source: str, exc: SyntaxError) -> None:
     error = ErrorInfo(type=type(exc).__name__, message=str(exc.msg), line=exc.lineno)
     count = session._execution_count()
     session.cells.append(
-        CellEntry(index=session.cell_index, execution_count=count, source=source, error=error)
+        CellEntry(index=session.running_index(), execution_count=count, source=source, error=error)
     )

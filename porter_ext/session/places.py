@@ -1,9 +1,11 @@
 """Where the session's recorded cells are: the recorder labels a cell's calls with its
 own number for the cell (its execution count, or a running number without IPython),
 and a call made by code another cell wrote carries that label. The session remembers,
-per label, the cell's notebook position (`porter run`), execution count and the front
-end's cell id (JupyterLab sends ``cellId`` with each execute request), so that the
-call's `CallOrigin` names the cell the way every view does.
+per label, the cell's notebook position (`porter run`, or the front end's cell order in
+a live kernel), execution count and the front end's cell id (JupyterLab sends ``cellId``
+with each execute request), so that the call's `CallOrigin` names the cell the way every
+view does: where the front end's order places that id now (the cell may have moved since
+it ran), else the position it had.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import TYPE_CHECKING
 from porter_ext.model.calls import CallRecord
 
 if TYPE_CHECKING:
-    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
+
+    from porter_ext.session.cell_order import CellOrder
 
 #: labels remembered (a function keeps the label of the cell that defined it)
 KEPT_PLACES = 4096
@@ -56,19 +60,33 @@ class CellPlaces:
         while len(self._places) > KEPT_PLACES:
             self._places.popitem(last=False)
 
-    def resolve(self, calls: Iterable[CallRecord]) -> None:
+    def note_ran(self, result: ExecutionResult) -> None:
+        """After every cell (IPython's ``post_run_cell``): a cell porter did not record
+        is remembered by the front end's id of it, so that a function it defined, called
+        from a recorded cell, names it where it is (a recorded cell's place stays)."""
+        count = result.execution_count
+        cell_id = getattr(result.info, "cell_id", None)
+        if isinstance(count, int) and isinstance(cell_id, str) and count not in self._places:
+            self.note(count, CellPlace(None, count, cell_id))
+
+    def resolve(self, calls: Iterable[CallRecord], order: CellOrder) -> bool:
         """Give each call made by another cell's code that cell's place (in place: the
-        records are the cell's own, not yet shown). A label the session never recorded
-        (a worker's, a cleared kernel's) keeps what the recorder knew."""
+        records are the cell's own, not yet shown), its position where ``order`` puts
+        its id now; True where any call got one. A label the session never recorded (a
+        worker's, a cleared kernel's) keeps what the recorder knew."""
+        resolved = False
         for call in calls:
             if call.origin is None or call.origin_cell is None:
                 continue
             place = self._places.get(call.origin_cell)
             if place is not None:
+                moved = order.position(place.cell_id)
                 call.origin = dataclasses.replace(
                     call.origin,
-                    index=place.index,
+                    index=place.index if moved is None else moved,
                     execution_count=place.execution_count,
                     cell_id=place.cell_id,
                     first_line=place.first_line,
                 )
+                resolved = True
+        return resolved

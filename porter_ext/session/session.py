@@ -34,6 +34,7 @@ from porter_ext.record.magic_code import MagicRewriter
 from porter_ext.record.recorder import install_hooks
 from porter_ext.record.syntax import CellSyntax
 from porter_ext.session import cell
+from porter_ext.session.cell_order import CellOrder, order_of
 from porter_ext.session.options import NETWORK_VARIABLE, PortOptions, SessionConfig
 from porter_ext.session.places import CellPlace, CellPlaces, front_end_cell_id
 from porter_ext.session.port_on import OnTransformer, PortOn
@@ -62,6 +63,8 @@ class Session:
         self.recording = False
         self._port_on = PortOn(self)
         self.cell_index: int | None = None  # set by `porter run` for notebook cells
+        #: where the front end says each cell is (a live kernel; `cell_order`)
+        self.cell_order = order_of(shell) if shell is not None else CellOrder()
         #: the editor line of a ``%%port`` cell's body: 2, below its ``%%port`` line; 1
         #: where ``porter run`` added that line to a notebook cell (set before each cell)
         self.first_line = 2
@@ -80,6 +83,13 @@ class Session:
         displayhook shows ``Out[execution_count - 1]``)."""
         count = getattr(self.shell, "execution_count", None) if self.shell is not None else None
         return count - 1 if isinstance(count, int) and count > 0 else count
+
+    def running_index(self) -> int | None:
+        """The running cell's notebook position (0-based): the one ``porter run`` set,
+        else where the front end's cell order puts the cell's id, else None."""
+        if self.cell_index is not None or self.shell is None:
+            return self.cell_index
+        return self.cell_order.position(front_end_cell_id(self.shell))
 
     def port_cell(
         self, source: str, options: PortOptions | None = None, namespace: dict | None = None
@@ -123,7 +133,8 @@ class Session:
             namespace = namespace if namespace is not None else {}
         run = run_unrecorded(code, namespace, settings, filename=filename)
         count = self._execution_count()
-        entry = CellEntry(None, count, source, run.error, calls=[], notes=[reason])
+        index = self.running_index()
+        entry = CellEntry(index, count, source, run.error, calls=[], notes=[reason])
         return UnrecordedResult(entry, reason), run
 
     def _transformers(self) -> list:
@@ -146,15 +157,16 @@ class Session:
             return None
         return names[filename], "".join(cached[2]), shell.compile.flags, self._transformers()
 
-    def fixing(self, options: PortOptions, label: int | str) -> FixPlace:
-        """Where ``--fix`` verifies the rewrite of the cell recorded under ``label``."""
+    def fixing(self, options: PortOptions, label: int | str, index: int | None) -> FixPlace:
+        """Where ``--fix`` verifies the rewrite of the cell recorded under ``label``
+        (notebook position ``index``)."""
         return FixPlace(
             pool=None if options.in_process else self.pool,
             shell=self.shell,
             in_process=options.in_process,
             in_effect=self.headless,
             owner=self,
-            index=self.cell_index,
+            index=index,
             cell=label,
         )
 
@@ -177,10 +189,12 @@ class Session:
             with contextlib.suppress(ValueError):  # IPython drops one that raised
                 self.shell.ast_transformers.remove(rewriter)
 
-    def _note_place(self, label: int | str | None, count: int | None, first_line: int) -> None:
+    def _note_place(
+        self, label: int | str | None, count: int | None, first_line: int, index: int | None
+    ) -> None:
         """Remember where the cell about to be recorded under ``label`` is."""
         cell_id = front_end_cell_id(self.shell) if self.shell is not None else None
-        self.places.note(label, CellPlace(self.cell_index, count, cell_id, first_line))
+        self.places.note(label, CellPlace(index, count, cell_id, first_line))
 
     def _transform(self, source: str) -> str:
         """IPython's transformation of a cell (``%time``, ``!cmd``), with the raw cell's
@@ -299,12 +313,12 @@ class Session:
         self._notes.append(text)
 
     def add(self, entry: CellEntry, warnings: list[str] | None = None) -> PortResult:
-        if self._notes:
+        resolved = self.places.resolve(entry.calls, self.cell_order)
+        for replay in entry.replays:
+            resolved |= self.places.resolve(replay.calls or (), self.cell_order)
+        if self._notes or resolved:  # derived again: its rows name the origins' cells
             entry = dataclasses.replace(entry, notes=[*entry.notes, *self._notes])
             self._notes = []
-        self.places.resolve(entry.calls)
-        for replay in entry.replays:
-            self.places.resolve(replay.calls or ())
         self.cells.append(entry)
         self.last = PortResult(entry, warnings)
         if self.shell is not None:
@@ -378,6 +392,7 @@ def get_session(shell: InteractiveShell | None = None) -> Session:
             install_hooks(shell.user_ns)
             for name in _HIDDEN_NAMES:
                 shell.user_ns_hidden[name] = shell.user_ns[name]
+            shell.events.register("post_run_cell", session.places.note_ran)
     return session
 
 
@@ -385,3 +400,5 @@ def drop_session(shell: InteractiveShell) -> None:
     session = _sessions.pop(id(shell), None)
     if session is not None:
         session.stop_recording()
+        with contextlib.suppress(ValueError):
+            shell.events.unregister("post_run_cell", session.places.note_ran)

@@ -107,12 +107,22 @@ def test_renderer_panel_and_marks_show_the_jsons_words(page, page_log, lab, fron
     built.nth(len(rows) - 1).wait_for(state="attached", timeout=60_000)
     shown = built.evaluate_all(
         "ms => ms.map(m => [m.title, m.className, m.dataset.porterCell,"
-        " m.querySelector('.porter-diag-line').textContent])"
+        " m.querySelector('.porter-diag-line').textContent,"
+        " m.querySelector('.porter-diag-sev').title])"
     )
-    assert sorted((t, c.split("porter-sev-")[1].split()[0], ln) for t, c, _, ln in shown) == sorted(
-        (r["title"], r["severity"], "—" if r["line"] is None else str(r["line"])) for r in rows
+    # each row's severity glyph says its kind in porter's words (`kind_text`)
+    assert sorted((t, c.split("porter-sev-")[1].split()[0], ln, g) for t, c, _, ln, g in shown) == (
+        sorted(
+            (
+                r["title"],
+                r["severity"],
+                "—" if r["line"] is None else str(r["line"]),
+                f"{r['severity']}: {r['kind_text']}",
+            )
+            for r in rows
+        )
     )
-    assert {cell for _, _, cell, _ in shown} == {"1"}  # position 1: JupyterLab's "Cell 2"
+    assert {cell for _, _, cell, _, _ in shown} == {"1"}  # position 1: JupyterLab's "Cell 2"
     counts = data["headline"]["counts"]
     assert page.locator(f"{PANEL} .porter-diag-shown").inner_text() == (
         f"findings: {counts['findings']} · noted: {counts['notes']}"

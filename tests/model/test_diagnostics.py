@@ -167,6 +167,11 @@ def test_the_json_carries_every_decision_and_validates() -> None:
     assert [o["verdict"] for o in outs] == ["dtype_changed", "mismatch", "match"]
     assert len(data["diagnostics"]) == len(cell.diagnostics)
     assert data["diagnostics"][0]["hover"].startswith("torch.max")
+    # each row's kind in the headline's words (the panel's glyph says it in its title)
+    words = {r["kind"]: r["kind_text"] for r in data["diagnostics"]}
+    assert words["non_standard_usage"] == "usage outside the standard"
+    assert words["non_standard"] == "call outside the standard"
+    assert len(set(words.values())) == len(words) >= 6  # one word per kind, kinds apart
     assert data["headline"]["counts"]["findings"] == 6
     back = cell_from_dict(data)
     assert back.diagnostics == cell.diagnostics and back.headline == cell.headline

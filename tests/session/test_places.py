@@ -53,6 +53,12 @@ def test_a_call_in_a_function_of_an_earlier_cell_carries_where_it_is_written(por
         "label": f"In [{defining_count}]",
     }
     assert "in code from cell" not in total["message"]
+    # the panel's row is drawn from the resolved origin: the editor's line 5 of the
+    # defining cell (its %%port line is line 1), the calling cell named
+    rows = json.loads(ip.user_ns["_port"].to_json())["diagnostics"]
+    [row] = [r for r in rows if r["name"] == "numpy.sum"]
+    assert (row["line"], row["origin"]["first_line"]) == (5, 2)
+    assert row["called_from"] == f"In [{second.execution_count}], line 3"
     # the operator is marked over its whole expression, where it is written
     product = calls["ndarray.__mul__"]["origin"]
     assert (product["line"], product["col"], product["end_col"]) == (4, 36, 52)

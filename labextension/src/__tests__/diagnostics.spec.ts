@@ -53,9 +53,12 @@ describe('collectDiagnostics over a real run of notebooks/02_devices.ipynb', () 
   const rows = collectDiagnostics(notebook());
 
   it('lists exactly porter’s rows, in its words and severities', () => {
-    expect(rows.map(r => [r.status, r.severity, r.finding, r.message])).toEqual(
+    expect(
+      rows.map(r => [r.status, r.kindText, r.severity, r.finding, r.message])
+    ).toEqual(
       written.map(w => [
         w.row.kind,
+        w.row.kind_text,
         w.row.severity,
         w.row.finding,
         w.row.message
@@ -144,6 +147,7 @@ function row(over: Partial<IDiagnostic>): IDiagnostic {
   return {
     id: over.id ?? String(Math.random()),
     status: 'non_standard',
+    kindText: 'call outside the standard',
     severity: 'error',
     name: 'numpy.sum',
     message: 'numpy.sum',

@@ -1,7 +1,7 @@
 /**
  * @jest-environment jsdom
  */
-import { IDiagnostic } from '../diagnostics';
+import { collectDiagnostics, IDiagnostic } from '../diagnostics';
 import { IFileRewrite } from '../filerewrites';
 import {
   renderDetail,
@@ -11,6 +11,8 @@ import {
   renderRow,
   ROW_HEIGHT
 } from '../panelrows';
+import { ICellEntry, IRow } from '../types';
+import fixture from './fixtures/devices_notebook.json';
 
 const EVIL =
   "<script>document.title='PWNED'</script>" +
@@ -22,6 +24,7 @@ function row(over: Partial<IDiagnostic> = {}): IDiagnostic {
   return {
     id: '3:0',
     status: 'replay_failure',
+    kindText: 'replay failure',
     severity: 'error',
     name: `strict${EVIL}`,
     message: `replay on strict${EVIL}: error TypeError${EVIL}`,
@@ -135,15 +138,35 @@ describe('the rows of the windowed list', () => {
     expect(node.querySelector('.porter-diag-line')!.textContent).toBe('—');
   });
 
-  it('show a row’s severity as a glyph, its status in words in the title', () => {
-    const node = renderRow(
-      row({ status: 'non_standard_usage', severity: 'warning' }),
-      false
+  it('show a row’s severity as a glyph, its kind in porter’s words in the title', () => {
+    // notebooks/02_devices.ipynb as porter's kernel ran it: every row's `kind_text`
+    const cells = (
+      fixture as unknown as {
+        cells: { index: number; id: string; entry: ICellEntry | null }[];
+      }
+    ).cells.map(c => ({
+      ref: { index: c.index, executionCount: null, id: c.id },
+      entry: c.entry,
+      stale: false
+    }));
+    const written = ([] as IRow[]).concat(
+      ...cells.map(c => c.entry?.diagnostics ?? [])
     );
-    const sev = node.querySelector('.porter-diag-sev') as HTMLElement;
-    expect(sev.textContent).toBe('▲');
-    expect(sev.title).toBe('warning: usage');
-    expect(sev.getAttribute('aria-label')).toBe('usage');
+    const rows = collectDiagnostics(cells);
+    expect(new Set(rows.map(r => r.severity)).size).toBeGreaterThan(1);
+    rows.forEach((r, n) => {
+      const sev = renderRow(r, false).querySelector(
+        '.porter-diag-sev'
+      ) as HTMLElement;
+      const words = written[n].kind_text!;
+      expect(words).toBeTruthy();
+      expect(sev.title).toBe(`${written[n].severity}: ${words}`);
+      expect(sev.getAttribute('aria-label')).toBe(words);
+    });
+    const device = rows.find(r => r.status === 'device')!;
+    const node = renderRow(device, false).querySelector('.porter-diag-sev')!;
+    expect(node.textContent).toBe('▲');
+    expect(node.getAttribute('title')).toBe('warning: device finding');
   });
 
   it('tag a stale row', () => {
