@@ -108,3 +108,23 @@ def test_the_persons_classes_stay_theirs_in_porter_fixs_own_run(tmp_path):
     assert cells[1]["rewrite"]["status"] == "verified", cells[1]["rewrite"]
     assert "self.out = xp.tanh(x)" in ported[1].source
     assert cells[2]["error"] is None, cells[2]["error"]
+
+
+def test_a_write_into_an_int_array_verifies_on_jax_whose_ints_are_narrower(tmp_path):
+    """Handbook 02.02: ``x2[0, 0] = 12`` into an int64 array becomes ``x2 =
+    xpx.at(x2)[0, 0].set(12)``; JAX without x64 holds int32, and the original cell does
+    not run there (its arrays are immutable), so only the backend's defaults tell the
+    dtype change is JAX's. x2 is no output of the original cell (it writes into it), so
+    its dtype was unknown and the rewrite was refused: "changes the result on jax (x2:
+    dtype_changed, max abs err 0.0)"."""
+    pytest.importorskip("jax")
+    _, ported, cells = _fix(
+        tmp_path,
+        "import numpy as np\nx2 = np.arange(12).reshape(3, 4)",
+        "x2[0, 0] = 12\nx2",
+        backends="numpy,jax",
+    )
+    rewrite = cells[1]["rewrite"]
+    assert rewrite["status"] == "verified", rewrite["reason"]
+    assert "jax" in rewrite["verified_on"]
+    assert "x2 = xpx.at(x2)[0, 0].set(12)" in ported[1].source
