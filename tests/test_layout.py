@@ -719,3 +719,45 @@ def test_the_cell_markup_check_sees_a_second_renderer():
     assert _cell_markup('def f(x):\n    """A <table> in words."""\n    return f"<td>{x}</td>"\n')
     assert _cell_markup("s = '<section class=\"cell\">'\n")
     assert not _cell_markup('"""<div> in a docstring"""\nx = "<br>".join([])\ny = "<code>"\n')
+
+
+#: the model's phrases (CONTRACT.md: the JSON carries them): a string literal holding
+#: one in the extension's code means TypeScript words it again from the JSON's fields
+_MODEL_PHRASES = ("called from", "verified on", "not verified", "findings: ", "noted: ")
+_TS_STRING = re.compile(r"'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"|`(?:\\.|[^`\\])*`")
+_TS_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+def _model_phrases_in(code: str) -> list[str]:
+    """The string literals of TypeScript `code` (comments aside) that hold a phrase of
+    the model's."""
+    # strings first, so that a `//` inside one is no comment
+    literals = []
+    for match in re.finditer(f"{_TS_STRING.pattern}|{_TS_COMMENT.pattern}", code, re.S):
+        text = match.group(0)
+        if text[0] in "'\"`" and any(p in text for p in _MODEL_PHRASES):
+            literals.append(text)
+    return literals
+
+
+def test_the_extension_words_no_sentence_of_the_models():
+    """Issue 27: a row's place and caller, a rewrite's and a file verdict's words and
+    the panel's count words are the JSON's (`place`, `called_from_text`,
+    `verified_text`, `summary`, `applied_text`, `headline.sum_format`); no TypeScript
+    of the extension builds them from the JSON's bare fields."""
+    src = PACKAGE.parent / "labextension" / "src"
+    found = {
+        path.name: _model_phrases_in(path.read_text(encoding="utf-8"))
+        for path in sorted(src.glob("*.ts"))
+        if path.name != "schema.generated.ts"
+    }
+    assert {name: hits for name, hits in found.items() if hits} == {}
+    assert {"panelrows.ts", "diagnostics.ts", "filerewrites.ts", "render.ts"} <= set(found)
+
+
+def test_the_model_phrase_check_sees_a_sentence_built_in_typescript():
+    assert _model_phrases_in("el('span', 'x', ` (called from ${row.calledFrom})`);")
+    assert _model_phrases_in('return "findings: " + n;')
+    assert _model_phrases_in("const on = 'verified on ' + specs;")
+    assert not _model_phrases_in("/* shows `called from cell 3` */\n// verified on numpy\nx;")
+    assert not _model_phrases_in("appendText(row, `${named(offer.file, offer.summary)} `);")

@@ -1,9 +1,10 @@
 """Re-derives the model's derived fields of the recorded fixtures (module_notebook.json,
-devices_notebook.json): the calls, device findings, replays and rewrites are what real
-porter runs recorded; the fields porter's model derives from them (``diagnostics``,
-``headline``, ``plan``, ``label``, verdicts, severities) are written again by today's
-model, so that the extension's jest specs read what porter writes now. A cell's
-``first_line`` is 2 where its notebook source starts with its ``%%port`` line.
+devices_notebook.json, file_fix_notebook.json): the calls, device findings, replays and
+rewrites are what real porter runs recorded; the fields porter's model derives from them
+(``diagnostics``, ``headline``, ``plan``, ``label``, verdicts, severities, the words of
+rewrites and file verdicts) are written again by today's model, so that the extension's
+jest specs read what porter writes now. A cell's ``first_line`` is 2 where its notebook
+source starts with its ``%%port`` line (the file-fix run recorded its own).
 
     cd labextension && PYTHONPATH=.. ../.venv/bin/python scripts/refresh_fixtures.py
 """
@@ -41,6 +42,9 @@ def refreshed(entry: dict, source: str | None, firsts: dict[int, int]) -> dict:
 
 
 def main() -> None:
+    from porter_ext.model.headline import sum_text
+    from porter_ext.report.codec import cell_from_dict
+
     module_sources = [
         "".join(c["source"])
         for c in json.loads((NOTEBOOKS / "03_port_a_module.ipynb").read_text())["cells"]
@@ -64,8 +68,27 @@ def main() -> None:
                 cell["entry"] = refreshed(cell["entry"], source_of(cell), firsts)
         if data.get("replayed"):
             data["replayed"] = refreshed(data["replayed"], "%%port -b numpy\n", firsts)
+        # what the Porting panel's head says of these cells, in Python's words
+        data["panel_counts"] = sum_text(
+            [cell_from_dict(c["entry"]).headline for c in data["cells"] if c.get("entry")]
+        )
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print("refreshed", path)
+    refresh_file_fix()
+
+
+def refresh_file_fix() -> None:
+    """file_fix_notebook.json (scripts/file_fix_fixture.py): each entry read and written
+    again, so its derived fields are today's."""
+    from porter_ext.report.codec import cell_from_dict, cell_to_dict
+
+    path = FIXTURES / "file_fix_notebook.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for cell in data["cells"]:
+        if cell.get("entry"):
+            cell["entry"] = json.loads(json.dumps(cell_to_dict(cell_from_dict(cell["entry"]))))
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print("refreshed", path)
 
 
 if __name__ == "__main__":

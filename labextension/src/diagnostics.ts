@@ -7,9 +7,11 @@
  * the rows in view. Pure functions over the report's JSON (no DOM, no JupyterLab), so
  * that jest tests them; `panel.ts` draws what they return.
  *
- * Nothing here derives a verdict, a severity or a sentence: rows, their words and
- * their severities are porter's (`diagnostics[]`); a group's count adds up the `count`
- * porter wrote on each row.
+ * Nothing here derives a verdict, a severity or a sentence: rows, their words (the
+ * message, the place, the caller) and their severities are porter's (`diagnostics[]`);
+ * a group's count adds up the `count` porter wrote on each row, and the notebook's
+ * counts add up each cell's headline counts in the words porter wrote around them
+ * (cells' results come one by one, so the sum over them is the one the panel makes).
  */
 import { ICellRef, originCell, Severity } from './positions';
 import { ICellEntry, IRow } from './types';
@@ -57,8 +59,13 @@ export interface IDiagnostic {
   shownLine: number | null;
   /** Column in characters (0-based) on that line. */
   col: number;
-  /** The calling cell and line, for a finding shown where another cell's code is. */
-  calledFrom: string | null;
+  /** Where the row is, in porter's words (`place`: `norms.py line 5`); in results
+   * older than them, the file's name (or nothing, for a row in a cell). */
+  place: string;
+  /** The calling cell and line in porter's words (`called_from_text`: `called from
+   * cell 6 · In [9], line 2`), for a finding shown where another cell's code is; in
+   * results older than them, the bare `called_from`. */
+  calledFromText: string | null;
   /** Raw text (an exception's message) shown as text in a collapsible detail. */
   detail: string | null;
   /** porter's `count` of identical calls merged at this site (1 for other rows). */
@@ -111,7 +118,8 @@ export function collectDiagnostics(
           : (row.source_line ?? row.line ?? null),
         shownLine: foreign ? null : (row.line ?? null),
         col: foreign ? 0 : (row.col ?? 0),
-        calledFrom: row.called_from ?? null,
+        place: row.place ?? file ?? '',
+        calledFromText: row.called_from_text ?? row.called_from ?? null,
         detail: row.detail ?? null,
         count: row.count ?? 1,
         stale: cell.stale || (file !== null && appliedFile(file))
@@ -121,26 +129,24 @@ export function collectDiagnostics(
   return out;
 }
 
-/** The notebook's counts: porter's per-cell headline counts (`findings`, `notes`, over
- * exactly each cell's rows) added up, as the panel's head shows them. */
+/** The notebook's counts, as the panel's head shows them: porter's per-cell headline
+ * counts (`findings`, `notes`, over exactly each cell's rows) added up, put in the
+ * words porter wrote for such sums (`headline.sum_format`, its `{findings}` and
+ * `{notes}` standing for them); results older than those words show none. */
 export function notebookCounts(entries: (ICellEntry | null)[]): string {
   let findings = 0;
   let notes = 0;
+  let words = '';
   for (const entry of entries) {
     findings += entry?.headline?.counts?.findings ?? 0;
     notes += entry?.headline?.counts?.notes ?? 0;
+    words = words || (entry?.headline?.sum_format ?? '');
   }
-  return `findings: ${findings} · noted: ${notes}`;
-}
-
-/** Where a row's finding is: `norms.py line 5` in a file, `cell 3 · In [2], line 4`
- * in a cell (the line as the editor counts it). */
-export function rowPlace(row: IDiagnostic): string {
-  const line = row.shownLine;
-  if (row.file !== null) {
-    return line === null ? row.file : `${row.file} line ${line}`;
-  }
-  return line === null ? row.cellLabel : `${row.cellLabel}, line ${line}`;
+  return words
+    .split('{findings}')
+    .join(String(findings))
+    .split('{notes}')
+    .join(String(notes));
 }
 
 /** What a row says in full (its title), as porter wrote it. */

@@ -6,7 +6,8 @@
  * `porter_ext.fix.files.digest`). Pure but for WebCrypto, so that jest tests it;
  * `applyfile.ts` reads and writes the file.
  *
- * Nothing here decides a verdict: `accepted`, `verified_on` and `reason` are the JSON's.
+ * Nothing here decides a verdict or words one: `accepted` and `verified_on` are the
+ * JSON's, and so are the words shown of each verdict (`summary`, `applied_text`).
  */
 import { NOT_VERIFIED } from './apply';
 import { errorFile, originFile, resolveFile } from './findings';
@@ -28,11 +29,17 @@ export interface IFileRewrite {
   source: string;
   /** The specs the calling cells' replays verified it on, as porter wrote them. */
   verifiedOn: string[];
-  /** The calling cells whose runs verified it, as views name them. */
-  callers: string[];
-  /** What other calling cells' runs said of a rewrite of the same file that they did
-   * not verify: `cell 3 · In [4]: the replays disagree`. */
-  refusedBy: string[];
+  /** porter's words of the first calling cell's verdict, shown after the file's name
+   * (`summary`: `verified on numpy (called from cell 2 · In [3])`); null in results
+   * older than them. */
+  summary: string | null;
+  /** What porter says once the rewrite was written over the file (`applied_text`);
+   * null in results older than them. */
+  appliedText: string | null;
+  /** porter's words of the other calling cells' verdicts: those that verified the same
+   * rewrite, then those that refused a rewrite of the file (`not verified by cell 3 ·
+   * In [4]: the replays disagree`; in older results, the bare reason). */
+  notes: string[];
 }
 
 /** What an Apply of a file's rewrite writes, or why it refuses (one of the two null). */
@@ -56,6 +63,11 @@ function isVerdict(value: unknown): value is IFileVerdict {
   );
 }
 
+/** What porter said of a verdict, in its words (older results: the reason, if any). */
+function words(verdict: IFileVerdict): string | null {
+  return verdict.summary ?? verdict.reason ?? null;
+}
+
 function specs(verdict: IFileVerdict): string[] {
   return Array.isArray(verdict.verified_on)
     ? verdict.verified_on.filter(s => typeof s === 'string')
@@ -65,8 +77,8 @@ function specs(verdict: IFileVerdict): string[] {
 /**
  * The rewrites of the person's files that the results of the notebook at server path
  * `notebook` offer, in notebook order: one per file and recorded text and rewrite that
- * porter accepted, naming the cells that verified it (and any calling cell whose run
- * refused a rewrite of that file).
+ * porter accepted, with porter's words of each calling cell's verdict on it (and of any
+ * calling cell whose run refused a rewrite of that file).
  */
 export function fileRewrites(
   notebook: string,
@@ -79,19 +91,22 @@ export function fileRewrites(
     const verdicts = Array.isArray(entry?.file_verdicts)
       ? entry!.file_verdicts
       : [];
-    const caller = entry?.label ?? '';
     for (const verdict of verdicts.filter(isVerdict)) {
       const path = resolveFile(notebook, verdict.file);
+      const note = words(verdict);
       if (!verdict.accepted) {
-        const why = verdict.reason ? `: ${verdict.reason}` : '';
-        refused.push({ path, note: `${caller}${why}` });
+        if (note) {
+          refused.push({ path, note });
+        }
         continue;
       }
       const on = specs(verdict);
       const key = JSON.stringify([path, verdict.digest, verdict.source, on]);
       const offer = offers.get(key);
       if (offer) {
-        offer.callers.push(caller);
+        if (note) {
+          offer.notes.push(note);
+        }
       } else {
         offers.set(key, {
           key,
@@ -100,15 +115,16 @@ export function fileRewrites(
           digest: verdict.digest,
           source: verdict.source,
           verifiedOn: on,
-          callers: [caller],
-          refusedBy: []
+          summary: note,
+          appliedText: verdict.applied_text ?? null,
+          notes: []
         });
       }
     }
   }
   const out = [...offers.values()];
   for (const { path, note } of refused) {
-    out.filter(o => o.path === path).forEach(o => o.refusedBy.push(note));
+    out.filter(o => o.path === path).forEach(o => o.notes.push(note));
   }
   return out;
 }

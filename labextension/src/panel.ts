@@ -52,6 +52,7 @@ import {
   resultsChanged
 } from './notebookcells';
 import {
+  named,
   renderDetail,
   renderFileRewrite,
   renderGroup,
@@ -320,10 +321,9 @@ export class PortingPanel extends Widget {
       const where = entry.label ?? '';
       if (cell.state === 'applied' || cell.state === 'stale') {
         row.classList.add('porter-stale');
-        appendText(row, `${where}: ${sourceStateWords(entry, cell.state)}`);
+        appendText(row, named(where, sourceStateWords(entry, cell.state)));
       } else {
-        const on = (entry.rewrite?.verified_on ?? []).join(', ');
-        appendText(row, `${where}: verified on ${on || 'its replays'} `);
+        appendText(row, `${named(where, entry.rewrite?.verified_text)} `);
         const button = el(
           'button',
           'porter-apply jp-Button',

@@ -1,16 +1,12 @@
 /**
  * The Porting panel's rows as DOM: a finding's row (severity, message, cell, line), a
  * group's head (its replacement and count), the table's sortable head, the detail
- * of a selected finding, and a verified rewrite of the person's file with its Apply. Every string is the report's, put on the page as text
- * (`text.ts`); rows have one fixed height so that the list can be windowed.
+ * of a selected finding, and a verified rewrite of the person's file with its Apply.
+ * Every sentence is the report's (a row's place and caller, a file verdict's words), put
+ * on the page as text (`text.ts`); rows have one fixed height so that the list can be
+ * windowed.
  */
-import {
-  IDiagnostic,
-  IGroup,
-  rowPlace,
-  rowTitle,
-  SortKey
-} from './diagnostics';
+import { IDiagnostic, IGroup, rowTitle, SortKey } from './diagnostics';
 import { IFileRewrite } from './filerewrites';
 import { Severity } from './positions';
 import { appendText, el, visibleText } from './text';
@@ -54,6 +50,12 @@ export const COLUMNS: {
   },
   { title: 'Line', label: 'Line', sort: 'place', className: 'porter-diag-line' }
 ];
+
+/** A thing's name (a cell's label, a file), then porter's words about it after a colon;
+ * the name alone where results older than those words have none. */
+export function named(name: string, words: string | null | undefined): string {
+  return words ? `${name}: ${words}` : name;
+}
 
 /** The head of the table: each column a button that sorts by it. */
 export function renderHead(sort: SortKey, ascending: boolean): HTMLElement {
@@ -114,19 +116,17 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
   }
   if (row.file !== null) {
     // shown in a file: the row says where (the Cell column names the calling cell)
-    msg.appendChild(el('span', 'porter-diag-place', `${rowPlace(row)}: `));
+    msg.appendChild(el('span', 'porter-diag-place', `${row.place}: `));
   }
   appendText(msg, row.message);
-  if (row.calledFrom) {
-    msg.appendChild(
-      el('span', 'porter-diag-from', ` (called from ${row.calledFrom})`)
-    );
+  if (row.calledFromText) {
+    msg.appendChild(el('span', 'porter-diag-from', ` (${row.calledFromText})`));
   }
   // the cell's position in the column (narrow), its full label in the title
   // the cell's position as JupyterLab's status bar counts it (from 1)
   const cell = el('span', 'porter-diag-cell', row.cell + 1);
   cell.title = visibleText(
-    row.file === null ? row.cellLabel : `called from ${row.calledFrom}`
+    row.file === null ? row.cellLabel : (row.calledFromText ?? '')
   );
   cell.setAttribute('role', 'gridcell');
   const line = el(
@@ -187,9 +187,10 @@ export interface IFileRewriteState {
 }
 
 /**
- * A verified rewrite of the person's file: the file, the specs porter verified it on,
- * the calling cells, its Apply button and, where an Apply refused, why (in the row the
- * person clicked in); once applied, that it was and what to run.
+ * A verified rewrite of the person's file: the file and porter's words of the verdict
+ * (the specs it was verified on, the calling cell), its Apply button, porter's words of
+ * the other calling cells' verdicts and, where an Apply refused, why (in the row the
+ * person clicked in); once applied, porter's words for that.
  */
 export function renderFileRewrite(
   offer: IFileRewrite,
@@ -201,31 +202,23 @@ export function renderFileRewrite(
   if (state.applied) {
     row.classList.add('porter-stale');
     row.dataset.porterApplied = 'true';
-    appendText(
-      row,
-      `${offer.file}: rewrite applied; run a cell that calls it to check it again`
-    );
+    appendText(row, named(offer.file, offer.appliedText));
     return row;
   }
-  const on = offer.verifiedOn.join(', ') || 'its replays';
-  const callers = offer.callers.join(', ');
-  appendText(row, `${offer.file}: verified on ${on} (called from ${callers}) `);
+  appendText(row, `${named(offer.file, offer.summary)} `);
   if (state.apply) {
     const button = el(
       'button',
       'porter-apply jp-Button',
       'Apply verified rewrite'
     );
-    button.title = `Write the rewrite that replays verified over ${offer.file}`;
+    button.title = 'Write the rewrite that replays verified over the file';
     button.disabled = state.busy;
     button.addEventListener('click', state.apply);
     row.appendChild(button);
   }
-  for (const note of offer.refusedBy) {
-    appendText(
-      row.appendChild(el('div', 'porter-note')),
-      `not verified by ${note}`
-    );
+  for (const note of offer.notes) {
+    appendText(row.appendChild(el('div', 'porter-note')), note);
   }
   if (state.refusal) {
     const why = row.appendChild(el('div', 'porter-refusal'));

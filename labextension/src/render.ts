@@ -412,10 +412,8 @@ function rewriteBlock(entry: ICellEntry): HTMLElement | null {
       status === 'verified' ? 'ok' : status === 'partial' ? 'na' : 'bad'
     )
   );
-  if (rewrite.verified_on?.length) {
-    head.appendChild(
-      el('span', 'porter-note', `verified on ${rewrite.verified_on.join(', ')}`)
-    );
+  if (rewrite.verified_text) {
+    head.appendChild(el('span', 'porter-note', rewrite.verified_text));
   }
   box.appendChild(head);
   if (verifiedRewrite(entry)) {
@@ -455,7 +453,7 @@ function planBlock(entry: ICellEntry): HTMLElement | null {
       badge(item.state_text ?? '—', STATE_KIND[item.state ?? ''] ?? 'bad')
     );
     li.appendChild(
-      el('span', 'porter-plan-kind', ` ${item.kind.replace(/_/g, ' ')} `)
+      el('span', 'porter-plan-kind', ` ${item.kind_text ?? item.kind} `)
     );
     li.appendChild(el('span', 'porter-plan-title', item.title));
     list.appendChild(li);

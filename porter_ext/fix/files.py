@@ -102,7 +102,7 @@ def verify_files(fix: FixRun, entry: CellEntry, ctx: Verification) -> list[FileV
         real = os.path.realpath(os.path.join(person_code.notebook_folder(), shown))
 
         def refused(why: str, source: str = "", shown: str = shown) -> FileVerdict:
-            return FileVerdict(shown, digest(source), source, False, reason=why)
+            return FileVerdict(shown, digest(source), source, False, reason=why, where=entry.label)
 
         try:
             original = person_code.read_source(real)

@@ -110,6 +110,12 @@ class Diagnostic:
         return KIND_WORDS[self.kind][0]
 
     @property
+    def called_from_text(self) -> str | None:
+        """The calling cell and line in words, for a row shown where another cell's (or a
+        file's) code is: ``called from cell 6 · In [9], line 2``; None for the others."""
+        return None if self.called_from is None else f"called from {self.called_from}"
+
+    @property
     def hover(self) -> str:
         """What a mark's hover says: the row's message, the spelling to use instead, its
         full detail, its caller."""
@@ -118,25 +124,26 @@ class Diagnostic:
             parts.append(f"use instead: {self.suggestion}")
         if self.detail and self.detail not in self.message:
             parts.append(self.detail)
-        if self.called_from:
-            parts.append(f"called from {self.called_from}")
+        if self.called_from_text:
+            parts.append(self.called_from_text)
         return "\n".join(parts)
 
     @property
     def title(self) -> str:
         """The row in one line, with its place (a panel row's full text)."""
         where = self.place or "the cell"
-        called = f" (called from {self.called_from})" if self.called_from else ""
+        called = f" ({self.called_from_text})" if self.called_from_text else ""
         return f"{where}: {self.name}{called} — {self.message}"
 
     @property
     def place(self) -> str:
-        """Where the row is, in words: ``norms.py line 5``, ``line 3``, or "" (the cell)."""
+        """Where the row is, in words: ``norms.py line 5`` in a file, ``cell 3 · In [2],
+        line 5`` in another cell, ``line 3`` in the cell itself, or "" (the whole cell)."""
         line = "" if self.line is None else f"line {self.line}"
         if self.file is not None:
             return f"{self.file} {line}".strip()
         if self.origin is not None:
-            return f"{self.origin.label} {line}".strip()
+            return ", ".join(p for p in (self.origin.label, line) if p)
         return line
 
 

@@ -16,6 +16,17 @@ REPLAY_STATUSES: tuple[str, ...] = get_args(ReplayStatus)
 #: why a replay ran: a backend to port to, the original backend again (the control, for
 #: determinism), or the float64 reference
 REPLAY_ROLES: tuple[str, ...] = ("target", "control", "reference")
+#: what a view says after a person's file's name once its verified rewrite was written
+#: over it (the front end knows when), until a cell that calls into it runs again
+FILE_APPLIED = "rewrite applied; run a cell that calls it to check it again"
+
+
+def _verified_text(specs: list[str], verified: bool) -> str | None:
+    """On what replays verified a rewrite, in words (None: nothing was verified)."""
+    if specs:
+        return f"verified on {', '.join(specs)}"
+    return "verified on its replays" if verified else None
+
 
 #: an output comparison is the report's output entry as it is: the compare stage's one
 #: pass already carries the error summaries the views plot (`error_histogram`, `error_map`)
@@ -102,6 +113,12 @@ class RewriteEntry:
     #: ``porter fix`` put it into the ported notebook (the plan says its fixes applied)
     applied: bool = False
 
+    @property
+    def verified_text(self) -> str | None:
+        """On what the replays verified it, in words every view shows: ``verified on
+        numpy, jax:cpu``; None where nothing was verified."""
+        return _verified_text(self.verified_on, self.status == "verified")
+
 
 @dataclass(frozen=True)
 class FileVerdict:
@@ -121,6 +138,23 @@ class FileVerdict:
     reason: str | None = None
     #: the calling cell, as views name it
     where: str | None = None
+
+    @property
+    def summary(self) -> str:
+        """The verdict in the words every view shows after the file's name: ``verified on
+        numpy (called from cell 2 · In [3])``, ``not verified by cell 3 · In [4]: the
+        replays disagree``."""
+        if self.accepted:
+            by = f" (called from {self.where})" if self.where else ""
+            return f"{_verified_text(self.verified_on, True)}{by}"
+        by = f" by {self.where}" if self.where else ""
+        why = f": {self.reason}" if self.reason else ""
+        return f"not verified{by}{why}"
+
+    @property
+    def applied_text(self) -> str:
+        """What a view says after the file's name once the rewrite was written over it."""
+        return FILE_APPLIED
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,17 @@ from dataclasses import dataclass, field
 
 from porter_ext.model.diagnostics import KIND_WORDS
 
-__all__ = ["Headline", "HeadlineCounts"]
+__all__ = ["SUM_FORMAT", "Headline", "HeadlineCounts", "sum_text"]
+
+#: how a view that adds up several cells' counts (the Porting panel's head: each cell's
+#: entry comes on its own) says the sums of ``findings`` and ``notes``
+SUM_FORMAT = "findings: {findings} · noted: {notes}"
+
+
+def sum_text(headlines: list[Headline]) -> str:
+    """What a view that adds up these cells' counts says (`SUM_FORMAT`)."""
+    findings = sum(h.counts.findings for h in headlines)
+    return SUM_FORMAT.format(findings=findings, notes=sum(h.counts.notes for h in headlines))
 
 
 def _counted(n: int, kind: str) -> str:
@@ -89,6 +99,11 @@ class Headline:
 
     counts: HeadlineCounts
     text: str
+
+    @property
+    def sum_format(self) -> str:
+        """`SUM_FORMAT`: the words a view puts around the sums of several cells' counts."""
+        return SUM_FORMAT
 
     @classmethod
     def of(cls, counts: HeadlineCounts) -> Headline:

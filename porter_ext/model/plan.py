@@ -21,10 +21,24 @@ if TYPE_CHECKING:
     from porter_ext.model.cells import CellEntry
     from porter_ext.model.entries import RewriteEntry
 
-__all__ = ["PLAN_KINDS", "PLAN_STATES", "PlanItem", "PlanSite", "build_plan", "plan_line"]
+__all__ = [
+    "PLAN_KINDS",
+    "PLAN_KIND_WORDS",
+    "PLAN_STATES",
+    "PlanItem",
+    "PlanSite",
+    "build_plan",
+    "plan_line",
+]
 
 #: the kinds of fix, in the order the plan lists them
 PLAN_KINDS: tuple[str, ...] = ("replay_failure", "non_standard", "device")
+#: each kind of fix in the words every view shows
+PLAN_KIND_WORDS: dict[str, str] = {
+    "replay_failure": "replay failure",
+    "non_standard": "outside the standard",
+    "device": "device",
+}
 _NON_STANDARD = frozenset({"non_standard", "non_standard_usage"})
 #: what became of a fix (CONTRACT.md ``plan[].state``): ``applied`` (a rewrite made it
 #: and was put in the cell), ``verified`` (a verified rewrite covers it: Apply is
@@ -70,6 +84,11 @@ class PlanItem:
     @property
     def verdict(self) -> str:
         return self.state_text
+
+    @property
+    def kind_text(self) -> str:
+        """The kind of fix in words (`PLAN_KIND_WORDS`)."""
+        return PLAN_KIND_WORDS.get(self.kind, self.kind)
 
 
 def plan_line(item: PlanItem) -> str:

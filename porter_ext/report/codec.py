@@ -104,6 +104,11 @@ def rewrite_to_dict(rewrite: RewriteEntry | FileVerdict) -> dict[str, Any]:
     data = record_dict(rewrite)
     data["verified_on"] = list(rewrite.verified_on)
     data["sites"] = [record_dict(s) for s in rewrite.sites]
+    if isinstance(rewrite, FileVerdict):
+        data["summary"] = rewrite.summary
+        data["applied_text"] = rewrite.applied_text
+    elif rewrite.verified_text is not None:
+        data["verified_text"] = rewrite.verified_text
     return data
 
 
@@ -150,6 +155,7 @@ def headline_to_dict(headline: Headline) -> dict[str, Any]:
             "noted": dict(counts.noted),
             "dtype_changed_on": list(counts.dtype_changed_on),
         },
+        "sum_format": headline.sum_format,
     }
 
 
@@ -183,6 +189,7 @@ def plan_item_to_dict(item: PlanItem) -> dict[str, Any]:
         "detail": item.detail,
         "state": item.state,
         "state_text": item.state_text,
+        "kind_text": item.kind_text,
     }
 
 

@@ -117,6 +117,8 @@ def diagnostic_to_dict(row: Diagnostic) -> dict[str, Any]:
     data = record_dict(row)
     data["origin"] = None if row.origin is None else origin_to_dict(row.origin)
     data["kind_text"] = row.kind_text
+    data["place"] = row.place
+    data["called_from_text"] = row.called_from_text
     data["hover"] = row.hover
     data["title"] = row.title
     return data

@@ -230,7 +230,7 @@ _STATE_CLASS = {"applied": "ok", "verified": "ok", "partial": "na"}
 def plan_row(item: PlanItem) -> dict[str, Any]:
     """A plan item as the template's `plan_item` draws it (the report's plan, a cell's)."""
     return {
-        "kind": item.kind.replace("_", " "),
+        "kind": item.kind_text,
         "title": clip(item.title, 400),
         "state": item.state,
         "state_text": clip(item.state_text, 400),
@@ -383,7 +383,7 @@ def _rewrite_view(cell: CellEntry) -> dict[str, Any] | None:
     refused = [s for s in rewrite.sites if not s.applied]
     return {
         "status": rewrite.status,
-        "verified_on": ", ".join(rewrite.verified_on) or "—",
+        "verified_text": rewrite.verified_text,
         "reason": clip(rewrite.reason or ""),
         "diff": [(clip(ln, MAX_LINE_CHARS), ln[:1]) for ln in rewrite.diff.splitlines()][
             :MAX_SOURCE_LINES

@@ -188,7 +188,7 @@ def _plan_section(report: Report) -> list[str]:
         rows.append(
             [
                 str(number),
-                md_text(item.kind.replace("_", " ")),
+                md_text(item.kind_text),
                 md_text(item.title),
                 md_text(cells),
                 verdict,

@@ -34,12 +34,15 @@ def cell_text(entry: CellEntry) -> str:
     lines = [entry.headline.text]
     lines += [f"  plan: {plan_line(item)}" for item in entry.plan]
     if entry.rewrite is not None:
-        lines.append(f"  rewrite: {entry.rewrite.status}: {entry.rewrite.reason or ''}".rstrip())
-        lines += [f"    {line}" for line in entry.rewrite.diff.splitlines()]
+        rewrite = entry.rewrite
+        on = f", {rewrite.verified_text}" if rewrite.verified_text else ""
+        why = f": {rewrite.reason}" if rewrite.reason else ""
+        lines.append(f"  rewrite: {rewrite.status}{on}{why}")
+        lines += [f"    {line}" for line in rewrite.diff.splitlines()]
     # the cell's diagnostics rows, as every view lists them
     for row in entry.diagnostics:
         where = f"{row.place}: " if row.place else ""
-        called = f" (called from {row.called_from})" if row.called_from else ""
+        called = f" ({row.called_from_text})" if row.called_from_text else ""
         count = f" (x{row.count})" if row.count > 1 else ""
         lines.append(f"  {where}[{row.severity}] {row.message}{called}{count}")
     for replay in entry.replays:

@@ -57,15 +57,15 @@ PANEL = "#porter-porting-panel"
 ROW = f'{PANEL} .porter-file-rewrite[data-porter-file="mymod.py"]'
 EDITOR = ".jp-FileEditor"
 TOGGLE_NOTIFICATIONS = "() => window.jupyterapp.commands.execute('apputils:display-notifications')"
-#: the rewrite of mymod.py that the current notebook's porter results carry
-VERDICT_SOURCE = """(mime) => {
+#: the accepted verdict on mymod.py that the current notebook's porter results carry
+VERDICT = """(mime) => {
   const cells = window.jupyterapp.shell.currentWidget.content.widgets;
   for (const cell of cells) {
     const outputs = cell.model.outputs;
     for (let k = 0; outputs && k < outputs.length; k++) {
       const entry = outputs.get(k).data[mime];
       const verdict = entry && (entry.file_verdicts || [])[0];
-      if (verdict && verdict.accepted) { return verdict.source; }
+      if (verdict && verdict.accepted) { return verdict; }
     }
   }
   return null;
@@ -130,9 +130,12 @@ def test_apply_writes_the_module_and_refuses_one_edited_since(page, page_log, la
     button = _run_until_offered(page)
     row = page.locator(ROW)
     text = row.inner_text()
-    assert text.startswith("mymod.py: verified on ")
-    assert "numpy" in text and "(called from In [2])" in text  # a live cell: its prompt
-    rewrite = page.evaluate(VERDICT_SOURCE, "application/vnd.porter.cell+json")
+    # the verdict in the model's words (`summary`), after the file's name
+    verdict = page.evaluate(VERDICT, "application/vnd.porter.cell+json")
+    assert text.startswith(f"mymod.py: {verdict['summary']}")
+    # a live cell named by its position (the extension told the kernel the order)
+    assert "numpy" in text and "(called from cell 2 · In [2])" in text
+    rewrite = verdict["source"]
     assert "xp.sqrt(xp.sum(xp.pow(m, 2), axis=1, keepdims=True))" in rewrite
 
     # edited on disk since the run: refused where the person clicked, nothing written
@@ -156,8 +159,9 @@ def test_apply_writes_the_module_and_refuses_one_edited_since(page, page_log, la
     button.click()
     page.locator(f"{ROW}[data-porter-applied]").wait_for(timeout=10_000)
     _wait_disk(module, rewrite)
-    assert row.inner_text() == (
-        "mymod.py: rewrite applied; run a cell that calls it to check it again"
+    assert row.inner_text() == f"mymod.py: {verdict['applied_text']}"
+    assert verdict["applied_text"] == (
+        "rewrite applied; run a cell that calls it to check it again"
     )
     # the findings in the file (its three calls, the numpy replay that failed there)
     # describe text no longer there: stale
@@ -178,7 +182,7 @@ def test_apply_writes_through_the_open_editor_and_undo_gives_it_back(page, page_
     button = _run_until_offered(page)
     marks = page.locator(f"{EDITOR} .cm-lintRange.porter-mark")
     marks.first.wait_for(timeout=10_000)
-    rewrite = page.evaluate(VERDICT_SOURCE, "application/vnd.porter.cell+json")
+    rewrite = page.evaluate(VERDICT, "application/vnd.porter.cell+json")["source"]
 
     button.click()
     page.locator(f"{ROW}[data-porter-applied]").wait_for(timeout=10_000)

@@ -102,7 +102,9 @@ def test_a_module_finding_is_marked_in_its_file_editor_and_the_panel_jumps_there
     ]
     tip = hover_text(page, marks.first)  # over `m.pow(2)`: each call whose range holds it
     assert "Tensor.pow → xp.pow(m, 2)" in tip
-    assert "called from In [2], line 2" in tip  # below the %%port line
+    # the calling cell by its position (the extension told the kernel the order), its line
+    # below the %%port line
+    assert "called from cell 2 · In [2], line 2" in tip
     assert "Tensor.sqrt" in tip
     # the calling cell: nothing of the module is marked there
     calling = page.locator(".jp-Notebook .jp-Cell").nth(1)
@@ -118,7 +120,7 @@ def test_a_module_finding_is_marked_in_its_file_editor_and_the_panel_jumps_there
     )
     text = row.locator(".porter-diag-msg").inner_text()
     assert text.startswith("mymod.py line 3: Tensor.pow → xp.pow(m, 2)")
-    assert text.endswith("(called from In [2], line 2)")
+    assert text.endswith("(called from cell 2 · In [2], line 2)")
     save_screenshot(page.screenshot(), "file-marks.png")
 
     # a click: the file editor current, the cursor at the call

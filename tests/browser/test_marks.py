@@ -80,9 +80,9 @@ def test_findings_are_marked_where_written_over_their_character_range(page, page
     assert _cell(page, 0).evaluate(MARKS_IN) == [["    return ", "x.view(-1)"]]
     tip = hover_text(page, defining.first)
     assert "Tensor.view → xp.reshape(x, (-1,))" in tip
-    # the calling cell by its prompt (a live kernel does not know its position), its
+    # the calling cell by its position (the extension told the kernel the order), its
     # line as the editor counts it: below its %%port line
-    assert "called from In [2], line 4" in tip
+    assert "called from cell 2 · In [2], line 4" in tip
 
     # the calling cell: the operator over its expression, not shifted by the emoji; f's
     # call is not marked here (it is written in cell 0)
@@ -95,7 +95,7 @@ def test_findings_are_marked_where_written_over_their_character_range(page, page
 
     # the panel: the cross-cell row lands in the defining cell, at the call
     row = panel_row(page, 0, 4, "Tensor.view")
-    assert "(called from In [2], line 4)" in row.inner_text()
+    assert "(called from cell 2 · In [2], line 4)" in row.inner_text()
     row.click(timeout=10_000)
     _wait_cursor(page, [0, {"line": 4, "column": 11}])  # line 4 of the body: 5 of the cell
     # the operator's row: line 3 of the body is line 4 of the cell, the column in UTF-16

@@ -21,6 +21,7 @@ from typing import Any
 import nbformat
 import pytest
 
+from porter_ext.model.headline import sum_text
 from porter_ext.model.report import Report
 from porter_ext.report.codec import cell_to_dict
 from porter_ext.report.html import render_html
@@ -84,6 +85,13 @@ def test_the_python_views_say_the_models_words() -> None:
     for row in data["diagnostics"]:
         assert row["message"] in text
         assert f"[{row['severity']}] {row['message']}" in text
+        if row["place"]:  # where it is, in the words the panel and the HTML show
+            assert f"  {row['place']}: [{row['severity']}] {row['message']}" in text
+            assert f"<td>{escape(row['place'], quote=False)}<td>" in html
+    # each fix's kind in the model's words, in the HTML's and Markdown's plans
+    for item in data["plan"]:
+        assert f'<span class="kind">{item["kind_text"]}</span>' in html
+        assert f"| {md_text(item['kind_text'])} |" in markdown
     # the text view, the Markdown and the HTML count as the JSON does
     assert data["headline"]["counts"]["findings"] == sum(r["finding"] for r in data["diagnostics"])
 
@@ -98,8 +106,10 @@ def test_renderer_panel_and_marks_show_the_jsons_words(page, page_log, lab, fron
         page.goto(lab.notebook7_url(NB), timeout=60_000)
     view = page.locator(".porter-cell-view").first
     view.wait_for(timeout=60_000)
-    # porter's renderer: the headline, word for word
+    # porter's renderer: the headline, word for word, and each fix's kind in its words
     assert view.locator(".porter-verdict").inner_text() == data["headline"]["text"]
+    plan_kinds = view.locator(".porter-plan-kind").evaluate_all("ks => ks.map(k => k.textContent)")
+    assert [k.strip() for k in plan_kinds] == [p["kind_text"] for p in data["plan"]]
     # the panel: porter's rows, in its words (each row's title is porter's) and severities
     if front_end == "jupyterlab":
         page.evaluate(SHOW_PANEL)
@@ -123,9 +133,9 @@ def test_renderer_panel_and_marks_show_the_jsons_words(page, page_log, lab, fron
         )
     )
     assert {cell for _, _, cell, _, _ in shown} == {"1"}  # position 1: JupyterLab's "Cell 2"
-    counts = data["headline"]["counts"]
-    assert page.locator(f"{PANEL} .porter-diag-shown").inner_text() == (
-        f"findings: {counts['findings']} · noted: {counts['notes']}"
+    # the head adds up the cells' counts in the model's words (`headline.sum_format`)
+    assert page.locator(f"{PANEL} .porter-diag-shown").inner_text() == sum_text(
+        [the_cell().headline]
     )
     # the marks: on each line a row is on, with the severities of its rows (overlapping
     # ranges split into several spans, so lines and severities are compared as sets)

@@ -30,9 +30,27 @@ def test_fix_in_a_live_cell_verifies_the_modules_rewrite(folder, port_shell):
     assert "numpy" in verdict["verified_on"]
     assert "xp.sum(xp.pow(m, 2), axis=1, keepdims=True)" in verdict["source"]
     assert any("verified the rewrite of mymod.py" in n for n in entry["notes"])
+    # what the Porting panel shows of it, in the model's words (issue 27)
+    on = ", ".join(verdict["verified_on"])
+    assert verdict["summary"] == f"verified on {on} (called from {entry['label']})"
     # nothing was written: a live cell only proposes
     assert (folder / "mymod.py").read_text(encoding="utf-8") == MYMOD
     assert not (folder / "mymod.ported.py").exists()
+
+
+def test_a_refused_verdict_names_the_calling_cell(folder, port_shell):
+    """The panel says which calling cell refused a file's rewrite, in the model's words:
+    the refused verdict carries the cell (`where`) as the verified one does."""
+    ip = port_shell
+    assert run(ip, "import torch\nfrom mymod import norm_rows\na = torch.ones(2, 3)").success
+    run(ip, "%%port --fix -b numpy --quiet\nb = norm_rows(a)\nraise ValueError('no')\n")
+    entry = json.loads(ip.user_ns["_port"].to_json())
+    [verdict] = entry["file_verdicts"]
+    assert not verdict["accepted"] and verdict["where"] == entry["label"]
+    assert verdict["summary"] == (
+        f"not verified by {entry['label']}: the cell raised, so no replay of it can verify "
+        "the rewrite"
+    )
 
 
 def _cell(index: int, *verdicts: FileVerdict) -> CellEntry:

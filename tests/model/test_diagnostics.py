@@ -17,7 +17,8 @@ from porter_ext.model.calls import SEVERITY_OF_STATUS, STATUSES, CallOrigin, Cal
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.comparison import VERDICTS, DeviceFinding
 from porter_ext.model.entries import ReplayEntry, RewriteEntry, RewriteSiteEntry
-from porter_ext.model.plan import PLAN_STATES
+from porter_ext.model.headline import sum_text
+from porter_ext.model.plan import PLAN_KINDS, PLAN_STATES
 from porter_ext.model.report import Report
 from porter_ext.report.codec import cell_from_dict, cell_to_dict, report_to_json
 from porter_ext.report.validation import validate
@@ -113,6 +114,10 @@ def test_the_headline_counts_exactly_the_rows() -> None:
     assert counts.notes == sum(not r.finding for r in cell.diagnostics) == 3
     assert counts.differs_on == ("jax:cpu:1",)  # the mismatch, not the dtype change
     assert counts.dtype_changed_on == ("jax:cpu:1 (float64 → float32)",)
+    # the panel adds up cells' counts (each cell's entry comes on its own) in these words
+    assert cell.headline.sum_format == "findings: {findings} · noted: {notes}"
+    assert sum_text([cell.headline, cell.headline]) == "findings: 12 · noted: 6"
+    assert cell_to_dict(cell)["headline"]["sum_format"] == cell.headline.sum_format
     assert cell.headline.text == (
         "porter: 6 findings in 6 array calls (1 call outside the standard, 1 usage outside "
         "the standard, 1 device finding, 1 error of the cell, 1 replay failure, 1 mismatch); "
@@ -186,10 +191,39 @@ def test_rows_of_code_in_another_cell_are_placed_there_with_its_lines() -> None:
     assert (row.line, row.source_line, row.end_line, row.col) == (5, 4, 5, 8)
     assert row.origin == origin and row.called_from == "cell 6 · In [9], line 2"
     assert row.calling_line == 1
+    # where it is and who called, in the words every view shows (the panel's row and
+    # Cell column, the text output, the hover and the title)
+    assert row.place == "cell 3 · In [3], line 5"
+    assert row.called_from_text == "called from cell 6 · In [9], line 2"
+    assert row.hover.endswith("\ncalled from cell 6 · In [9], line 2")
     assert (
-        row.title == "cell 3 · In [3] line 5: Tensor.view (called from cell 6 · In [9], "
+        row.title == "cell 3 · In [3], line 5: Tensor.view (called from cell 6 · In [9], "
         "line 2) — Tensor.view"
     )
+
+
+def test_rows_say_where_they_are_and_who_called_in_words() -> None:
+    """Issue 27: the panel's place and "called from" come from the model, not from
+    TypeScript (labextension/src builds no sentence)."""
+    in_file = CallOrigin(None, None, line=5, col=8, file="norms.py")
+    written = replace(call(2, 4, "Tensor.pow", "non_standard"), origin=in_file)
+    own = call(3, 4, "Tensor.sum", "non_standard")
+    cell = CellEntry(5, 9, "import norms\ny = norms.f(x)\nz = x.sum()\n", calls=[written, own])
+    cell = replace(cell, first_line=2)
+    there, here = cell.diagnostics
+    assert (there.place, there.called_from_text) == (
+        "norms.py line 5",
+        "called from cell 6 · In [9], line 3",
+    )
+    assert (here.place, here.called_from_text) == ("line 4", None)
+    # the whole cell (an output on the wrong device has no line): no place
+    assert every_status_cell().diagnostics[6].place == ""
+    rows = json.loads(json.dumps(cell_to_dict(cell)))["diagnostics"]
+    assert [(r["place"], r["called_from_text"]) for r in rows] == [
+        ("norms.py line 5", "called from cell 6 · In [9], line 3"),
+        ("line 4", None),
+    ]
+    assert cell_from_dict({**cell_to_dict(cell)}).diagnostics == cell.diagnostics
 
 
 def test_plan_states_say_what_became_of_each_fix() -> None:
@@ -217,3 +251,17 @@ def test_plan_states_say_what_became_of_each_fix() -> None:
     cell = replace(base, rewrite=partial)
     assert not any(i.automatic for i in cell.plan)
     assert all("fixed automatically" not in i.state_text for i in cell.plan)
+
+
+def test_plan_items_name_their_kind_in_words() -> None:
+    """Every view (the HTML's plan, Markdown's, the extension's) shows `kind_text`."""
+    cell = every_status_cell()
+    words = {i.kind: i.kind_text for i in cell.plan}
+    assert words == {
+        "replay_failure": "replay failure",
+        "non_standard": "outside the standard",
+        "device": "device",
+    }
+    assert set(words) == set(PLAN_KINDS)
+    data = cell_to_dict(cell)["plan"]
+    assert [p["kind_text"] for p in data] == [i.kind_text for i in cell.plan]

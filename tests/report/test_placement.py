@@ -86,7 +86,10 @@ def test_the_html_report_shows_it_under_the_writing_cell_on_its_line():
 
 def test_one_cells_own_output_names_the_writing_cell_and_its_line():
     calling = _report(index=False).cells[1]
-    assert "  In [5] line 4: [warning] torch.max" in cell_text(calling)
+    # the row's place as every view says it (`Diagnostic.place`), then the caller
+    text = cell_text(calling)
+    assert "  In [5], line 4: [warning] torch.max" in text
+    assert text.endswith("(called from In [9], line 3)")
     assert "in code from" not in cell_text(calling)
 
 

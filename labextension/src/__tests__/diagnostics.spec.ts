@@ -6,7 +6,6 @@ import {
   IDiagnostic,
   IResultCell,
   notebookCounts,
-  rowPlace,
   rowTitle,
   scrollToShow,
   sortDiagnostics,
@@ -18,6 +17,8 @@ import moduleFixture from './fixtures/module_notebook.json';
 
 /** notebooks/02_devices.ipynb as porter's kernel ran it (real porter output). */
 const devices = fixture as unknown as {
+  /** What the panel's head says of these cells, as Python words it. */
+  panel_counts: string;
   cells: {
     index: number;
     execution_count: number | null;
@@ -49,6 +50,11 @@ const written = ([] as { cell: number; row: IRow }[]).concat(
   )
 );
 
+/** The row porter wrote of `name` (the first). */
+function writtenRow(name: string): IRow {
+  return written.find(w => w.row.name === name)!.row;
+}
+
 describe('collectDiagnostics over a real run of notebooks/02_devices.ipynb', () => {
   const rows = collectDiagnostics(notebook());
 
@@ -66,12 +72,25 @@ describe('collectDiagnostics over a real run of notebooks/02_devices.ipynb', () 
     );
   });
 
-  it('says the counts porter’s headlines say, over exactly these rows', () => {
+  it('says the counts porter’s headlines say, in porter’s words', () => {
+    const entries = devices.cells.map(c => c.entry);
+    expect(notebookCounts(entries)).toBe(devices.panel_counts);
+    // the sums are over exactly these rows
     const findings = rows.filter(r => r.finding).length;
-    const notes = rows.length - findings;
-    expect(notebookCounts(devices.cells.map(c => c.entry))).toBe(
-      `findings: ${findings} · noted: ${notes}`
-    );
+    expect(devices.panel_counts).toContain(String(findings));
+    expect(devices.panel_counts).toContain(String(rows.length - findings));
+  });
+
+  it('says no count words for results older than them', () => {
+    const older = devices.cells.map(c => {
+      if (!c.entry?.headline) {
+        return c.entry;
+      }
+      const headline = { ...c.entry.headline };
+      delete headline.sum_format;
+      return { ...c.entry, headline };
+    });
+    expect(notebookCounts(older)).toBe('');
   });
 
   it('shows a device finding of another cell’s code in the cell that wrote it', () => {
@@ -81,7 +100,10 @@ describe('collectDiagnostics over a real run of notebooks/02_devices.ipynb', () 
     expect(zeros.cellLabel).toBe('In [2]');
     // line 4 of the recorded body is line 5 of the cell below its %%port line
     expect([zeros.line, zeros.shownLine, zeros.col]).toEqual([4, 5, 13]);
-    expect(zeros.calledFrom).toBe('In [3], line 2');
+    expect(zeros.calledFromText).toBe(
+      writtenRow('jax.numpy.zeros').called_from_text
+    );
+    expect(zeros.calledFromText).toContain('In [3], line 2');
     expect(zeros.status).toBe('device');
   });
 
@@ -91,7 +113,7 @@ describe('collectDiagnostics over a real run of notebooks/02_devices.ipynb', () 
       [5, 2, 3, 7],
       [5, 2, 3, 7]
     ]);
-    expect(div[0].calledFrom).toBeNull();
+    expect(div[0].calledFromText).toBeNull();
   });
 
   it('has a row without a line for an output on the wrong device', () => {
@@ -136,10 +158,34 @@ describe('collectDiagnostics over a real run of notebooks/02_devices.ipynb', () 
 
   it('titles a row as porter titled it', () => {
     const zeros = rows.find(r => r.name === 'jax.numpy.zeros')!;
-    expect(rowTitle(zeros)).toMatch(
-      /^In \[2\] line 5: jax.numpy.zeros \(called from In \[3\], line 2\) — /
+    const porter = writtenRow('jax.numpy.zeros');
+    expect(rowTitle(zeros)).toBe(porter.title);
+    expect(zeros.place).toBe(porter.place);
+    expect(zeros.place).toContain('In [2]');
+  });
+
+  it('reads results older than a row’s place and caller words', () => {
+    const older = devices.cells.map(c => ({
+      ref: { index: c.index, executionCount: c.execution_count, id: c.id },
+      entry: c.entry && {
+        ...c.entry,
+        diagnostics: (c.entry.diagnostics ?? []).map(r => {
+          const rest = { ...r };
+          delete rest.place;
+          delete rest.called_from_text;
+          return rest;
+        })
+      },
+      stale: false
+    }));
+    const zeros = collectDiagnostics(older).find(
+      r => r.name === 'jax.numpy.zeros'
+    )!;
+    // the bare words porter wrote, no sentence made of them
+    expect(zeros.calledFromText).toBe(
+      writtenRow('jax.numpy.zeros').called_from
     );
-    expect(rowPlace(zeros)).toBe('In [2], line 5');
+    expect(zeros.place).toBe('');
   });
 });
 
@@ -160,7 +206,8 @@ function row(over: Partial<IDiagnostic>): IDiagnostic {
     line: 1,
     shownLine: 1,
     col: 0,
-    calledFrom: null,
+    place: '',
+    calledFromText: null,
     detail: null,
     count: 1,
     stale: false,
@@ -321,10 +368,19 @@ describe('findings in the person’s module (real run of notebooks/03)', () => {
     for (const row of inFile) {
       expect(row.cell).toBe(5);
       // a live session names the calling cell by its prompt, lines as the editor counts
-      expect(row.calledFrom).toBe('In [3], line 2');
+      const porter = ([] as IRow[])
+        .concat(
+          ...moduleFixture.cells.map(
+            c => (c.entry?.diagnostics ?? []) as unknown as IRow[]
+          )
+        )
+        .find(r => r.name === row.name && r.file)!;
+      expect(row.calledFromText).toBe(porter.called_from_text);
+      expect(row.place).toBe(porter.place);
+      expect(row.calledFromText).toContain('In [3], line 2');
       expect(row.message).not.toContain('in code from');
     }
-    expect(rowPlace(inFile[0])).toBe('norms.py line 5');
+    expect(inFile[0].place).toContain('norms.py');
     // grouped by the file, the row names the replacement itself
     expect(inFile[0].message).toMatch(/^Tensor\.pow → xp\.pow\(m, 2\): /);
     expect(rowTitle(inFile[0])).toMatch(
@@ -356,7 +412,11 @@ describe('findings in the person’s module (real run of notebooks/03)', () => {
       r => r.status === 'replay_failure'
     )!;
     expect([failed.file, failed.line, failed.cell]).toEqual(['norms.py', 5, 5]);
-    expect(failed.calledFrom).toBe('In [0], line 2');
+    const porter = (moduleFixture.replayed.diagnostics as IRow[]).find(
+      r => r.kind === 'replay_failure'
+    )!;
+    expect(failed.calledFromText).toBe(porter.called_from_text);
+    expect(failed.calledFromText).toContain('In [0], line 2');
   });
 
   it('are stale once a rewrite of their file was applied, the cell’s rows not', () => {

@@ -28,35 +28,53 @@ describe('sha256Hex: the digest porter records of a file, in the browser', () =>
 });
 
 describe('fileRewrites: the rewrites of the person’s files a notebook offers', () => {
-  it('offers the verified rewrite once, naming every cell that verified it', () => {
+  it('offers the verified rewrite once, in the words of each cell that verified it', () => {
     const [offer, ...more] = fileRewrites(run.notebook, cells());
     expect(more).toEqual([]);
+    const other = run.cells[2].entry!.file_verdicts![0] as IFileVerdict;
     expect(offer).toMatchObject({
       file: 'mymod.py',
       path: 'proj/mymod.py',
       digest: verdict.digest,
       source: verdict.source,
       verifiedOn: verdict.verified_on,
-      callers: ['In [2]', 'In [3]'],
-      refusedBy: []
+      summary: verdict.summary,
+      appliedText: verdict.applied_text,
+      notes: [other.summary]
     });
+    // porter's words name each calling cell (a live run: its prompt)
+    expect(offer.summary).toContain('In [2]');
+    expect(offer.notes[0]).toContain('In [3]');
     expect(offer.source).toContain(
       'xp.sqrt(xp.sum(xp.pow(m, 2), axis=1, keepdims=True))'
     );
   });
 
-  it('offers no refused rewrite, and names a calling cell that refused one', () => {
+  it('offers no refused rewrite, and says porter’s words of a cell that refused one', () => {
+    // porter's words of a refusal, as the model writes a refused verdict's summary
+    const said = 'words porter wrote of the refusal';
     const refused = cells((entry, index) => {
+      if (index === 2) {
+        entry.file_verdicts![0].accepted = false;
+        entry.file_verdicts![0].summary = said;
+      }
+      return entry;
+    });
+    const [offer, ...more] = fileRewrites(run.notebook, refused);
+    expect(more).toEqual([]);
+    expect(offer.summary).toBe(verdict.summary);
+    expect(offer.notes).toEqual([said]);
+    // older results without the words: the bare reason
+    const older = cells((entry, index) => {
+      delete entry.file_verdicts![0].summary;
       if (index === 2) {
         entry.file_verdicts![0].accepted = false;
         entry.file_verdicts![0].reason = 'the replays disagree';
       }
       return entry;
     });
-    const [offer, ...more] = fileRewrites(run.notebook, refused);
-    expect(more).toEqual([]);
-    expect(offer.callers).toEqual(['In [2]']);
-    expect(offer.refusedBy).toEqual(['In [3]: the replays disagree']);
+    const [old] = fileRewrites(run.notebook, older);
+    expect([old.summary, old.notes]).toEqual([null, ['the replays disagree']]);
     const none = cells(entry => {
       entry.file_verdicts![0].accepted = false;
       return entry;
@@ -72,7 +90,10 @@ describe('fileRewrites: the rewrites of the person’s files a notebook offers',
       return entry;
     });
     const offers = fileRewrites(run.notebook, edited);
-    expect(offers.map(o => o.callers)).toEqual([['In [2]'], ['In [3]']]);
+    expect(offers.map(o => [o.summary, o.notes])).toEqual([
+      [verdict.summary, []],
+      [run.cells[2].entry!.file_verdicts![0].summary, []]
+    ]);
     expect(new Set(offers.map(o => o.key)).size).toBe(2);
   });
 

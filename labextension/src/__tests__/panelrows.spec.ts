@@ -1,8 +1,8 @@
 /**
  * @jest-environment jsdom
  */
-import { collectDiagnostics, IDiagnostic } from '../diagnostics';
-import { IFileRewrite } from '../filerewrites';
+import { collectDiagnostics, IDiagnostic, IResultCell } from '../diagnostics';
+import { fileRewrites, IFileRewrite } from '../filerewrites';
 import {
   renderDetail,
   renderFileRewrite,
@@ -13,6 +13,8 @@ import {
 } from '../panelrows';
 import { ICellEntry, IRow } from '../types';
 import fixture from './fixtures/devices_notebook.json';
+import moduleFixture from './fixtures/module_notebook.json';
+import { run } from './filefix';
 
 const EVIL =
   "<script>document.title='PWNED'</script>" +
@@ -37,7 +39,8 @@ function row(over: Partial<IDiagnostic> = {}): IDiagnostic {
     line: 2,
     shownLine: 3,
     col: 0,
-    calledFrom: `cell 5${EVIL}`,
+    place: `cell 4 · In [4], line 3${EVIL}`,
+    calledFromText: `cell 5${EVIL}`,
     detail: `TypeError: no sum${EVIL}\n  second line${EVIL}`,
     count: 1,
     stale: false,
@@ -188,28 +191,35 @@ describe('the rows of the windowed list', () => {
   });
 });
 
-describe('a finding in the person’s module', () => {
-  const inFile = row({
-    file: 'lib/norms.py',
-    line: 5,
-    shownLine: 5,
-    col: 8,
-    cell: 5,
-    cellLabel: 'cell 5 · In [3]',
-    calledFrom: 'cell 5 · In [3], line 1',
-    message: 'Tensor.pow: array methods are not in the standard'
-  });
+describe('a finding in the person’s module (real run of notebooks/03)', () => {
+  const cells: IResultCell[] = moduleFixture.cells.map(c => ({
+    ref: { index: c.index, executionCount: c.execution_count, id: c.id },
+    entry: c.entry as ICellEntry | null,
+    stale: false
+  }));
+  const inFile = collectDiagnostics(cells).find(r => r.file !== null)!;
+  const porter = ([] as IRow[])
+    .concat(
+      ...moduleFixture.cells.map(
+        c => (c.entry?.diagnostics ?? []) as unknown as IRow[]
+      )
+    )
+    .find(r => r.name === inFile.name && r.file)!;
 
-  it('says its file and line, and the calling cell', () => {
+  it('says its file and line, and the calling cell, in porter’s words', () => {
     const node = renderRow(inFile, false);
-    expect(node.dataset.porterFile).toBe('lib/norms.py');
+    expect(node.dataset.porterFile).toBe('norms.py');
     expect(node.dataset.porterLine).toBe('5');
     const msg = node.querySelector('.porter-diag-msg')!;
-    expect(msg.textContent).toMatch(
-      /^lib\/norms\.py line 5: Tensor\.pow: .* \(called from cell 5 · In \[3\], line 1\)$/
+    expect(msg.querySelector('.porter-diag-place')!.textContent).toBe(
+      `${porter.place}: `
     );
+    expect(msg.querySelector('.porter-diag-from')!.textContent).toBe(
+      ` (${porter.called_from_text})`
+    );
+    expect(msg.textContent).toContain(porter.message);
     const cell = node.querySelector('.porter-diag-cell') as HTMLElement;
-    expect(cell.title).toBe('called from cell 5 · In [3], line 1');
+    expect(cell.title).toBe(porter.called_from_text);
   });
 
   it('is under its file’s group head', () => {
@@ -235,28 +245,47 @@ describe('a finding in the person’s module', () => {
 });
 
 describe('renderFileRewrite: a verified rewrite of the person’s file', () => {
-  const offer: IFileRewrite = {
-    key: 'k',
-    file: 'mymod.py',
-    path: 'proj/mymod.py',
-    digest: '0'.repeat(64),
-    source: 'rewritten\n',
-    verifiedOn: ['torch', 'numpy'],
-    callers: ['cell 1 · In [2]', 'cell 2 · In [3]'],
-    refusedBy: []
-  };
+  // a real %%port --fix run: cells 1 and 2 each verified mymod.py's rewrite
+  const [offer] = fileRewrites(
+    run.notebook,
+    run.cells.map(c => ({
+      ref: { index: c.index, executionCount: c.execution_count, id: c.id },
+      entry: c.entry
+    }))
+  );
+  const verdicts = run.cells.map(c => c.entry?.file_verdicts?.[0]);
   const state = { applied: false, busy: false, refusal: null, apply: null };
 
-  it('names the file, the specs and the calling cells, with Apply', () => {
+  it('names the file and says porter’s words of each verdict, with Apply', () => {
     let clicks = 0;
     const node = renderFileRewrite(offer, { ...state, apply: () => clicks++ });
     expect(node.dataset.porterFile).toBe('mymod.py');
-    expect(node.textContent).toBe(
-      'mymod.py: verified on torch, numpy (called from cell 1 · In [2], cell 2 · In [3]) Apply verified rewrite'
+    const button = node.querySelector<HTMLButtonElement>(
+      'button.porter-apply'
+    )!;
+    expect(node.firstChild!.textContent).toBe(
+      `mymod.py: ${verdicts[1]!.summary} `
     );
-    node.querySelector<HTMLButtonElement>('button.porter-apply')!.click();
+    // the other calling cell's verdict on the same rewrite, in its words
+    expect(
+      [...node.querySelectorAll('.porter-note')].map(n => n.textContent)
+    ).toEqual([verdicts[2]!.summary]);
+    button.click();
     expect(clicks).toBe(1);
     expect(node.querySelector('.porter-refusal')).toBeNull();
+  });
+
+  it('shows the file’s name alone for results older than the words', () => {
+    const older: IFileRewrite = {
+      ...offer,
+      summary: null,
+      appliedText: null,
+      notes: []
+    };
+    expect(renderFileRewrite(older, state).textContent).toBe('mymod.py ');
+    expect(
+      renderFileRewrite(older, { ...state, applied: true }).textContent
+    ).toBe('mymod.py');
   });
 
   it('says why the last Apply refused, in the row clicked', () => {
@@ -274,9 +303,7 @@ describe('renderFileRewrite: a verified rewrite of the person’s file', () => {
   it('shows a file applied without a button, and no button without file access', () => {
     const applied = renderFileRewrite(offer, { ...state, applied: true });
     expect(applied.classList.contains('porter-stale')).toBe(true);
-    expect(applied.textContent).toBe(
-      'mymod.py: rewrite applied; run a cell that calls it to check it again'
-    );
+    expect(applied.textContent).toBe(`mymod.py: ${verdicts[1]!.applied_text}`);
     expect(applied.querySelector('button')).toBeNull();
     expect(renderFileRewrite(offer, state).querySelector('button')).toBeNull();
     const busy = renderFileRewrite(offer, {
@@ -287,14 +314,14 @@ describe('renderFileRewrite: a verified rewrite of the person’s file', () => {
     expect(busy.querySelector('button')!.disabled).toBe(true);
   });
 
-  it('names a calling cell that refused, and keeps report strings text', () => {
+  it('keeps report strings text', () => {
     const node = renderFileRewrite(
-      { ...offer, file: EVIL, refusedBy: [`cell 3 · In [4]: ${EVIL}`] },
+      { ...offer, file: EVIL, summary: EVIL, notes: [EVIL] },
       { ...state, refusal: EVIL }
     );
     expect(node.querySelector('script, img, svg')).toBeNull();
     expect(node.querySelector('.porter-note')!.textContent).toMatch(
-      /^not verified by cell 3 · In \[4\]: <script>/
+      /^<script>/
     );
   });
 });
