@@ -128,3 +128,20 @@ def test_a_write_into_an_int_array_verifies_on_jax_whose_ints_are_narrower(tmp_p
     assert rewrite["status"] == "verified", rewrite["reason"]
     assert "jax" in rewrite["verified_on"]
     assert "x2 = xpx.at(x2)[0, 0].set(12)" in ported[1].source
+
+
+def test_a_sum_of_booleans_counts_and_verifies_on_strict(tmp_path):
+    """Handbook 02.06: ``np.sum(x < 6)`` counts; ``xp.sum(x < 6)`` fails on strict, whose
+    sum takes numbers only ("Only numeric dtypes are allowed in sum"), so the rewrite
+    was applied but never verified. The booleans are cast to NumPy's counting dtype."""
+    _, ported, cells = _fix(
+        tmp_path,
+        "import numpy as np\nx = np.arange(12).reshape(3, 4)",
+        "n = np.sum(x < 6)\nm = np.sum((x > 1) & (x < 9), axis=1)\nprint(n, m)",
+        backends="numpy,strict",
+    )
+    rewrite = cells[1]["rewrite"]
+    assert rewrite["status"] == "verified", rewrite["reason"]
+    assert "strict" in rewrite["verified_on"]
+    assert "n = xp.sum(xp.astype(x < 6, xp.int64))" in ported[1].source
+    assert _printed(ported)[1] == "6 [2 4 1]\n"

@@ -96,6 +96,8 @@ class PortableMoves(XpBinding):
             self._moved((start.line, start.column, qualname), self._code(updated), None)
             return updated
         new = updated.with_changes(func=cst.parse_expression(f"xp.{name}"))
+        if name == "sum" and updated.args and _boolean(updated.args[0].value):
+            new = new.with_changes(args=[_counted(updated.args[0]), *updated.args[1:]])
         replacement = self._code(new)
         operands = tuple(self._operand(a.value) for a in updated.args if a.keyword is None)
         call = SourceCall("function", None, operands, {}, False)
@@ -210,3 +212,29 @@ def evaluates_nothing(source: str) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name | ast.Constant)
+
+
+def _boolean(node: cst.BaseExpression) -> bool:
+    """Whether an expression is a boolean array by its form alone: a comparison, a
+    ``not``, or ``~``, ``&``, ``|``, ``^`` of such forms (``(x > 1) & (x < 5)``)."""
+    if isinstance(node, cst.Comparison):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return isinstance(node.operator, cst.Not) or (
+            isinstance(node.operator, cst.BitInvert) and _boolean(node.expression)
+        )
+    if isinstance(node, cst.BinaryOperation) and isinstance(
+        node.operator, cst.BitAnd | cst.BitOr | cst.BitXor
+    ):
+        return _boolean(node.left) and _boolean(node.right)
+    return False
+
+
+def _counted(arg: cst.Arg) -> cst.Arg:
+    """``np.sum(x < 6)`` counts: the standard's sum takes numbers only (array-api-strict
+    refuses booleans), so the booleans become the integers NumPy's sum counts them in
+    (``xp.sum(xp.astype(x < 6, xp.int64))``, an ``int64`` as NumPy's and PyTorch's are)."""
+    cast = cst.parse_expression("xp.astype(_, xp.int64)")
+    assert isinstance(cast, cst.Call)
+    value = arg.value.with_changes(lpar=[], rpar=[]) if arg.value.lpar else arg.value
+    return arg.with_changes(value=cast.with_changes(args=[cst.Arg(value), cast.args[1]]))
