@@ -118,15 +118,7 @@ def test_a_write_into_an_int_array_verifies_on_jax_whose_ints_are_narrower(tmp_p
     its dtype was unknown and the rewrite was refused: "changes the result on jax (x2:
     dtype_changed, max abs err 0.0)"."""
     pytest.importorskip("jax")
-    _, ported, cells = _fix(
-        tmp_path,
-        "import numpy as np\nx2 = np.arange(12).reshape(3, 4)",
-        "x2[0, 0] = 12\nx2",
-        backends="numpy,jax",
-    )
-    rewrite = cells[1]["rewrite"]
-    assert rewrite["status"] == "verified", rewrite["reason"]
-    assert "jax" in rewrite["verified_on"]
+    ported = _verified_on(tmp_path, "jax", "x2 = np.arange(12).reshape(3, 4)", "x2[0, 0] = 12\nx2")
     assert "x2 = xpx.at(x2)[0, 0].set(12)" in ported[1].source
 
 
@@ -134,14 +126,19 @@ def test_a_sum_of_booleans_counts_and_verifies_on_strict(tmp_path):
     """Handbook 02.06: ``np.sum(x < 6)`` counts; ``xp.sum(x < 6)`` fails on strict, whose
     sum takes numbers only ("Only numeric dtypes are allowed in sum"), so the rewrite
     was applied but never verified. The booleans are cast to NumPy's counting dtype."""
+    cell = "n = np.sum(x < 6)\nm = np.sum((x > 1) & (x < 9), axis=1)\nprint(n, m)"
+    ported = _verified_on(tmp_path, "strict", "x = np.arange(12).reshape(3, 4)", cell)
+    assert "n = xp.sum(xp.astype(x < 6, xp.int64))" in ported[1].source
+    assert _printed(ported)[1] == "6 [2 4 1]\n"
+
+
+def _verified_on(tmp_path: Path, backend: str, setup: str, cell: str) -> list:
+    """``porter fix -b numpy,BACKEND`` of a NumPy ``setup`` cell and ``cell``: the cell's
+    rewrite is verified on ``backend``; the ported cells."""
     _, ported, cells = _fix(
-        tmp_path,
-        "import numpy as np\nx = np.arange(12).reshape(3, 4)",
-        "n = np.sum(x < 6)\nm = np.sum((x > 1) & (x < 9), axis=1)\nprint(n, m)",
-        backends="numpy,strict",
+        tmp_path, f"import numpy as np\n{setup}", cell, backends=f"numpy,{backend}"
     )
     rewrite = cells[1]["rewrite"]
     assert rewrite["status"] == "verified", rewrite["reason"]
-    assert "strict" in rewrite["verified_on"]
-    assert "n = xp.sum(xp.astype(x < 6, xp.int64))" in ported[1].source
-    assert _printed(ported)[1] == "6 [2 4 1]\n"
+    assert backend in rewrite["verified_on"]
+    return ported
