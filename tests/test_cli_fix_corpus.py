@@ -142,3 +142,13 @@ def _verified_on(tmp_path: Path, backend: str, setup: str, cell: str) -> list:
     assert rewrite["status"] == "verified", rewrite["reason"]
     assert backend in rewrite["verified_on"]
     return ported
+
+
+def test_an_index_of_fewer_axes_ends_with_an_ellipsis_and_verifies_on_strict(tmp_path):
+    """Handbook 02.02 and 02.08: ``x2[0]`` and ``X[:, np.newaxis]`` of a 2-D array index
+    fewer axes than it has (NumPy fills in the rest; array-api-strict raises); the run
+    suggested ``x2[0, ...]`` but porter proposed no rewrite."""
+    cell = "row = x2[0]\nd = x2[:, np.newaxis] - x2[np.newaxis, :]\nprint(row, d.shape)"
+    ported = _verified_on(tmp_path, "strict", "x2 = np.arange(12.0).reshape(3, 4)", cell)
+    assert "row = x2[0, ...]" in ported[1].source
+    assert "d = x2[:, np.newaxis, ...] - x2[np.newaxis, :, ...]" in ported[1].source

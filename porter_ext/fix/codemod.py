@@ -30,7 +30,7 @@ from porter_ext.fix.cellscope import site_libraries
 from porter_ext.fix.checks import Site
 from porter_ext.fix.portable import PortableMoves, every_part
 from porter_ext.model.entries import RewriteSiteEntry
-from porter_ext.spec.indexing import LENGTH, TAKE_TEMPLATES
+from porter_ext.spec.indexing import EVERY_AXIS, LENGTH, TAKE_TEMPLATES
 from porter_ext.spec.replacement import Replacement
 from porter_ext.spec.replacements import find
 from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
@@ -197,7 +197,7 @@ class CellCodemod(PortableMoves):
         taken = self._without_field(original, updated)
         if taken is not None:
             return taken
-        return self._usage(original, updated, TAKE_TEMPLATES)
+        return self._usage(original, updated, (*TAKE_TEMPLATES, EVERY_AXIS))
 
     # -- sites ----------------------------------------------------------------------------
     def _entry(self, site: Site) -> Replacement:

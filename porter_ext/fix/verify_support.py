@@ -72,17 +72,18 @@ def run_knowledge(calls: Sequence[CallRecord]) -> dict:
 
 
 def recorded_usages(calls: Iterable[CallRecord]) -> dict:
-    """The integer-array indices into a first axis (``C[X]``) and the ``len()`` calls of
-    arrays the original run made in this cell, by ``(line, col, name)`` → (their
+    """The indices outside the standard (``C[X]`` into a first axis, ``x2[0]`` of fewer
+    axes than the array has: the templates that wrote their suggestions say which) and
+    the ``len()`` calls of arrays the original run made in this cell, by ``(line, col, name)`` → (their
     suggestion, written with the person's expressions, and the array's library): the
     codemod rewrites them with the template that wrote it (`porter_ext.spec.indexing`).
     A site the run judged two ways (an index of another rank in a later iteration) is
     left out."""
     seen: dict = {}
     for call in calls:
-        taken = call.kind == "index" and call.standard_name == "take"
+        index = call.kind == "index" and call.status == "non_standard_usage"
         length = call.name == "len" and call.status == "non_standard_usage"
-        if call.origin is None and (taken or length) and call.suggestion:
+        if call.origin is None and (index or length) and call.suggestion:
             key = (call.line, call.col, call.name)
             seen.setdefault(key, set()).add((call.suggestion, call.library))
     return {key: next(iter(v)) for key, v in seen.items() if len(v) == 1}

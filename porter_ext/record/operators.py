@@ -16,7 +16,13 @@ from typing import Any
 from porter_ext.backends import Backend, all_backends, dtype_name
 from porter_ext.record.classify import Verdict
 from porter_ext.spec.dtype_categories import dtype_kind, scalar_issue
-from porter_ext.spec.indexing import LENGTH, length_rewrite, take_rewrite, take_template
+from porter_ext.spec.indexing import (
+    EVERY_AXIS,
+    LENGTH,
+    length_rewrite,
+    take_rewrite,
+    take_template,
+)
 from porter_ext.spec.standard import Standard
 
 #: the operand an operator reflects to when the array is on the right (``2 - x``)
@@ -373,6 +379,7 @@ def classify_index(
             f"an index of {partial[1]} of the {x[3]} axes, without ...: the standard indexes "
             "every axis or ends the index with ... (NumPy and torch fill in the rest, "
             "array-api-strict raises)",
+            EVERY_AXIS,
         )
     if any(p[0] == "slice" and p[1] for p in parts):
         lacking = _lacking_negative_steps()

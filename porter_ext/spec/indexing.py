@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 __all__ = [
+    "EVERY_AXIS",
     "INDEX_EXAMPLES",
     "LENGTH",
     "TAKE_FLAT",
@@ -37,6 +38,9 @@ TAKE_FLAT = (
 TAKE_TEMPLATES = (TAKE_ROWS, TAKE_FLAT)
 #: ``len(x)``
 LENGTH = "{x_atom}.shape[0]"
+#: ``x2[0]`` of a 2-D ``x2``: an index of fewer axes than the array has, ended with ``...``
+#: (NumPy and torch fill the rest with ``:``, the standard asks for ``...``)
+EVERY_AXIS = "{x}[{parts}, ...]"
 #: the examples each template is verified on, on every installed backend: (array, index)
 #: as data, ``x[i]`` on NumPy the expected result
 INDEX_EXAMPLES = (
@@ -96,8 +100,9 @@ def read_twice(template: str, text: str) -> str | None:
 
 
 def usage_from_source(template: str, text: str) -> str | None:
-    """``template`` (`TAKE_ROWS`, `TAKE_FLAT`, `LENGTH`) over the expression ``text`` as
-    written (``C[X]``, ``len(X)``), or None when ``text`` is not that usage."""
+    """``template`` (`TAKE_ROWS`, `TAKE_FLAT`, `LENGTH`, `EVERY_AXIS`) over the expression
+    ``text`` as written (``C[X]``, ``len(X)``, ``x2[0]``), or None when ``text`` is not
+    that usage."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:
@@ -113,6 +118,16 @@ def usage_from_source(template: str, text: str) -> str | None:
         if isinstance(node.slice, ast.Starred):
             return None
         return take_rewrite(template, segment(node.value), segment(node.slice))
+    if template == EVERY_AXIS:
+        if not isinstance(node, ast.Subscript):
+            return None
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not parts or any(
+            isinstance(p, ast.Starred) or (isinstance(p, ast.Constant) and p.value is Ellipsis)
+            for p in parts
+        ):
+            return None
+        return EVERY_AXIS.format(x=segment(node.value), parts=", ".join(map(segment, parts)))
     if template == LENGTH:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
             return None

@@ -122,7 +122,10 @@ def test_masks_negative_steps_and_transposes():
     assert one(lines, 5, "Tensor.T").status == "standard"
     # one index for a 2-D tensor: the standard indexes every axis or ends with ...
     partial = one(lines, 6, "Tensor.__getitem__")
-    assert (partial.status, partial.suggestion) == ("non_standard_usage", "x[i, ...]")
+    assert (partial.status, partial.suggestion) == (
+        "non_standard_usage",
+        "torch.ones(2, 3)[0, ...]",
+    )
 
 
 def test_integer_array_indexing_depends_on_the_version():

@@ -206,11 +206,11 @@ def test_fewer_indices_than_axes_without_an_ellipsis_are_outside_the_standard(po
         PARTIAL_SETUP,
     )
     (one_index,) = calls[(1, "ndarray.__getitem__")]
-    assert (one_index.status, one_index.suggestion) == ("non_standard_usage", "x[i, ...]")
+    assert (one_index.status, one_index.suggestion) == ("non_standard_usage", "m[1, ...]")
     assert "1 of the 2 axes" in one_index.message
-    assert [c.suggestion for c in calls[(2, "Tensor.__getitem__")]] == ["x[a:b, ...]"]
+    assert [c.suggestion for c in calls[(2, "Tensor.__getitem__")]] == ["tm[:1, ...]"]
     assert _status(calls, 3, "ndarray.__setitem__") == {"non_standard_usage"}
-    assert [c.suggestion for c in calls[(4, "ndarray.__getitem__")]] == ["x[None, ...]"]
+    assert [c.suggestion for c in calls[(4, "ndarray.__getitem__")]] == ["m[None, ...]"]
     for line in (5, 6, 7, 8, 9):
         assert _status(calls, line, "ndarray.__getitem__") == {"standard"}, line
     # a boolean mask as the sole index covers its own axes (the mask's read is m[:, 0])
