@@ -164,14 +164,17 @@ def test_every_renderer_keeps_hostile_text_inert(page, page_log, tmp_path, repor
     assert "\\u202e" in shown  # the override is shown as its escape
 
 
-#: string fields the model derives on reading a report, not read from it
-DERIVED = {"label", "verdict_text", "applied", "stale"}
+#: string fields the model derives on reading a report, not read from it (``kind_text``
+#: and ``sum_format``: fixed words for a kind and for the panel's count line; ``place``:
+#: a row's line in words, "line 4")
+DERIVED = {"label", "verdict_text", "applied", "stale", "kind_text", "sum_format", "place"}
 
 
 def test_every_string_field_was_made_hostile(report):
     """The fixture itself: no free string field of the report escaped the payload (the
     fields the model derives when it reads a report are made of the others: a cell's
-    label of its numbers, an output's verdict in words, the fixed words of source states)."""
+    label of its numbers, an output's verdict in words, the fixed words of source states,
+    of a plan item's kind and of the panel's count line, a row's place by its line)."""
     fixed = _enum_keys() | DERIVED
     plain: list[str] = []
 
