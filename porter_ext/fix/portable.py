@@ -234,7 +234,9 @@ def _counted(arg: cst.Arg) -> cst.Arg:
     """``np.sum(x < 6)`` counts: the standard's sum takes numbers only (array-api-strict
     refuses booleans), so the booleans become the integers NumPy's sum counts them in
     (``xp.sum(xp.astype(x < 6, xp.int64))``, an ``int64`` as NumPy's and PyTorch's are)."""
-    cast = cst.parse_expression("xp.astype(_, xp.int64)")
-    assert isinstance(cast, cst.Call)
-    value = arg.value.with_changes(lpar=[], rpar=[]) if arg.value.lpar else arg.value
-    return arg.with_changes(value=cast.with_changes(args=[cst.Arg(value), cast.args[1]]))
+    value = arg.value.with_changes(lpar=[], rpar=[])
+    cast = cst.Call(
+        cst.parse_expression("xp.astype"),
+        [cst.Arg(value), cst.Arg(cst.parse_expression("xp.int64"))],
+    )
+    return arg.with_changes(value=cast)

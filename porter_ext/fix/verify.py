@@ -265,8 +265,8 @@ class FixRun:
         if self.plan is None or run.exception is not None:
             return Judge(replays, drawn=drew)
         # the plan reads more than the cell (earlier cells' definitions, xp's array), so
-        # the cell's own source says whether it shows a value (``_``)
-        io = dataclasses.replace(self.plan.io, has_value=_shows_a_value(self.source))
+        # its last statement is no expression: the run says whether the cell made a value
+        io = dataclasses.replace(self.plan.io, has_value=True)
         outputs = collect_outputs(io, namespace, run.value)
         # an array the cell writes into (``x2[0, 0] = 12``) is no output of it, but is
         # one of a rewrite that rebinds it (``x2 = xpx.at(x2)[0, 0].set(12)``)
@@ -439,15 +439,3 @@ def _nothing_applied(sites: list[RewriteSiteEntry]) -> str:
         return reasons.pop()
     held = [r for r in reasons if r is not None and r.endswith(OWN_SEMANTICS)]
     return held[0] if held else "no call here has a rewrite"
-
-
-def _shows_a_value(source: str) -> bool:
-    """Whether the cell's last statement is an expression (IPython's own syntax, as
-    IPython turns it into Python, included)."""
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    try:
-        tree = ast.parse(TransformerManager().transform_cell(source))
-    except SyntaxError:
-        return False
-    return bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
