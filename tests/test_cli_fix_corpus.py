@@ -152,3 +152,64 @@ def test_an_index_of_fewer_axes_ends_with_an_ellipsis_and_verifies_on_strict(tmp
     ported = _verified_on(tmp_path, "strict", "x2 = np.arange(12.0).reshape(3, 4)", cell)
     assert "row = x2[0, ...]" in ported[1].source
     assert "d = x2[:, np.newaxis, ...] - x2[np.newaxis, :, ...]" in ported[1].source
+
+
+def test_a_float_function_of_integers_casts_them_and_verifies_on_strict(tmp_path):
+    """Handbook 02.03 and 02.04: ``np.log(v)``, ``heights.mean()``, ``heights.std()``
+    and ``1.0 / v`` of an integer array give float64 in NumPy; the standard's log, mean,
+    std and ``/`` with a Python float take floating-point arrays (array-api-strict
+    raises), and the run's verdict said so, but the codemod proposed no rewrite (or
+    ``xp.mean(heights)``, which fails on strict). The run's values choose the cast."""
+    cell = (
+        "print(np.log(v), 1.0 / v)\n"
+        "print(v.mean(), v.std(), np.mean(v, axis=0), np.maximum(v, 2.5))"
+    )
+    ported = _verified_on(tmp_path, "strict", "v = np.arange(1, 6)", cell)
+    source = ported[1].source
+    assert "xp.log(xp.astype(v, xp.float64))" in source
+    assert "1.0 / xp.astype(v, xp.float64)" in source
+    assert "xp.mean(xp.astype(v, xp.float64))" in source
+    assert "xp.std(xp.astype(v, xp.float64))" in source
+    assert "xp.mean(xp.astype(v, xp.float64), axis=0)" in source
+    assert "xp.maximum(xp.astype(v, xp.float64), 2.5)" in source
+    assert _printed(ported)[1] == (
+        "[0.         0.69314718 1.09861229 1.38629436 1.60943791] "
+        "[1.         0.5        0.33333333 0.25       0.2       ]\n"
+        "3.0 1.4142135623730951 3.0 [2.5 2.5 3.  4.  5. ]\n"
+    )
+
+
+def test_a_function_of_a_python_list_makes_it_an_array_first(tmp_path):
+    """Handbook 02.03: ``np.exp(x)`` of ``x = [1, 2, 3]`` takes a list (NumPy makes it a
+    float64 array; jax and strict raise); the run suggested
+    ``xp.exp(xp.asarray(x, dtype=xp.float64))`` but the codemod proposed no rewrite.
+    Where no array is at hand to take ``xp`` from, the library's own module is the
+    namespace."""
+    _, ported, cells = _fix(
+        tmp_path,
+        "import numpy as np\ntheta = np.linspace(0, np.pi, 3)",
+        "x = [1, 2, 3]\nprint(np.exp(x), np.arctan(x))",
+        "import numpy as np\nx = [1, 2, 4, 10]\nprint(np.log(x))",
+        backends="numpy,jax,strict",
+    )
+    assert cells[1]["rewrite"]["status"] == "verified", cells[1]["rewrite"]["reason"]
+    assert set(cells[1]["rewrite"]["verified_on"]) == {"numpy", "jax", "strict"}
+    assert "xp.exp(xp.asarray(x, dtype=xp.float64))" in ported[1].source
+    assert "xp.atan(xp.asarray(x, dtype=xp.float64))" in ported[1].source
+    assert cells[2]["rewrite"]["status"] == "verified", (
+        cells[2]["rewrite"]["reason"],
+        cells[2]["rewrite"]["sites"],
+    )
+    assert "print(xp.log(xp.asarray(x, dtype=xp.float64)))" in ported[2].source
+
+
+def test_a_list_index_takes_the_rows_and_verifies_on_strict(tmp_path):
+    """Handbook 02.07: ``x[ind]`` of ``ind = [3, 7, 4]`` and ``X[[0, 2]]`` take rows by a
+    Python list (the standard indexes with no list; array-api-strict raises); porter
+    suggested ``xp.take(x, xp.asarray([...]), axis=0)`` but proposed no rewrite."""
+    cell = "ind = [3, 7, 4]\nprint(x[ind], X[[0, 2]])"
+    setup = "x = np.arange(10) * 10\nX = np.arange(12).reshape(3, 4)"
+    ported = _verified_on(tmp_path, "strict", setup, cell)
+    assert "xp.take(x, xp.asarray(ind), axis=0)" in ported[1].source
+    assert "xp.take(X, xp.asarray([0, 2]), axis=0)" in ported[1].source
+    assert _printed(ported)[1] == "[30 70 40] [[ 0  1  2  3]\n [ 8  9 10 11]]\n"

@@ -20,12 +20,14 @@ verification's to set).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from porter_ext.backends import backend_of_module
 from porter_ext.fix.cellscope import site_libraries
 from porter_ext.fix.checks import Site
 from porter_ext.fix.portable import PortableMoves, every_part
@@ -33,7 +35,12 @@ from porter_ext.model.entries import RewriteSiteEntry
 from porter_ext.spec.indexing import EVERY_AXIS, LENGTH, TAKE_TEMPLATES
 from porter_ext.spec.replacement import Replacement
 from porter_ext.spec.replacements import find
-from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
+from porter_ext.spec.rewrites import (
+    NoRewrite,
+    SourceCall,
+    render_rewrite,
+    rewrite_from_template,
+)
 
 __all__ = ["CellAnalysis", "CellCodemod", "RunKnowledge"]
 
@@ -59,7 +66,8 @@ class RunKnowledge:
     x 2-D?); ``operators``: the operators that mixed dtype kinds (→ the operands' dtypes,
     ``("bool", "float32")``), whose operand is converted; ``others``: the names that held
     something other than an array (a list), which ``xp`` is never taken from; ``usages``:
-    the integer-array indices and ``len()`` calls the run saw (`porter_ext.spec.indexing`)."""
+    the integer-array indices and ``len()`` calls the run saw (`porter_ext.spec.indexing`);
+    ``rewrites``: where the values chose the rewrite (a dtype conditions it), that one."""
 
     results: Mapping[RunKey, str] = field(default_factory=dict)
     receivers: Mapping[RunKey, str] = field(default_factory=dict)
@@ -69,6 +77,10 @@ class RunKnowledge:
     #: usages that are no call of the table (``C[X]``, ``len(x)``), by where the run saw
     #: them → (the suggestion it wrote with the person's expressions, the array's library)
     usages: Mapping[RunKey, tuple[str, str]] = field(default_factory=dict)
+    #: the rewrites the run's values chose (``np.log(i)`` of integers:
+    #: ``xp.log(xp.astype({arg0}, xp.float64))``), by where it saw them → the template
+    #: over the call's source (`porter_ext.model.CallRecord.rewrite`)
+    rewrites: Mapping[RunKey, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,7 @@ class CellCodemod(PortableMoves):
         self.refused = refused or {}
         #: the run's verdict (status, standard name) at sites the source leaves undecided
         self.decided = run.decided
+        self.chosen = run.rewrites
         self.statement_calls: set[cst.Call] = set()
         #: statements that replaced an in-place method's → the array it returned
         self.shown_by: dict[cst.CSTNode, str] = {}
@@ -292,6 +305,9 @@ class CellCodemod(PortableMoves):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         site = self._site(original)
+        chosen = self._chosen(original, updated, site)
+        if chosen is not None:
+            return chosen
         if site is None:
             moved = self._usage(original, updated, (LENGTH,))
             return moved if moved is not updated else self._through_xp(original, updated)
@@ -299,6 +315,66 @@ class CellCodemod(PortableMoves):
             return updated  # float(x): the standard's own way to read a value
         replacement = self._rewrite(site, original, updated, updated)
         return updated if replacement is None else replacement
+
+    def _chosen(
+        self, original: cst.Call, updated: cst.Call, site: Site | None
+    ) -> cst.BaseExpression | None:
+        """The rewrite the run's values chose for this call (``np.log(i)`` of an integer
+        array → ``xp.log(xp.astype(i, xp.float64))``, ``np.exp([1, 2])`` →
+        ``xp.exp(xp.asarray([1, 2], dtype=xp.float64))``), filled with the call as
+        rewritten so far; None where the run chose none (the table's entry decides)."""
+        if not self.chosen or not isinstance(updated.func, cst.Attribute | cst.Name):
+            return None
+        where = self.get_metadata(PositionProvider, original).start
+        called = (
+            updated.func.attr.value
+            if isinstance(updated.func, cst.Attribute)
+            else updated.func.value
+        )
+        key = next(
+            (
+                k
+                for k in self.chosen
+                if (k[0], k[1]) == (where.line, where.column) and k[2].rpartition(".")[2] == called
+            ),
+            None,
+        )
+        if key is None:
+            return None
+        template = self.chosen[key]
+        entry = site.entry if site is not None else None
+        kind = "method" if entry is not None and entry.kind == "method" else "function"
+        args = tuple(self._operand(a.value) for a in updated.args if a.keyword is None)
+        kwargs = {a.keyword.value: self._operand(a.value) for a in updated.args if a.keyword}
+        receiver = self._operand(updated.func.value) if kind == "method" else None  # type: ignore[union-attr]
+        call = SourceCall(kind, receiver, args, kwargs, False)
+        text = self._code(updated)
+        try:
+            replacement = rewrite_from_template(template, call, entry)
+        except NoRewrite as exc:
+            self._propose(key, text, None, str(exc))
+            return updated
+        if self.only is not None and key not in self.only:
+            self._propose(key, text, None, self._why(key))
+            return updated
+        self.site_libraries = (key[2].partition(".")[0],) if site is None else site_libraries(site)
+        unbound = self.unbound_xp(replacement, call, original, updated)
+        module = self._module_called(updated) if unbound is not None else None
+        if module is not None:  # no array to take xp from: the library's own namespace
+            replacement = _XP.sub(f"{module}.", replacement)
+        elif unbound is not None:
+            self._propose(key, text, None, unbound)
+            return updated
+        self._propose(key, text, replacement)
+        self.note_uses(replacement, call)
+        return cst.parse_expression(replacement)
+
+    def _module_called(self, call: cst.Call) -> str | None:
+        """The library module a function call names (``np`` in ``np.log(x)``), or None."""
+        func = call.func
+        named = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+        module = func.value.value if named else ""  # type: ignore[union-attr]
+        return module if named and backend_of_module(self.names.get(module, "")) else None
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         taken = self._without_field(original, updated)
@@ -332,7 +408,9 @@ class CellCodemod(PortableMoves):
         """An operator a run showed to mix kinds of dtype: the bool operand converted
         explicitly (``(x > 0) * r`` → ``xp.astype(x > 0, xp.float32) * r``), and the
         integer arrays of a true division made float64 (``i / 4`` →
-        ``xp.astype(i, xp.float64) / 4``: the standard's ``/`` takes floating arrays)."""
+        ``xp.astype(i, xp.float64) / 4``: the standard's ``/`` takes floating arrays), an
+        integer array mixed with a Python float made float (``1.0 / i`` →
+        ``1.0 / xp.astype(i, xp.float64)``: the standard mixes a scalar with its own kind)."""
         where = self.get_metadata(PositionProvider, original)
         line, col = where.start.line, where.start.column
         op = _OPERATOR_NAMES.get(type(updated.operator).__name__)
@@ -356,6 +434,14 @@ class CellCodemod(PortableMoves):
             cast = "float32" if name.startswith("Tensor.") else "float64"
             sides = {array_side: cast} | ({other_side: cast} if right != "int" else {})
             arrays = tuple(sides)
+        elif right in _PYTHON_FLOATING and _kind(left) in ("int", "bool"):
+            # ``1.0 / i``: the integer array cast to the dtype the original gave the result
+            tensor = name.startswith("Tensor.")
+            floating = "float32" if tensor else "float64"
+            cast = (
+                floating if right == "python float" else ("complex64" if tensor else "complex128")
+            )
+            sides, arrays = {array_side: cast}, (array_side,)
         elif {_kind(left), _kind(right)} == {"int", "float"} and right != "int":
             # two arrays, a float and an integer one: the integer one cast to the float's
             floating, integral = (left, right) if _kind(left) == "float" else (right, left)
@@ -424,6 +510,12 @@ def _kind(dtype: str) -> str:
     if dtype.startswith(("float", "bfloat")):
         return "float"
     return "int" if dtype.startswith(("int", "uint")) else "other"
+
+
+#: the namespace a rewrite reads (``xp.log``)
+_XP = re.compile(r"\bxp\.")
+#: a Python scalar of a floating kind, as a recorded operator's operands name it
+_PYTHON_FLOATING = frozenset({"python float", "python complex"})
 
 
 class _AsTheStandardSays(Exception):

@@ -54,6 +54,7 @@ from porter_ext.fix.verify_support import (
     accepted_entry,
     mixed_operators,
     namespace_arrays,
+    namespace_fallbacks,
     namespace_imports,
     namespace_others,
     own_semantics_sites,
@@ -193,7 +194,10 @@ class FixRun:
             return []
         provided = provided_helpers(namespace_imports(namespace)) if self.in_effect else []
         reads = [n for n in after if n not in before and n in namespace]
-        return reads + [n for n in provided if n not in reads and n not in before]
+        reads += [n for n in namespace_fallbacks(namespace, code) if n not in before]
+        return list(dict.fromkeys(reads)) + [
+            n for n in provided if n not in reads and n not in before
+        ]
 
     def verify(
         self,

@@ -32,7 +32,8 @@ _TRUE_DIVISION = frozenset({"__truediv__", "__rtruediv__", "__itruediv__"})
 def mixed_operators(calls: Iterable[CallRecord]) -> dict:
     """The operators of the original run whose verdict judged dtypes of two kinds (an
     integer true division, arrays of two kinds of dtype), with those dtypes as the codemod
-    reads them: the array's first, a Python int as ``int``. Read from the records'
+    reads them: the array's first, a Python int as ``int`` (a Python float as ``python
+    float``, mixed with an integer array). Read from the records'
     ``operands``, never from their messages."""
     found = {}
     for call in calls:
@@ -54,6 +55,8 @@ def _mixed_dtypes(name: str, x: str, other: str) -> tuple[str, str] | None:
     okind = other.removeprefix("python ") if scalar else dtype_kind(other)
     if name in _TRUE_DIVISION and {xkind, okind} <= {"int", "bool"}:
         return (x, "int" if scalar else other)
+    if scalar and okind in ("float", "complex") and xkind in ("int", "bool"):
+        return (x, other)  # ``1.0 / i``: the integer array cast to the scalar's kind
     if not scalar and xkind != okind and "other" not in (xkind, okind):
         return (x, other)
     return None
@@ -61,14 +64,28 @@ def _mixed_dtypes(name: str, x: str, other: str) -> tuple[str, str] | None:
 
 def run_knowledge(calls: Sequence[CallRecord]) -> dict:
     """What the original run saw that the source cannot tell, as the fields of
-    `porter_ext.fix.rewrite.RunKnowledge`: ``results``, ``receivers``, ``decided`` and
-    ``usages``."""
+    `porter_ext.fix.rewrite.RunKnowledge`: ``results``, ``receivers``, ``decided``,
+    ``usages`` and ``rewrites``."""
     return {
         "results": array_results(calls),
         "receivers": array_methods(calls),
         "decided": run_verdicts(calls),
         "usages": recorded_usages(calls),
+        "rewrites": run_rewrites(calls),
     }
+
+
+def run_rewrites(calls: Iterable[CallRecord]) -> dict:
+    """The rewrites the original run's values chose (`CallRecord.rewrite`: a list made an
+    array, an integer array cast to the float64 a function takes), by ``(line, col,
+    name)`` → the template over the call's source (`RunKnowledge`'s ``rewrites``). A site
+    the run judged two ways (integers in one iteration, floats in the next) is left out:
+    no one rewrite keeps both."""
+    seen: dict = {}
+    for call in calls:
+        if call.origin is None and call.kind != "operator":
+            seen.setdefault((call.line, call.col, call.name), set()).add(call.rewrite)
+    return {key: next(iter(v)) for key, v in seen.items() if len(v) == 1 and None not in v}
 
 
 def recorded_usages(calls: Iterable[CallRecord]) -> dict:
@@ -167,17 +184,73 @@ def provided_helpers(imports: Mapping[str, str]) -> list[str]:
 
 
 def namespace_arrays(namespace: Mapping[str, Any]) -> dict[str, str]:
-    """The names the run showed to hold arrays, with their libraries (the registry's)."""
+    """The names the run showed to hold arrays, with their libraries (the registry's),
+    the smallest first: the codemod takes ``xp`` from the first of an earlier cell's
+    arrays where the cell has none (`porter_ext.fix.xpbind`), and replays that read it
+    only for its namespace are sent it (`namespace_fallbacks`)."""
     from porter_ext.backends import backend_for
 
-    found = {}
+    found = []
     for name, value in list(namespace.items()):
         if name.startswith("_"):
             continue
         backend = backend_for(value)
         if backend is not None:
-            found[name] = backend.name
+            found.append((_size(value), name, backend.name))
+    return {name: library for _, name, library in sorted(found, key=lambda f: f[0])}
+
+
+def _size(value: Any) -> int:
+    try:
+        return int(getattr(value, "nbytes", 0) or 0)
+    except Exception:  # noqa: BLE001 (a lazy array that cannot say without computing)
+        return 0
+
+
+def namespace_fallbacks(namespace: Mapping[str, Any], code: str) -> list[str]:
+    """The earlier cells' arrays a rewrite of ``code`` may take ``xp`` from, for the
+    libraries whose module the cell calls without reading an array of theirs (one each,
+    the smallest, up to `FALLBACK_BYTES`, that ``code`` does not rebind): the run may show
+    that a name the cell binds is no array (``x = [1, 2, 3]`` then ``np.exp(x)``), which
+    the proposal made before it cannot tell, so its replays are sent that array too."""
+    import types
+
+    from porter_ext.backends import backend_of_module
+    from porter_ext.replay.analysis import analyse
+
+    io = analyse(code)
+    arrays = namespace_arrays(namespace)
+    named = [m.__name__ for n in io.inputs if isinstance(m := namespace.get(n), types.ModuleType)]
+    named += imported_modules(code)
+    modules = {b.name for m in named if (b := backend_of_module(m)) is not None}
+    modules -= {arrays[n] for n in io.inputs if n in arrays}
+    first: dict[str, str] = {}
+    for name, library in arrays.items():
+        small = _size(namespace[name]) <= FALLBACK_BYTES
+        if library in modules and name not in io.outputs and small:
+            first.setdefault(library, name)
+    return list(first.values())
+
+
+def imported_modules(code: str) -> list[str]:
+    """The modules ``code``'s import statements name (``import numpy as np``: numpy)."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append(node.module)
     return found
+
+
+#: the largest earlier array sent to a cell's replays only for ``xp`` to be taken from it
+FALLBACK_BYTES = 1 << 20
 
 
 #: why a site reading an array subclass of its own semantics is left as written

@@ -137,6 +137,12 @@ class CallRecord:
     #: first, a Python scalar as ``python int`` (``python float``, ``python bool``, ...);
     #: empty where the verdict is not about dtypes (the fix stage writes casts from it)
     operands: list[str] = field(default_factory=list)
+    #: where the run's values chose how to rewrite the call (a list made an array, an
+    #: integer array cast to the float64 a function takes), that rewrite as a template over
+    #: the call's own source (``xp.log(xp.astype({arg0}, xp.float64))``: ``{x}`` the array,
+    #: ``{arg0}`` the first argument as written, ``{axis}`` the axis): the fix stage fills
+    #: it with the call as it rewrote it; None where the table's entry is the rewrite
+    rewrite: str | None = None
     #: where the site's expression ends (``end_col`` in characters): the range a view marks
     end_line: int | None = None
     end_col: int | None = None

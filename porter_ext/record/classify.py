@@ -8,7 +8,8 @@ replacement table names what to write instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 from porter_ext.backends import HELPERS, LIBRARIES, backend_for, dtype_name, get_backend
@@ -43,6 +44,12 @@ class Verdict:
     #: and the table entry it comes from, or None
     template: str | None = None
     entry: Replacement | None = None
+    #: where the values chose how to rewrite the call (a list made an array, an integer
+    #: array cast to the floating dtype the function takes): a template over the call's
+    #: source that replaces it whole (`spec.rewrites.rewrite_from_template`), which the
+    #: fix stage fills with the call as it rewrote it; None where the table's entry is
+    #: the rewrite (or there is none)
+    rewrite: str | None = None
 
 
 STANDARD_HELPER = Verdict("standard", None, None, "array-api-compat helper")
@@ -91,27 +98,17 @@ def _dtype_issue(value: Any, std: Standard) -> tuple[str, str] | None:
     return None
 
 
-def _as_array_template(function: str, name: str, value: Any, nargs: int, kwargs: dict) -> str:
-    """``xp.exp(xp.asarray({arg0}, dtype=xp.float64))``: the call with the Python sequence
-    passed as ``name`` made an array, of a dtype the function takes where its elements
-    are of a kind it does not (a list of ints into ``exp``), over the call's source."""
+def _as_array(function: str, value: Any) -> str:
+    """``xp.asarray({}, dtype=xp.float64)``: the Python sequence ``value`` made an array, of
+    a dtype ``function`` takes where its elements are of a kind it does not (a list of ints
+    into ``exp``)."""
     category = CATEGORY.get(function)
     kinds = {_SCALAR_KINDS.get(type(v)) for v in value}
     dtype = ""
     if category is not None and None not in kinds and not kinds <= KINDS[category]:
         target = "float64" if "float" in KINDS[category] else None
         dtype = f", dtype=xp.{target}" if target is not None else ""
-    parts = [f"{{arg{i}}}" for i in range(nargs)] + [f"{k}={{{k}}}" for k in kwargs]
-    if name in kwargs:
-        parts[nargs + list(kwargs).index(name)] = f"{name}=xp.asarray({{{name}}}{dtype})"
-    else:
-        index = _ARRAY_ORDER.index(name) if name in _ARRAY_ORDER else 0
-        parts[min(index, nargs - 1)] = f"xp.asarray({{arg{min(index, nargs - 1)}}}{dtype})"
-    return f"xp.{function}({', '.join(parts)})"
-
-
-#: where an array parameter sits among a standard function's positional parameters
-_ARRAY_ORDER = ("x", "x2")
+    return f"xp.asarray({{}}{dtype})"
 
 
 def _from_entry(entry: Replacement, status: str, suggestion: str | None) -> tuple:
@@ -128,13 +125,47 @@ def argument_issue(
     where a numeric one is needed."""
     positional = [p.name for p in spec.params if p.kind in _POSITIONAL]
     bound = list(zip(positional, args, strict=False)) + list(kwargs.items())
+    issue = _usage_issue(spec, bound, std)
+    if issue is None or len(issue) < 3 or issue[2] is None:
+        return issue
+    reason, suggestion, spelled = issue
+    return reason, suggestion, _call_template(spec.name, positional, args, kwargs, spelled)
+
+
+def _call_template(
+    function: str, positional: list[str], args: tuple, kwargs: dict, spelled: dict[str, str]
+) -> str:
+    """The whole call over its source, each argument as the call passed it (``{arg0}``
+    the first positional one, ``{axis}`` the keyword ``axis=``) and those in ``spelled``
+    (parameter → its spelling over ``{parameter}``) written so:
+    ``xp.log(xp.astype({arg0}, xp.float64))`` for ``np.log(i)`` of an integer array."""
+    slots = {name: f"{{arg{i}}}" for i, name in enumerate(positional[: len(args)])}
+    slots.update({k: f"{{{k}}}" for k in kwargs})
+    parts = [
+        spelled[name].format_map(slots) if name in spelled else slots[name]
+        for name in positional[: len(args)]
+    ]
+    parts += [f"{{arg{i}}}" for i in range(len(positional), len(args))]
+    parts += [f"{k}={spelled[k].format_map(slots) if k in spelled else slots[k]}" for k in kwargs]
+    return f"xp.{function}({', '.join(parts)})"
+
+
+def _spelled_with_names(function: str, names: list[str], spelled: dict[str, str]) -> str:
+    """A suggestion over the parameters' names (``xp.log(xp.astype(x, xp.float64))``)."""
+    slots = {n: n for n in names}
+    return f"xp.{function}({', '.join(spelled[n].format_map(slots) if n in spelled else n for n in names)})"
+
+
+def _usage_issue(spec: FunctionSpec, bound: list, std: Standard) -> tuple | None:
+    """(reason, suggestion[, spelled: parameter → its spelling over ``{parameter}`` in a
+    whole rewrite, or a ready template]) for `argument_issue`."""
     for name, value in bound:
         if name in _ARRAY_PARAMS and (type(value) is list or type(value) is tuple):
             return (
                 f"a Python {type(value).__name__} as {name}: the standard's {spec.name}() "
                 "takes an array",
                 f"xp.{spec.name}(xp.asarray(...), ...)",
-                _as_array_template(spec.name, name, value, len(args), kwargs),
+                {name: _as_array(spec.name, value).replace("{}", f"{{{name}}}")},
             )
         if name == "dtype":
             issue = _dtype_issue(value, std)
@@ -183,8 +214,8 @@ def _cast_into(allowed: frozenset[str], dtype: str) -> str | None:
     return None
 
 
-def _kind_issue(function: str, arrays: list[tuple[str, Any]]) -> tuple[str, str | None] | None:
-    """(reason, suggestion) when an array input's dtype is outside the kinds ``function``
+def _kind_issue(function: str, arrays: list[tuple[str, Any]]) -> tuple | None:
+    """(reason, suggestion, spelled: the casts of a whole rewrite, or None) when an array input's dtype is outside the kinds ``function``
     takes (``exp`` of an integer array), or two inputs of an elementwise function mix
     kinds of dtype (``maximum`` of a float and an integer array): the standard leaves
     both implementation-defined, and array-api-strict raises."""
@@ -197,27 +228,34 @@ def _kind_issue(function: str, arrays: list[tuple[str, Any]]) -> tuple[str, str 
     wrong = [n for n, k in kinds.items() if k != "other" and k not in allowed]
     if wrong:
         casts = {n: _cast_into(allowed, dtypes[n]) for n in wrong}
-        args = [f"xp.astype({n}, xp.{casts[n]})" if n in wrong else n for n, _ in arrays]
-        suggestion = None if None in casts.values() else f"xp.{function}({', '.join(args)})"
+        spelled = {n: f"xp.astype({{{n}}}, xp.{casts[n]})" for n in wrong}
+        names = [n for n, _ in arrays]
+        suggestion = None
+        if None not in casts.values():
+            suggestion = _spelled_with_names(function, names, spelled)
+        else:
+            spelled = None
         rewrite = _KIND_REWRITES.get(function)
         if rewrite is not None and all(kinds[n] in ("int", "bool") for n in wrong):
-            suggestion = rewrite  # the same values, and the array's own dtype
+            suggestion, spelled = rewrite, None  # the same values, and the array's own dtype
         note = _KIND_NOTES.get((function, kinds[wrong[0]]), "")
         return (
             f"{function}() of {', '.join(dtypes[n] for n in wrong)}: the standard's "
             f"{function} takes {category} arrays" + (f"; {note}" if note else ""),
             suggestion,
+            spelled,
         )
     if function in BINARY and len(kinds) == 2 and "other" not in kinds.values():
         (n1, k1), (n2, k2) = kinds.items()
         if k1 != k2:
             low = n1 if _KIND_ORDER[k1] < _KIND_ORDER[k2] else n2
             target = dtypes[n2 if low == n1 else n1]
-            args = [f"xp.astype({n}, xp.{target})" if n == low else n for n, _ in arrays]
+            spelled = {low: f"xp.astype({{{low}}}, xp.{target})"}
             return (
                 f"{function}() mixes {dtypes[n1]} and {dtypes[n2]}: the standard does not "
                 "promote across kinds of dtype",
-                f"xp.{function}({', '.join(args)})",
+                _spelled_with_names(function, [n for n, _ in arrays], spelled),
+                spelled,
             )
     return None
 
@@ -225,10 +263,8 @@ def _kind_issue(function: str, arrays: list[tuple[str, Any]]) -> tuple[str, str 
 _SCALAR_KINDS = {bool: "bool", int: "int", float: "float", complex: "complex"}
 
 
-def _scalar_issue(
-    function: str, operands: list[tuple[str, Any]], version: str
-) -> tuple[str, str | None] | None:
-    """(reason, suggestion) when a Python scalar operand of ``function`` (``x1``/``x2`` of
+def _scalar_issue(function: str, operands: list[tuple[str, Any]], version: str) -> tuple | None:
+    """(reason, suggestion, spelled) when a Python scalar operand of ``function`` (``x1``/``x2`` of
     an elementwise function or ``where``) is outside the standard: before 2024.12 these
     take arrays only; from 2024.12 a scalar mixes with an array of its own kind of dtype
     only (`scalar_issue`, as for operators: ``xp.multiply(i, 0.5)`` on an integer array
@@ -246,12 +282,13 @@ def _scalar_issue(
         reason, cast = issue if issue is not None else ("", None)
         spelled = {}
         if cast is not None:
-            spelled[array] = f"xp.astype({array}, xp.{cast})"
+            spelled[array] = f"xp.astype({{{array}}}, xp.{cast})"
         elif issue is not None:  # a bool with numbers: the scalar in the array's kind
-            spelled[scalar] = f"{dtype_kind(dtype)}({scalar})"
+            spelled[scalar] = f"{dtype_kind(dtype)}({{{scalar}}})"
         if version < "2024.12":
-            target = f"xp.{cast}" if cast is not None else f"{array}.dtype"
-            spelled[scalar] = f"xp.asarray({spelled.get(scalar, scalar)}, dtype={target})"
+            target = f"xp.{cast}" if cast is not None else f"{{{array}}}.dtype"
+            given = spelled.get(scalar, f"{{{scalar}}}")
+            spelled[scalar] = f"xp.asarray({given}, dtype={target})"
             reason = (
                 f"a Python {kind} as {scalar}: the standard's {function}() takes arrays "
                 f"(Python scalars from 2024.12; checked against {version})"
@@ -260,9 +297,48 @@ def _scalar_issue(
             continue
         else:
             reason = f"{function}(): {reason}"
-        args = [spelled.get(n, n) for n in names]
-        return reason, f"xp.{function}({', '.join(args)})"
+        return reason, _spelled_with_names(function, names, spelled), spelled
     return None
+
+
+def _receiver_cast(entry: Replacement, self_obj: object) -> str | None:
+    """The dtype a method's array must be cast to for the standard function its entry
+    rewrites it to (``i.mean()`` of an integer array: float64, as NumPy's mean gives),
+    or None where its dtype is of a kind that function takes (or no cast keeps it)."""
+    category = CATEGORY.get(entry.standard_name or "")
+    if category is None or entry.rewrite is None or backend_for(self_obj) is None:
+        return None
+    dtype = dtype_name(self_obj)
+    if dtype_kind(dtype) in KINDS[category] or dtype_kind(dtype) == "other":
+        return None
+    return _cast_into(KINDS[category], dtype)
+
+
+def _cast_receiver(
+    entry: Replacement, status: str, cast: str, args: tuple, kwargs: dict, self_obj: object
+) -> Verdict:
+    """The verdict on ``i.mean()`` of an integer array: the entry's rewrite with the array
+    cast first (``xp.mean(xp.astype({x}, xp.float64))``), since the standard function
+    takes a kind of dtype the array is not."""
+    rewrite = _BARE_X_SLOT.sub(f"xp.astype({{x}}, xp.{cast})", entry.rewrite or "")
+    advice = _BARE_X_WORD.sub(f"xp.astype(x, xp.{cast})", entry.suggestion)
+    cast_entry = replace(entry, suggestion=advice, rewrite=rewrite)
+    name = entry.standard_name
+    return Verdict(
+        status,
+        name,
+        render_suggestion(cast_entry, args, kwargs, self_obj),
+        f"{entry.note}; {name}() of {dtype_name(self_obj)}: the standard's {name} takes "
+        f"{CATEGORY[name or '']} arrays, so the array is cast first",
+        rewrite,
+        cast_entry,
+        rewrite=rewrite,
+    )
+
+
+#: the array in a rewrite's template (``{x}``) and in a suggestion (a bare ``x``)
+_BARE_X_SLOT = re.compile(r"\{x\}")
+_BARE_X_WORD = re.compile(r"(?<![\w.{])x(?![\w}])")
 
 
 def table_entries(callee: Callee) -> tuple:
@@ -336,7 +412,9 @@ def classify(
             issue = argument_issue(spec, args, kwargs, std)
             if issue is not None:
                 template = issue[2] if len(issue) > 2 else None
-                return Verdict("non_standard_usage", name, issue[1], issue[0], template)
+                return Verdict(
+                    "non_standard_usage", name, issue[1], issue[0], template, rewrite=template
+                )
             return Verdict("standard", name)
         if entry is not None:
             message = reason or entry.note
@@ -360,6 +438,18 @@ def classify(
     # the name itself is outside the standard
     if entry is not None:
         status = "non_standard" if entry.status == "non_standard_usage" else entry.status
+        if callee.kind == "method":
+            cast = _receiver_cast(entry, self_obj)
+            if cast is not None:
+                return _cast_receiver(entry, status, cast, args, kwargs, self_obj)
+        renamed = std.functions.get(entry.standard_name or "") if entry.rewrite else None
+        if callee.kind == "function" and renamed is not None and status == "non_standard":
+            # ``np.arctan([-1, 0, 1])``: the standard's name, and its usage too
+            issue = argument_issue(renamed, args, kwargs, std)
+            if issue is not None and len(issue) > 2:
+                reason, advice, template = issue
+                message = f"{entry.note}; {reason}"
+                return Verdict(status, renamed.name, advice, message, template, rewrite=template)
         return Verdict(*_from_entry(entry, status, suggestion))
     if callee.kind == "method" and name in std.functions:
         return Verdict(

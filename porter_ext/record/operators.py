@@ -19,6 +19,7 @@ from porter_ext.spec.dtype_categories import dtype_kind, scalar_issue
 from porter_ext.spec.indexing import (
     EVERY_AXIS,
     LENGTH,
+    TAKE_LIST,
     length_rewrite,
     take_rewrite,
     take_template,
@@ -103,13 +104,17 @@ def operand_kind(v: Any, backend_of) -> tuple:
         return ("slice", type(step) is int and step < 0)
     if t is tuple:
         return ("tuple", tuple(operand_kind(e, backend_of) for e in v[:8]), len(v))
-    if t is list:
-        return ("list", len(v))
+    if t is list:  # (its length, whether it is a flat list of ints: an index take reads)
+        return ("list", len(v), 0 < len(v) <= _LIST_INDEX_LIMIT and all(type(e) is int for e in v))
     if v is Ellipsis:
         return ("marker", "...")
     if v is None:
         return ("marker", None)
     return ("other", t.__name__)
+
+
+#: the longest list of ints an index is looked through for (``x[[3, 7, 4]]`` → ``take``)
+_LIST_INDEX_LIMIT = 4096
 
 
 def _symbol(name: str) -> str:
@@ -317,6 +322,15 @@ def classify_index(
         kinds_issue = _assigned_kind(name, x, value)
         if kinds_issue is not None:
             return kinds_issue
+    if key[0] == "list" and key[2] and not setting and type(x[3]) is int and x[3] >= 1:
+        return Verdict(
+            "non_standard_usage",
+            "take",
+            take_rewrite(TAKE_LIST, "x", "[...]"),
+            "a Python list as an index: the standard indexes with integers, slices and "
+            "arrays, not lists; its take gathers the rows a list of integers names",
+            TAKE_LIST,
+        )
     if "list" in kinds:
         return Verdict(
             "non_standard_usage",

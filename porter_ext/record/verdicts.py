@@ -115,6 +115,7 @@ class Verdicts:
                     verdict.standard_name,
                     verdict.suggestion,
                     verdict.message,
+                    verdict.rewrite,
                 )
                 verdict = self._interned.setdefault(interned, verdict)
                 if key is not None:
@@ -214,6 +215,7 @@ class Verdicts:
                     message=verdict.message,
                     keywords=list(keywords),
                     operands=list(getattr(verdict, "operands", ())),
+                    rewrite=verdict.rewrite,
                     end_line=end_line,
                     end_col=end_col,
                     origin=origin,

@@ -19,6 +19,7 @@ __all__ = [
     "LENGTH",
     "TAKE_FLAT",
     "TAKE_ROWS",
+    "TAKE_LIST",
     "TAKE_TEMPLATES",
     "length_rewrite",
     "read_twice",
@@ -35,7 +36,9 @@ TAKE_FLAT = (
     "(*{idx_atom}.shape, *{x_atom}.shape[1:]))"
 )
 #: the templates of ``C[X]``, by the rank of ``X``
-TAKE_TEMPLATES = (TAKE_ROWS, TAKE_FLAT)
+#: ``x[[3, 7, 4]]``: a Python list of integers indexing the first axis
+TAKE_LIST = "xp.take({x}, xp.asarray({idx}), axis=0)"
+TAKE_TEMPLATES = (TAKE_ROWS, TAKE_FLAT, TAKE_LIST)
 #: ``len(x)``
 LENGTH = "{x_atom}.shape[0]"
 #: ``x2[0]`` of a 2-D ``x2``: an index of fewer axes than the array has, ended with ``...``
@@ -70,7 +73,7 @@ def _atom(text: str) -> str:
 
 
 def take_rewrite(template: str, x: str, idx: str) -> str:
-    """``template`` (`TAKE_ROWS`, `TAKE_FLAT`) over the array ``x`` and the index ``idx`` as
+    """``template`` (`TAKE_ROWS`, `TAKE_FLAT`, `TAKE_LIST`) over the array ``x`` and the index ``idx`` as
     written."""
     x, idx = x.strip(), idx.strip()
     return template.format(x=x, idx=idx, x_atom=_atom(x), idx_atom=_atom(idx))
@@ -112,7 +115,7 @@ def usage_from_source(template: str, text: str) -> str | None:
     def segment(part: ast.AST) -> str:
         return ast.get_source_segment(source, part) or ""
 
-    if template in (TAKE_ROWS, TAKE_FLAT):
+    if template in TAKE_TEMPLATES:
         if not isinstance(node, ast.Subscript) or isinstance(node.slice, ast.Slice | ast.Tuple):
             return None
         if isinstance(node.slice, ast.Starred):

@@ -34,6 +34,7 @@ __all__ = [
     "dtype_source",
     "part_template",
     "render_rewrite",
+    "rewrite_from_template",
     "suggestion_from_source",
     "writes_in_place",
 ]
@@ -327,6 +328,14 @@ def _render(template: str, call: SourceCall, entry: Replacement | None) -> str:
     if unused:
         raise NoRewrite(f"the rewrite would drop {', '.join(unused)}")
     return rendered
+
+
+def rewrite_from_template(template: str, call: SourceCall, entry: Replacement | None = None) -> str:
+    """The source that replaces ``call``: a template the run's values chose (a record's
+    ``rewrite``: ``xp.log(xp.astype({arg0}, xp.float64))``) filled with the call's own
+    expressions; raises `NoRewrite` where the call does not fill it or an argument would
+    be left out."""
+    return _render(template, call, entry)
 
 
 def part_template(entry: Replacement, part: str | int) -> str | None:

@@ -58,8 +58,10 @@ def test_the_fix_stage_reads_the_dtypes_from_the_record_not_its_message():
     assert mixed_operators([_operator(division, "/ mixes int64 and int: worded so", [])]) == {}
     kinds = _operator("ndarray.__mul__", "", ["float32", "int64"])
     assert mixed_operators([kinds]) == {(1, 4, "ndarray.__mul__"): ("float32", "int64")}
-    # a float scalar, or two integer dtypes in a product: no cast the codemod writes
-    assert mixed_operators([_operator(division, "", ["int64", "python float"])]) == {}
+    # a float scalar with an integer array: the array is cast (``1.0 / i``)
+    floating = _operator(division, "", ["int64", "python float"])
+    assert mixed_operators([floating]) == {(1, 4, division): ("int64", "python float")}
+    # two integer dtypes in a product: no cast the codemod writes
     assert mixed_operators([_operator("ndarray.__mul__", "", ["int32", "int64"])]) == {}
 
 

@@ -130,12 +130,12 @@ def test_a_python_scalar_of_another_kind_in_a_function_is_outside_the_standard(p
     (multiply,) = calls[(1, "numpy.multiply")]
     assert multiply.status == "non_standard_usage"
     assert "Python float with an array of int64" in multiply.message
-    assert multiply.suggestion == "xp.multiply(xp.astype(x1, xp.float64), x2)"
+    assert multiply.suggestion == "xp.multiply(xp.astype(i, xp.float64), 0.5)"
     (add,) = calls[(2, "numpy.add")]
-    assert add.suggestion == "xp.add(x1, xp.astype(x2, xp.float64))"
+    assert add.suggestion == "xp.add(1.5, xp.astype(i, xp.float64))"
     (where,) = calls[(3, "numpy.where")]
     assert where.status == "non_standard_usage"
-    assert where.suggestion == "xp.where(condition, xp.astype(x1, xp.float64), x2)"
+    assert where.suggestion == "xp.where(c, xp.astype(i, xp.float64), 0.5)"
     assert _status(calls, 4, "torch.multiply") == {"non_standard_usage"}
     # array-api-strict refuses it (TypeError), recorded as outside the standard
     assert _status(calls, 6, "array_api_strict.multiply") == {"non_standard_usage"}
@@ -170,7 +170,7 @@ def test_a_python_complex_with_a_real_array_is_standard_from_2024_12(port_shell)
     (multiply,) = older[(2, "numpy.multiply")]  # before 2024.12 functions take arrays
     assert (multiply.status, multiply.suggestion) == (
         "non_standard_usage",
-        "xp.multiply(xp.astype(x1, xp.complex128), xp.asarray(x2, dtype=xp.complex128))",
+        "xp.multiply(xp.astype(f, xp.complex128), xp.asarray(1j, dtype=xp.complex128))",
     )
     assert "from 2024.12" in multiply.message
 
@@ -212,14 +212,14 @@ def test_fft_inputs_outside_their_dtype_category_are_outside_the_standard(port_s
     (rfft,) = calls[(6, "numpy.fft.rfft")]
     assert (rfft.status, rfft.suggestion) == (
         "non_standard_usage",
-        "xp.fft.rfft(xp.astype(x, xp.float64))",
+        "xp.fft.rfft(xp.astype(i, xp.float64))",
     )
     (of_int,) = calls[(7, "numpy.fft.fft")]
-    assert of_int.suggestion == "xp.fft.fft(xp.astype(x, xp.complex128))"
+    assert of_int.suggestion == "xp.fft.fft(xp.astype(i, xp.complex128))"
     (single,) = calls[(8, "torch.fft.fft")]
     assert (single.status, single.suggestion) == (
         "non_standard_usage",
-        "xp.fft.fft(xp.astype(x, xp.complex64))",  # the precision of float32
+        "xp.fft.fft(xp.astype(t32, xp.complex64))",  # the precision of float32
     )
     (shift,) = calls[(9, "numpy.fft.fftshift")]
     assert shift.status == "non_standard_usage" and "xp.roll(" in shift.suggestion

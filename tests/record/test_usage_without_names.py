@@ -79,14 +79,14 @@ def test_mixed_kinds_and_integer_inputs_of_functions_are_outside_the_standard(po
     )
     (logaddexp,) = calls[(1, "numpy.logaddexp")]
     assert logaddexp.status == "non_standard_usage" and "floating-point" in logaddexp.message
-    assert logaddexp.suggestion == "xp.logaddexp(x1, xp.astype(x2, xp.float64))"
+    assert logaddexp.suggestion == "xp.logaddexp(f, xp.astype(i, xp.float64))"
     (maximum,) = calls[(2, "numpy.maximum")]
     assert maximum.status == "non_standard_usage" and "mixes float64 and int64" in maximum.message
-    assert maximum.suggestion == "xp.maximum(x1, xp.astype(x2, xp.float64))"
+    assert maximum.suggestion == "xp.maximum(f, xp.astype(i, xp.float64))"
     (exp,) = calls[(3, "numpy.exp")]
     assert (exp.status, exp.suggestion) == (
         "non_standard_usage",
-        "xp.exp(xp.astype(x, xp.float64))",
+        "xp.exp(xp.astype(i, xp.float64))",
     )
     assert _status(calls, 4, "torch.maximum") == {"non_standard_usage"}
     standard = [(5, "numpy.maximum"), (6, "numpy.exp"), (7, "numpy.maximum"), (8, "numpy.sqrt")]

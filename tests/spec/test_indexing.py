@@ -15,6 +15,7 @@ from porter_ext.spec.indexing import (
     INDEX_EXAMPLES,
     LENGTH,
     TAKE_FLAT,
+    TAKE_LIST,
     TAKE_ROWS,
     length_rewrite,
     read_twice,
@@ -51,6 +52,26 @@ def test_the_take_of_an_integer_array_index_agrees_with_it_on_every_backend(exam
         value = _host(eval(rewritten, {"xp": xp, "C": C, "X": X}))
         for library, original in originals:
             _agree(original, value, f"{rewritten} on {backend.name} against {library}'s C[X]")
+
+
+@pytest.mark.parametrize("index", [[2, 0, 2], [-1, 0], [1]], ids=str)
+@pytest.mark.parametrize("data", [[[0.5, 1.0], [2.0, -3.0], [4.0, 5.5]], [0.5, 1.5, -2.0]])
+def test_the_take_of_a_list_index_agrees_with_it_on_every_backend(data, index):
+    """``x[[2, 0, 2]]``: NumPy and torch take the rows a list of ints names; the standard
+    indexes with no list (array-api-strict raises), and its take reads an array."""
+    rewritten = take_rewrite(TAKE_LIST, "C", "ix")
+    originals = []
+    for library in ORIGINALS:
+        backend = get_backend(library)
+        if backend.available()[0]:
+            C = _arrays(backend, data, index)[1]
+            originals.append((library, _host(C[index])))
+    for backend in _available():
+        xp, C, _ = _arrays(backend, data, index)
+        value = _host(eval(rewritten, {"xp": xp, "C": C, "ix": index}))
+        for library, original in originals:
+            _agree(original, value, f"{rewritten} on {backend.name} against {library}'s C[ix]")
+    assert usage_from_source(TAKE_LIST, "x[ind]") == "xp.take(x, xp.asarray(ind), axis=0)"
 
 
 @pytest.mark.parametrize("data", [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], [0.5, 1.5]])
