@@ -251,7 +251,7 @@ class CellCodemod(PortableMoves):
             if count is not None and len(entry.parts) == count:
                 replacement = every_part(entry, call)
             else:
-                replacement = render_rewrite(entry, call, field)
+                replacement = _unpacked(render_rewrite(entry, call, field), count)
         except _AsTheStandardSays:
             return None
         except NoRewrite as exc:
@@ -496,6 +496,20 @@ def _is_assignment(text: str) -> bool:
     except (SyntaxError, ValueError):
         return False
     return isinstance(statement, ast.Assign | ast.AugAssign)
+
+
+def _unpacked(replacement: str, count: int | None) -> str:
+    """A rewrite that is a list of ``count`` parts (a split's slices), unpacked into as
+    many names, without its brackets (``x1, x2 = x[:3, ...], x[3:, ...]``)."""
+    if count is None or not replacement.startswith("["):
+        return replacement
+    try:
+        node = ast.parse(replacement, mode="eval").body
+    except SyntaxError:
+        return replacement
+    if isinstance(node, ast.List) and len(node.elts) == count:
+        return replacement[1:-1]
+    return replacement
 
 
 def _matching(entries: Iterable[Replacement], verdict: tuple[str, str | None]) -> list:

@@ -8,7 +8,6 @@ calls (`every_part`), and a rewrite through NumPy finds it as ``np``.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -21,11 +20,12 @@ from porter_ext.fix.xpbind import XpBinding
 from porter_ext.spec.indexing import read_twice, usage_from_source
 from porter_ext.spec.replacement import Replacement
 from porter_ext.spec.rewrites import NoRewrite, SourceCall, render_rewrite
+from porter_ext.spec.sections import evaluates_nothing
 
 if TYPE_CHECKING:
     from porter_ext.fix.codemod import CellAnalysis
 
-__all__ = ["PortableMoves", "every_part", "evaluates_nothing"]
+__all__ = ["PortableMoves", "every_part"]
 
 #: the name of a write into an array among the sites (the recorder's index writes)
 _WRITE = "__setitem__"
@@ -199,19 +199,6 @@ def every_part(entry: Replacement, call: SourceCall) -> str:
                 f"would evaluate {operand} twice: assign it to a name first"
             )
     return ", ".join(render_rewrite(entry, call, i) for i in range(len(entry.parts)))
-
-
-def evaluates_nothing(source: str) -> bool:
-    """A name, an attribute of one, or a constant: reading it twice reads the same."""
-    try:
-        node = ast.parse(source, mode="eval").body
-    except SyntaxError:
-        return False
-    if isinstance(node, ast.UnaryOp):
-        node = node.operand
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name | ast.Constant)
 
 
 def _boolean(node: cst.BaseExpression) -> bool:

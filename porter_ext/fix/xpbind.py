@@ -242,15 +242,17 @@ class XpBinding(cst.CSTTransformer):
             return None
         name = self._hoist(_array_node(call, original))
         if name is None:
-            earlier = self._earlier_array(self.site_libraries)
-            if earlier is not None:
-                scope["arrays"].append(earlier)
-                return None
+            # a list's call through xp (``xp.asin(x)`` of ``x = [-1, 0, 1]``) runs on
+            # NumPy alone, whichever array xp came from: no earlier array makes it portable
             if array in self.others:
                 return (
                     f"{array} is not an array (the run saw another object), so xp cannot be "
                     f"taken from it: make it one first (np.asarray({array}) or its library's)"
                 )
+            earlier = self._earlier_array(self.site_libraries)
+            if earlier is not None:
+                scope["arrays"].append(earlier)
+                return None
             return (
                 "no array is bound to a name before it to take xp from: assign the "
                 "array to a name first"

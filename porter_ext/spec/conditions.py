@@ -160,6 +160,16 @@ def _vectors(args: tuple, kwargs: dict, self_obj: object) -> bool:
     return _joined_ranks(args) == {1}
 
 
+def _two_vectors(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    ops = _operands(args, self_obj)
+    return len(ops) == 2 and not kwargs and all(_is_array(op) and _rank(op) == 1 for op in ops)
+
+
+def _several_kth(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    kth = kwargs.get("kth", args[1] if len(args) > 1 else None)
+    return isinstance(kth, tuple | list) or _is_array(kth)
+
+
 def _mixed_ranks(args: tuple, kwargs: dict, self_obj: object) -> bool:
     ranks = _joined_ranks(args)
     return len(ranks) > 1 or bool(ranks & {0, None})
@@ -315,6 +325,10 @@ CONDITIONS: Mapping[str, Condition] = MappingProxyType(
         # np.vstack([a, b]) of 1-D arrays (rows: stack), of arrays of several ranks
         "vectors": _vectors,
         "mixed_ranks": _mixed_ranks,
+        # np.partition(x, [1, 3]): several k-th positions
+        "several_kth": _several_kth,
+        # np.multiply.outer(a, b) of two 1-D arrays (and nothing else)
+        "two_vectors": _two_vectors,
         # torch.diagonal(x) of an x that is not 2-D, or over axes other than the first two
         "not_matrix_diagonal": _not_matrix_diagonal,
         # np.exp2(x) of a real floating-point x

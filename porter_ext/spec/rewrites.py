@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from porter_ext.spec.replacement import Replacement
 from porter_ext.spec.replacements import STANDARD_DTYPES
+from porter_ext.spec.sections import NotWritten, sections_source
 
 __all__ = [
     "EXAMPLE_INPUTS",
@@ -75,6 +76,9 @@ _SLOTS: dict[str, tuple[tuple[str, ...], int | None]] = {
     "dtype": (("dtype",), 1),
     "given_dtype": (("dtype",), None),
 }
+#: the placeholders of a split's parts (`porter_ext.spec.sections`) → the axis it cuts
+#: (None: the call's ``axis=``, by default 0)
+_SECTIONS: dict[str, str | None] = {"sections": None, "row_sections": "0", "column_sections": "1"}
 #: keywords whose value the entry's condition already fixed (``rounding_mode="floor"`` is
 #: why ``torch.div`` became ``floor_divide``): the rewrite says them without naming them
 _DECIDED: dict[str, tuple[str, ...]] = {
@@ -158,6 +162,8 @@ class _Filler:
             return self._sizes()
         if name == "lib":
             return self.call.lib
+        if name in _SECTIONS:
+            return self._sections(_SECTIONS[name])
         if name == "correction" and "unbiased" in self.call.kwargs:
             self.used_keys.add("unbiased")
             return f"int({self.call.kwargs['unbiased']})"
@@ -173,6 +179,28 @@ class _Filler:
         if name == "dtype" and value is not None:
             return dtype_source(value, self.library)
         return value
+
+    def _sections(self, axis: str | None) -> str | None:
+        """``np.split(x, [3, 5])``'s parts as slices of ``x`` (`porter_ext.spec.sections`);
+        ``axis``: the split's own (None: ``axis=`` or operand 2, else 0)."""
+        array = self._operand(0)
+        sections = self.call.kwargs.get("indices_or_sections")
+        if sections is not None:
+            self.used_keys.add("indices_or_sections")
+        else:
+            sections = self._operand(1)
+        if axis is None:
+            axis = self.call.kwargs.get("axis")
+            if axis is not None:
+                self.used_keys.add("axis")
+            else:
+                axis = self._operand(2) or "0"
+        if array is None or sections is None:
+            return None
+        try:
+            return sections_source(array, sections, axis)
+        except NotWritten as exc:
+            raise NoRewrite(str(exc)) from None
 
     def _shape(self) -> str | None:
         """``shape=``, or every operand after the array as one tuple (``view(2, 3)``)."""

@@ -306,6 +306,21 @@ def test_xp_is_never_taken_from_a_name_the_run_saw_holding_a_list():
     assert site.reason.startswith("x is not an array")
 
 
+def test_an_earlier_cells_array_does_not_make_a_call_on_a_list_portable():
+    """Handbook 02.03, where an earlier cell bound ``values``: ``xp`` was taken from it, so
+    the rewrite read a name the cell's replay was never given ("it does not run on numpy,
+    the original backend (NameError: name 'values' is not defined)"), and ``xp.asin(x)``
+    of a list runs on NumPy alone whichever array ``xp`` comes from."""
+    cell = "x = [-1, 0, 1]\ny = np.arcsin(x)\n"
+    knowledge = RunKnowledge(others=["x"])
+    result = rewrite_source(
+        cell, imports={"np": "numpy"}, arrays={"values": "numpy"}, run=knowledge
+    )
+    assert not result.changed
+    (site,) = result.refused
+    assert site.reason.startswith("x is not an array"), site.reason
+
+
 NUMPY = "import numpy as np\nx = np.arange(6.0).reshape(2, 3)\nv = np.arange(4.0)\n"
 
 

@@ -320,3 +320,17 @@ def test_imports_go_after_the_cells_docstring_and_its_future_imports():
     namespace: dict = {}
     exec(result.source, namespace)
     assert namespace["s"] == 1.0
+
+
+def test_a_partition_at_a_computed_kth_is_rewritten_as_the_run_decides():
+    """Handbook 02.08: ``np.argpartition(dist_sq, K + 1, axis=1)``: whether ``K + 1`` is
+    one position or several, the source does not say, and both entries named no standard
+    call, so the run's verdict could not choose ("which rewrite applies depends on
+    values"); several positions are the standard's sort, one is array-api-extra's."""
+    cell = "K = 2\nnearest = np.argpartition(d, K + 1, axis=1)\nlow = np.partition(d, [1, 2])\n"
+    run = RunKnowledge(decided={(2, 10, "numpy.argpartition"): ("non_standard", None)})
+    result = rewrite_source(cell, imports={"np": "numpy"}, arrays={"d": "numpy"}, run=run)
+    assert "nearest = xpx.argpartition(d, K + 1, axis=1)" in result.source
+    assert "low = np.partition(d, [1, 2])" in result.source
+    (several,) = result.refused
+    assert several.reason.startswith("several k-th positions"), several.reason

@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 from porter_ext.backends import all_backends, backend_for, get_backend
+from porter_ext.compare.kinds import Partition, partition_order
+from porter_ext.spec.partitions import partitioning
 from porter_ext.spec.replacements import all_entries, choose, find
 from porter_ext.spec.rewrites import (
     EXAMPLE_INPUTS,
@@ -83,6 +85,8 @@ def _inputs(xp, variation: str) -> dict:
 
 
 def _host(value):
+    if isinstance(value, list):  # a split's parts come in a list
+        return [_host(v) for v in value]
     if isinstance(value, tuple):
         return tuple(_host(v) for v in value)
     if isinstance(value, np.generic):  # NumPy's 0-D results (np.matmul of two vectors)
@@ -99,8 +103,9 @@ def _kind(a: np.ndarray) -> str:
 
 
 def _agree(original, rewritten, what: str) -> None:
-    if isinstance(original, tuple):
-        assert isinstance(rewritten, tuple) and len(original) == len(rewritten), what
+    if isinstance(original, tuple | list):
+        assert type(rewritten) is type(original), f"{what}: {type(rewritten).__name__}"
+        assert len(original) == len(rewritten), f"{what}: {len(rewritten)} parts"
         for a, b in zip(original, rewritten, strict=True):
             _agree(a, b, what)
         return
@@ -206,16 +211,42 @@ def _rewritten_runs(rewritten: str, call: SourceCall, variation: str, backends=N
             yield backend, namespace, _run(rewritten, namespace, call)
 
 
+def _agree_as_partition(entry, call: SourceCall, namespace: dict):
+    """How a partition's results are judged (the compare stage's `partition_order`): the
+    k-th values in place and each side's values, in any order."""
+    kth = int(eval(call.args[1], namespace))
+    axis = eval(call.kwargs.get("axis", "-1"), namespace)
+    spelling = partitioning(entry.name)
+    data = _host(namespace[call.args[0]]) if spelling.indices else None
+
+    def agree(original, rewritten, what: str) -> None:
+        assert original.shape == rewritten.shape, f"{what}: shape"
+        assert _kind(original) == _kind(rewritten), f"{what}: dtype {rewritten.dtype}"
+
+        def judge(expected, actual, _kind_name):
+            return np.allclose(actual, expected, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+        made = Partition((kth,), axis, spelling.indices, data)
+        verdict = partition_order(original, rewritten, made, judge)
+        assert verdict is not None and verdict[0], f"{what}: {verdict}"
+
+    return agree
+
+
 @pytest.mark.parametrize("variation", _VARIATIONS)
 @pytest.mark.parametrize("entry", REWRITES, ids=_id)
 def test_rewrite_agrees_with_the_original(entry, variation):
     _, call = call_from_source(entry.example, statement=_statement(entry))
     rewritten = render_rewrite(entry, call)
-    originals = {lib: _host(value) for lib, _, value in _original_runs(entry, call, variation)}
+    runs = _original_runs(entry, call, variation)
+    originals = {lib: _host(value) for lib, _, value in runs}
+    agree = _agree
+    if partitioning(entry.name) is not None:
+        agree = _agree_as_partition(entry, call, runs[0][1])
     for backend, _, value in _rewritten_runs(rewritten, call, variation, _backends_for(entry)):
         result = _host(value)
         for library, original in originals.items():
-            _agree(
+            agree(
                 original, result, f"{entry.example} on {library} vs {rewritten} on {backend.name}"
             )
 
@@ -294,7 +325,7 @@ def test_each_field_of_a_tuple_result_agrees_with_the_original(entry, variation)
 def _reached(value, inputs: dict) -> frozenset[str]:
     """The inputs a write through ``value`` (every element set to 7) changes: the inputs
     ``value`` is a view of. A value that cannot be written (a scalar, a JAX array) reaches none."""
-    values = value if isinstance(value, tuple) else (value,)
+    values = value if isinstance(value, tuple | list) else (value,)
     arrays = {n: v for n, v in inputs.items() if backend_for(v) is not None}
     before = {n: np.array(_host(v), copy=True) for n, v in arrays.items()}
     for item in values:

@@ -566,3 +566,19 @@ def test_module_imports_no_array_library(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ
     )
     assert done.stdout.splitlines()[0] == "[]"
+
+
+def test_quantiles_say_why_they_have_no_rewrite():
+    """Handbook 02.04 and 02.06: ``np.percentile`` had no entry ("the table has no rewrite
+    for this call"); median and quantiles have none the standard can give, and say why:
+    a sort-based form is NaN where NumPy's is not, and torch's median is the lower one."""
+    from porter_ext.spec.rewrites import NoRewrite, call_from_source, render_rewrite
+
+    for library, name in [("numpy", "percentile"), ("numpy", "quantile"), ("torch", "quantile")]:
+        (entry,) = find(library, "function", name)
+        assert entry.rewrite is None and "no quantile" in entry.no_rewrite, entry
+        assert "NaN" in entry.no_rewrite
+        with pytest.raises(NoRewrite, match="no quantile"):
+            render_rewrite(entry, call_from_source(f"lib.{name}(x, 25)")[1])
+    (median,) = find("numpy", "function", "median")
+    assert "NaN" in median.no_rewrite and "lower" in median.no_rewrite

@@ -113,6 +113,29 @@ chapter.add(
         ("indices", "xp.argsort({x}, axis=-1, descending=True, stable=True)[..., :{arg1}]"),
     ),
 )
+# only the k-th element's place is specified: the compare stage judges the results as
+# partitions (`porter_ext.compare.kinds.partition_order`), not element by element
+for _name in ("partition", "argpartition"):
+    chapter.add(
+        "njc",
+        "function",
+        _name,
+        NS,
+        "sort",
+        f"xp.{_name.replace('partition', 'sort')}(a, axis=-1): sorted, every k-th is in place",
+        "array-api-extra's partition takes one k-th position",
+        when="several_kth",
+        no_rewrite="several k-th positions: array-api-extra's partition takes one",
+    )
+    chapter.function(
+        "njc",
+        _name,
+        None,
+        f"xpx.{_name}(a, kth, axis=-1)",
+        f"not in the standard; array-api-extra has {_name}",
+        rewrite=f"xpx.{_name}({{x}}, {{arg1}}, axis={{axis_kw}})",
+        example=f"lib.{_name}(x, 1)",
+    )
 chapter.function(
     "t",
     "is_tensor",

@@ -4,7 +4,7 @@ array, each a namespace function in the standard.
 
 from __future__ import annotations
 
-from porter_ext.spec.table.chapter import METHOD_NOTE, Chapter
+from porter_ext.spec.table.chapter import METHOD_NOTE, NS, Chapter
 from porter_ext.spec.table.linalg import VECTOR_NORM
 
 chapter = Chapter()
@@ -161,12 +161,27 @@ for _name, _rewrite in [
         example=f"x.{_name}(b, -1.5)",
     )
 chapter.method("t", "unbind", "unstack", "xp.unstack(x, axis={axis})", METHOD_NOTE)
+chapter.add(
+    "*",
+    "method",
+    "diagonal",
+    NS,
+    None,
+    "xp.linalg.diagonal(xp.permute_dims(x, ...), offset={k})",
+    "NumPy's and torch's diagonal use the first two axes (or axis1/axis2, dim1/dim2), the "
+    "standard's linalg.diagonal the last two",
+    when="not_matrix_diagonal",
+    no_rewrite="diagonal of an array that is not 2-D (or over chosen axes) needs its axes "
+    "moved last first: permute_dims, then linalg.diagonal",
+)
 chapter.method(
     "*",
     "diagonal",
     "linalg.diagonal",
-    "xp.linalg.diagonal(x)",
-    "NumPy's diagonal uses the first two axes, the standard's linalg.diagonal the last two",
+    "xp.linalg.diagonal(x, offset={k})",
+    "for a 2-D array the first two axes are the last two: linalg.diagonal, offset as the keyword",
+    rewrite="xp.linalg.diagonal({x}, offset={k})",
+    example="m.diagonal(1)",
 )
 chapter.method(
     "*",

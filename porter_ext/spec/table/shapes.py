@@ -178,8 +178,30 @@ chapter.function(
     example="lib.fliplr(x)",
 )
 _SLICES = "tuple(x[i:j] for i, j in zip(bounds[:-1], bounds[1:]))"
+_SPLIT_NOTE = (
+    "the standard has no split: the parts are slices of the array (views, in a list, as "
+    "the call returns them), written from the indices the call gives"
+)
+# NumPy's family cuts at indices (or into a number of equal sections); the parts are
+# the slices between them (`porter_ext.spec.sections`)
+for _name, _parts, _example in [
+    ("split", "sections", "lib.split(x, [1])"),
+    ("vsplit", "row_sections", "lib.vsplit(x, 2)"),
+    ("hsplit", "column_sections", "lib.hsplit(x, [1, 2])"),
+]:
+    chapter.function(
+        "njc",
+        _name,
+        None,
+        "[x[:i, ...], x[i:j, ...], x[j:, ...]]"
+        if _name != "hsplit"
+        else "[x[:, :i, ...], x[:, i:j, ...], x[:, j:, ...]]",
+        _SPLIT_NOTE,
+        rewrite=f"{{{_parts}}}",
+        example=_example,
+    )
 chapter.function(
-    "njct",
+    "t",
     "split",
     None,
     _SLICES,

@@ -60,8 +60,26 @@ chapter.function(
     "the standard has no median (nor quantile); keep it through the escape hatch",
     no_rewrite="the standard has no median: the nearest portable form sorts along the axis "
     "(xp.sort) and takes the middle element, or the mean of the two middle ones for an "
-    "even length; torch's median takes the lower one instead, so no one rewrite holds",
+    "even length; torch's median takes the lower one instead, and where the array holds "
+    "a NaN the median is NaN while the sorted array's middle is a number, so no one "
+    "rewrite holds",
 )
+_NO_QUANTILE = (
+    "the standard has no quantile: the portable form sorts along the axis (xp.sort) and "
+    "interpolates between the two nearest ranks (NumPy's default method='linear'), a "
+    "dozen terms over the sorted array that would be written into the cell, and a NaN "
+    "anywhere makes NumPy's result NaN where the sorted array's ranks are numbers; write "
+    "it once as a function of your own, or keep it through the escape hatch"
+)
+for _name, _libs in (("percentile", "njc"), ("quantile", "njct")):
+    chapter.function(
+        _libs,
+        _name,
+        None,
+        f"xp.backend.{_name}(x, ...)",
+        "the standard has no quantiles; keep it through the escape hatch",
+        no_rewrite=_NO_QUANTILE,
+    )
 for _name, _libs in [
     ("nansum", "njct"),
     ("nanmean", "njct"),
