@@ -148,14 +148,15 @@ def test_renderer_panel_and_marks_show_the_jsons_words(page, page_log, lab, fron
         " m.querySelector('.porter-diag-line').textContent,"
         " m.querySelector('.porter-diag-sev').title])"
     )
-    # each row's severity glyph says its kind in porter's words (`kind_text`)
+    # each row's severity glyph says its severity and kind in porter's words
+    # (`severity_text`)
     assert sorted((t, c.split("porter-sev-")[1].split()[0], ln, g) for t, c, _, ln, g in shown) == (
         sorted(
             (
                 r["title"],
                 r["severity"],
                 "—" if r["line"] is None else str(r["line"]),
-                f"{r['severity']}: {r['kind_text']}",
+                r["severity_text"],
             )
             for r in rows
         )
