@@ -68,15 +68,6 @@ def _read_notebook(path: Path) -> NotebookNode:
         raise CliError(f"cannot read {path}: not a valid notebook ({reason})") from None
 
 
-def summary_line(summary: dict[str, int]) -> str:
-    return (
-        f"{summary['cells']} cells, {summary['calls']} array calls, "
-        f"{summary['non_standard']} outside the standard, {summary['device_findings']} device findings, "
-        f"replays {summary['replays_ok']} ok / {summary['replays_failed']} failed, "
-        f"{summary['mismatches']} mismatches"
-    )
-
-
 #: plan items ``porter run`` prints; the report has them all
 MAX_PLAN_LINES = 10
 
@@ -160,7 +151,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = _write(report, path, fmt, args, source)
     summary = asdict(report.summary)
     print_plan(report.plan)
-    print(f"porter: {shown_name(source)}: {summary_line(summary)}")
+    print(f"porter: {shown_name(source)}: {report.summary.text}")
     print(f"porter: report written to {out}")
     matched = [k for k in args.fail_on if any(summary[c] for c in _FAIL_COUNTERS[k])]
     if matched:

@@ -23,12 +23,25 @@ def porter(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def example_report(tmp_path_factory) -> dict:
+def example_run(tmp_path_factory) -> tuple[dict, str]:
+    """The example's report and what `porter run` printed."""
     out = tmp_path_factory.mktemp("run") / "report.json"
     result = porter("run", str(EXAMPLE), "-o", str(out), "--format", "json")
     assert result.returncode == 0, result.stderr
     assert "report written" in result.stdout
-    return json.loads(out.read_text())
+    return json.loads(out.read_text()), result.stdout
+
+
+@pytest.fixture(scope="module")
+def example_report(example_run) -> dict:
+    return example_run[0]
+
+
+def test_run_prints_the_reports_summary_in_its_words(example_run):
+    """Issue 27: the counts line `porter run` prints is the report's ``summary.text``,
+    the line the HTML report and porter's JupyterLab renderer show."""
+    report, printed = example_run
+    assert f"porter: {EXAMPLE.name}: {report['summary']['text']}\n" in printed
 
 
 def _calls(report: dict, index: int) -> dict[str, dict]:
@@ -48,6 +61,7 @@ def test_run_writes_the_contract_report(example_report):
         "replays_ok",
         "replays_failed",
         "mismatches",
+        "text",
     }
     backends = report["environment"]["backends"]
     assert any(b["library"] == "torch" and b["available"] for b in backends)

@@ -723,7 +723,21 @@ def test_the_cell_markup_check_sees_a_second_renderer():
 
 #: the model's phrases (CONTRACT.md: the JSON carries them): a string literal holding
 #: one in the extension's code means TypeScript words it again from the JSON's fields
-_MODEL_PHRASES = ("called from", "verified on", "not verified", "findings: ", "noted: ")
+#: (a report's counts line, ``summary.text``; what it was made with, ``environment.text``;
+#: an error's line, ``error.text``)
+_MODEL_PHRASES = (
+    "called from",
+    "verified on",
+    "not verified",
+    "findings: ",
+    "noted: ",
+    "cell(s)",
+    "array call(s)",
+    "mismatch(es)",
+    "array API",
+    "Raised ",
+    "(line ",
+)
 _TS_STRING = re.compile(r"'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"|`(?:\\.|[^`\\])*`")
 _TS_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
@@ -741,10 +755,12 @@ def _model_phrases_in(code: str) -> list[str]:
 
 
 def test_the_extension_words_no_sentence_of_the_models():
-    """Issue 27: a row's place and caller, a rewrite's and a file verdict's words and
-    the panel's count words are the JSON's (`place`, `called_from_text`,
-    `verified_text`, `summary`, `applied_text`, `headline.sum_format`); no TypeScript
-    of the extension builds them from the JSON's bare fields."""
+    """Issue 27: a row's place and caller, a rewrite's and a file verdict's words, the
+    panel's count words, a report's counts and environment lines and an error's line
+    are the JSON's (`place`, `called_from_text`, `verified_text`, `summary`,
+    `applied_text`, `headline.sum_format`, `summary.text`, `environment.text`,
+    `error.text`); no TypeScript of the extension builds them from the JSON's bare
+    fields."""
     src = PACKAGE.parent / "labextension" / "src"
     found = {
         path.name: _model_phrases_in(path.read_text(encoding="utf-8"))
@@ -759,5 +775,9 @@ def test_the_model_phrase_check_sees_a_sentence_built_in_typescript():
     assert _model_phrases_in("el('span', 'x', ` (called from ${row.calledFrom})`);")
     assert _model_phrases_in('return "findings: " + n;')
     assert _model_phrases_in("const on = 'verified on ' + specs;")
+    assert _model_phrases_in("el('div', 'v', `${s.cells ?? 0} cell(s), ${s.calls} array call(s)`);")
+    assert _model_phrases_in("`porter ${v}, array API ${a}, ` + `Python ${p}`")
+    assert _model_phrases_in("const line = row?.line ? ` (line ${row.line})` : '';")
+    assert _model_phrases_in("el('p', 'err', 'Raised ' + error.type);")
     assert not _model_phrases_in("/* shows `called from cell 3` */\n// verified on numpy\nx;")
     assert not _model_phrases_in("appendText(row, `${named(offer.file, offer.summary)} `);")

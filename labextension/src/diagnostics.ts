@@ -32,8 +32,11 @@ export interface IDiagnostic {
   /** The row's kind: a call's status, or `device`, `replay_failure`, `mismatch`,
    * `dtype_changed`, `cell_error`. */
   status: string;
-  /** The kind in porter's words (`kind_text`: the severity glyph's title). */
+  /** The kind in porter's words (`kind_text`: the severity glyph's label). */
   kindText: string;
+  /** The severity with the kind in porter's words (`severity_text`: the severity
+   * glyph's title); in results older than them, the bare severity. */
+  severityText: string;
   severity: Severity;
   /** Whether porter counts the row as a finding (else it is information). */
   finding: boolean;
@@ -103,6 +106,7 @@ export function collectDiagnostics(
         id: `${calling}:${n}`,
         status: row.kind,
         kindText: row.kind_text ?? row.kind,
+        severityText: row.severity_text ?? row.severity,
         severity: row.severity,
         finding: row.finding,
         name: row.name,

@@ -14,8 +14,8 @@ import { appendText, el, visibleText } from './text';
 /** Height of every row of the list, in pixels (the stylesheet uses the same). */
 export const ROW_HEIGHT = 22;
 
-/** The glyph of a severity in its narrow column (the row's kind in porter's words,
- * `kind_text`, in its title). */
+/** The glyph of a severity in its narrow column (the severity and the row's kind in
+ * porter's words, `severity_text`, in its title). */
 const SEVERITY_GLYPHS: Record<Severity, string> = {
   error: '✖',
   warning: '▲',
@@ -103,10 +103,9 @@ export function renderRow(row: IDiagnostic, selected: boolean): HTMLElement {
     item.classList.add('porter-selected');
     item.setAttribute('aria-selected', 'true');
   }
-  const words = row.kindText;
   const sev = el('span', 'porter-diag-sev', SEVERITY_GLYPHS[row.severity]);
-  sev.title = `${row.severity}: ${words}`;
-  sev.setAttribute('aria-label', words);
+  sev.title = row.severityText;
+  sev.setAttribute('aria-label', row.kindText);
   sev.setAttribute('role', 'gridcell');
   const msg = el('span', 'porter-diag-msg');
   msg.setAttribute('role', 'gridcell');

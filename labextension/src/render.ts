@@ -13,6 +13,7 @@ import {
   ICall,
   ICellEntry,
   IDeviceFinding,
+  IErrorInfo,
   IOutput,
   IPlanItem,
   IReplay,
@@ -309,9 +310,7 @@ function replayColumns(withCell: boolean): IColumn<IReplayRow>[] {
     {
       title: 'why',
       value: r =>
-        r.replay.error
-          ? `${r.replay.error.type}: ${r.replay.error.message}`
-          : (r.replay.reason ?? '')
+        r.replay.error ? errorText(r.replay.error) : (r.replay.reason ?? '')
     }
   ];
 }
@@ -380,6 +379,12 @@ function tables(
       empty: 'No replays ran.'
     })
   ];
+}
+
+/** What a cell or a replay raised, in porter's words (`error.text`, lines as the editor
+ * counts them); a result older than those words shows the exception's type and message. */
+function errorText(error: IErrorInfo): string {
+  return error.text ?? `${error.type}: ${error.message}`;
 }
 
 /** The cell's source with line numbers, in a collapsed block. */
@@ -625,16 +630,7 @@ export function renderCell(entry: ICellEntry): HTMLElement {
   }
   root.appendChild(head);
   if (entry.error) {
-    // the error's row says its line as the editor counts it
-    const row = (entry.diagnostics ?? []).find(r => r.kind === 'cell_error');
-    const line = row?.line ? ` (line ${row.line})` : '';
-    root.appendChild(
-      el(
-        'div',
-        'porter-error',
-        `${entry.error.type}: ${entry.error.message}${line}`
-      )
-    );
+    root.appendChild(el('div', 'porter-error', errorText(entry.error)));
   }
   const plan = planBlock(entry);
   if (plan) {
@@ -693,24 +689,16 @@ export function renderReport(report: IReport): HTMLElement {
       `porter report${notebook ? `: ${notebook}` : ''}`
     )
   );
-  const s = report.summary ?? {};
-  root.appendChild(
-    el(
-      'div',
-      'porter-verdict',
-      `${s.cells ?? 0} cell(s), ${s.calls ?? 0} array call(s), ${s.non_standard ?? 0} outside the standard, ` +
-        `${s.device_findings ?? 0} device finding(s), ${s.replays_ok ?? 0} replay(s) ok, ` +
-        `${s.replays_failed ?? 0} failed, ${s.mismatches ?? 0} numeric mismatch(es)`
-    )
-  );
-  root.appendChild(
-    el(
-      'div',
-      'porter-note',
-      `porter ${report.porter_version ?? '?'}, array API ${report.array_api_version ?? '?'}, ` +
-        `Python ${report.environment?.python ?? '?'}`
-    )
-  );
+  // the counts and what the report was made with, in porter's words (a report older
+  // than those words shows its tables only)
+  const summary = report.summary?.text;
+  if (summary) {
+    root.appendChild(el('div', 'porter-verdict porter-summary', summary));
+  }
+  const made = report.environment?.text;
+  if (made) {
+    root.appendChild(el('div', 'porter-note porter-environment', made));
+  }
   root.appendChild(
     buildTable('Port plan', report.plan ?? [], planColumns(), {
       empty: 'No port plan in this report.'

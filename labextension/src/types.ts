@@ -129,6 +129,7 @@ export type IReport = Omit<
   environment?: {
     python?: string;
     backends?: Reading<schema.Backend, 'spec'>[];
+    text?: string;
   } | null;
   plan?: IPlanItem[] | null;
   cells?: ICellEntry[];

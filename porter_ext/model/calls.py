@@ -53,12 +53,6 @@ class ErrorInfo:
     file: str | None = None
     file_line: int | None = None
 
-    @property
-    def where(self) -> str:
-        """Where it was raised, in the recorded source's lines (`where_in` says it as the
-        editor counts them)."""
-        return self.where_in(1)
-
     def where_in(self, first_line: int) -> str:
         """Where it was raised, as every view says it, with the cell's lines as the
         editor counts them (``first_line``: the editor line of the recorded source's
@@ -69,6 +63,13 @@ class ErrorInfo:
             return cell
         there = f"{self.file} line {self.file_line}" if self.file_line else self.file
         return f"{there} (called from {cell})" if cell else there
+
+    def text_in(self, first_line: int) -> str:
+        """The error in one line, as every view says it (CONTRACT.md, ``error.text``),
+        lines counted from ``first_line`` as in `where_in`: ``Raised ValueError at line
+        3: bad shape``; ``Raised ValueError: bad shape`` where no line is known."""
+        at = self.where_in(first_line)
+        return f"Raised {self.type}{f' at {at}' if at else ''}: {self.message}"
 
 
 def cell_label(index: int | None, execution_count: int | None) -> str:
@@ -168,11 +169,3 @@ class CallRecord:
     def severity(self) -> Severity:
         """The call's severity (`SEVERITY_OF_STATUS`, CONTRACT.md ``calls[].severity``)."""
         return SEVERITY_OF_STATUS.get(self.status, "info")
-
-    @property
-    def where(self) -> str:
-        """Where one cell's own output (which holds no other cell) puts the call:
-        ``line 3``, or ``In [2] line 5`` for code another cell wrote."""
-        if self.origin is None:
-            return f"line {self.line}"
-        return f"{self.origin.label} line {self.origin.line}"

@@ -71,6 +71,12 @@ class CellEntry:
         """How views name the cell (`cell_label`): ``cell 3 · In [7]``."""
         return cell_label(self.index, self.execution_count)
 
+    @property
+    def error_text(self) -> str | None:
+        """What the cell raised, in one line as every view says it (`ErrorInfo.text_in`,
+        lines as the editor counts them); None where it raised nothing."""
+        return None if self.error is None else self.error.text_in(self.first_line)
+
     def line(self, line: int | None) -> int | None:
         """A line of the recorded source as the editor counts it (`first_line`)."""
         return None if line is None else line + self.first_line - 1

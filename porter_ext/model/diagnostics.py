@@ -110,6 +110,12 @@ class Diagnostic:
         return KIND_WORDS[self.kind][0]
 
     @property
+    def severity_text(self) -> str:
+        """The row's severity with its kind in words, as the panel's severity glyph says
+        it in its title: ``warning: usage outside the standard``."""
+        return f"{self.severity}: {self.kind_text}"
+
+    @property
     def called_from_text(self) -> str | None:
         """The calling cell and line in words, for a row shown where another cell's (or a
         file's) code is: ``called from cell 6 · In [9], line 2``; None for the others."""

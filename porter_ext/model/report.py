@@ -58,6 +58,17 @@ class Summary:
     replays_failed: int = 0
     mismatches: int = 0
 
+    @property
+    def text(self) -> str:
+        """The counts in one line, as every view of a whole report says them (CONTRACT.md,
+        ``summary.text``)."""
+        return (
+            f"{self.cells} cell(s), {self.calls} array call(s), {self.non_standard} outside "
+            f"the standard, {self.device_findings} device finding(s), {self.replays_ok} "
+            f"replay(s) ok, {self.replays_failed} failed, {self.mismatches} numeric "
+            "mismatch(es)"
+        )
+
     @classmethod
     def of(cls, cells: Iterable[CellEntry]) -> Summary:
         counts = dict.fromkeys((f.name for f in fields(cls)), 0)
@@ -101,6 +112,16 @@ class Report:
     schema: str = SCHEMA
     #: the port plan (`porter_ext.model.plan`): distinct fixes, what blocks the port first
     plan: list[PlanItem] = field(default_factory=list)
+
+    @property
+    def environment_text(self) -> str:
+        """What the report was made with, in one line as every view of it says it
+        (CONTRACT.md, ``environment.text``): ``porter 0.4 · array API standard 2024.12 ·
+        Python 3.12.3``."""
+        return (
+            f"porter {self.porter_version} · array API standard {self.array_api_version} · "
+            f"Python {self.environment.python}"
+        )
 
     @classmethod
     def build(

@@ -65,13 +65,14 @@ __all__ = [
 ]
 
 
-def replay_to_dict(replay: ReplayEntry) -> dict[str, Any]:
-    """``calls`` only where the replay recorded (absent: not recorded; []: no calls)."""
+def replay_to_dict(replay: ReplayEntry, first_line: int = 1) -> dict[str, Any]:
+    """``calls`` only where the replay recorded (absent: not recorded; []: no calls);
+    its error's lines counted from ``first_line`` (its cell's `CellEntry.first_line`)."""
     data: dict[str, Any] = {
         "backend": replay.backend,
         "status": replay.status,
         "seconds": float_out(replay.seconds),
-        "error": error_to_dict(replay.error),
+        "error": error_to_dict(replay.error, first_line),
         "reason": replay.reason,
         "outputs": [output_to_dict(o) for o in replay.outputs],
         "worker": replay.worker,
@@ -217,10 +218,10 @@ def cell_to_dict(cell: CellEntry) -> dict[str, Any]:
         "index": cell.index,
         "execution_count": cell.execution_count,
         "source": cell.source,
-        "error": error_to_dict(cell.error),
+        "error": error_to_dict(cell.error, cell.first_line),
         "calls": [call_to_dict(c) for c in cell.calls],
         "device_findings": [finding_to_dict(f) for f in cell.device_findings],
-        "replays": [replay_to_dict(r) for r in cell.replays],
+        "replays": [replay_to_dict(r, cell.first_line) for r in cell.replays],
         "headline": headline_to_dict(cell.headline),
         "plan": [plan_item_to_dict(item) for item in cell.plan],
         "rewrite": None if cell.rewrite is None else rewrite_to_dict(cell.rewrite),
@@ -288,10 +289,10 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "porter_version": report.porter_version,
         "array_api_version": report.array_api_version,
         "source": record_dict(report.source),
-        "environment": environment_to_dict(report.environment),
+        "environment": {**environment_to_dict(report.environment), "text": report.environment_text},
         "plan": [plan_item_to_dict(item) for item in report.plan],
         "cells": [cell_to_dict(c) for c in report.cells],
-        "summary": record_dict(report.summary),
+        "summary": {**record_dict(report.summary), "text": report.summary.text},
     }
 
 

@@ -65,12 +65,15 @@ def known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k in names}
 
 
-def error_to_dict(error: ErrorInfo | None) -> dict[str, Any] | None:
+def error_to_dict(error: ErrorInfo | None, first_line: int) -> dict[str, Any] | None:
+    """The error's keys, with the model's ``text`` of it, lines counted from
+    ``first_line`` (the cell's `CellEntry.first_line`) as the editor counts them."""
     if error is None:
         return None
     data = record_dict(error)
     if data["file"] is None:  # raised in the cell: the keys it always had
         del data["file"], data["file_line"]
+    data["text"] = error.text_in(first_line)
     return data
 
 
@@ -117,6 +120,7 @@ def diagnostic_to_dict(row: Diagnostic) -> dict[str, Any]:
     data = record_dict(row)
     data["origin"] = None if row.origin is None else origin_to_dict(row.origin)
     data["kind_text"] = row.kind_text
+    data["severity_text"] = row.severity_text
     data["place"] = row.place
     data["called_from_text"] = row.called_from_text
     data["hover"] = row.hover

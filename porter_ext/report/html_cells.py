@@ -14,7 +14,7 @@ import functools
 import importlib.util
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from porter_ext.guard import internal_error
@@ -65,7 +65,8 @@ class _Line:
 class CellView:
     anchor: str | None
     title: str
-    error: Any
+    #: what the cell raised, in the model's words (`CellEntry.error_text`), or ""
+    error: str
     lines: list[_Line]
     lines_hidden: int
     calls: list[dict[str, Any]]
@@ -164,10 +165,9 @@ def _call_row(call: CallRecord, placed: PlacedCall | None = None) -> dict[str, A
     }
 
 
-def _replay_view(replay: ReplayEntry) -> dict[str, Any]:
+def _replay_view(replay: ReplayEntry, first_line: int) -> dict[str, Any]:
     if replay.error is not None:
-        where = f" ({replay.error.where})" if replay.error.where else ""
-        detail = f"{replay.error.type}{where}: {clip(replay.error.message)}"
+        detail = clip(replay.error.text_in(first_line))
     else:
         detail = clip(replay.reason or "")
     cls = {"ok": "ok", "skipped": "na"}.get(replay.status, "bad")
@@ -334,15 +334,13 @@ def cell_view(
     return CellView(
         anchor=anchor,
         title=title,
-        error=None
-        if cell.error is None
-        else replace(cell.error, message=clip(cell.error.message), line=cell.line(cell.error.line)),
+        error=clip(cell.error_text or ""),
         lines=lines,
         lines_hidden=hidden,
         calls=[_call_row(p.call, p) for p in calls[:MAX_CALL_ROWS]],
         calls_hidden=max(0, len(calls) - MAX_CALL_ROWS),
         elsewhere=_elsewhere(cell, calls),
-        replays=[_replay_view(r) for r in cell.replays],
+        replays=[_replay_view(r, cell.first_line) for r in cell.replays],
         numerics=numerics,
         devices=devices,
         plots=plots,

@@ -90,10 +90,8 @@ def _cell_section(cell: CellEntry, calls: list[PlacedCall]) -> list[str]:
     if notes:
         for _, text in notes:
             out += [f"> **Note:** {md_text(text)}", ""]
-    if cell.error is not None:
-        at = cell.error.where_in(cell.first_line)
-        line = f" at {at}" if at else ""
-        out += [f"**Raised** {md_code(cell.error.type)}{line}: {md_text(cell.error.message)}", ""]
+    if cell.error_text is not None:
+        out += [f"**{md_text(cell.error_text)}**", ""]
     flagged = [p for p in calls if p.call.flagged]
     if flagged:
         rows = [
@@ -159,9 +157,7 @@ def _cell_section(cell: CellEntry, calls: list[PlacedCall]) -> list[str]:
         rows = []
         for r in troubled:
             if r.error is not None:
-                at = r.error.where_in(cell.first_line)
-                where = f" ({at})" if at else ""
-                detail = f"{md_code(r.error.type)}{where}: {md_text(r.error.message)}"
+                detail = md_text(r.error.text_in(cell.first_line))
             else:
                 detail = md_text(r.reason or "")
             rows.append([md_code(r.backend), md_text(r.status), detail])
@@ -230,11 +226,12 @@ def render_markdown(report: Report, *, max_cells: int | None = None) -> str:
     out = [
         f"# porter report{name}",
         "",
-        f"porter {md_text(report.porter_version)} · array API standard "
-        f"{md_text(report.array_api_version)} · Python {md_text(report.environment.python)}",
+        md_text(report.environment_text),
         "",
         *_plan_section(report),
         "## Summary",
+        "",
+        md_text(s.text),
         "",
         table(
             [

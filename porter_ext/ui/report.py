@@ -27,13 +27,7 @@ IFRAME_HEIGHT = "36em"
 
 def report_text(report: Report) -> str:
     """The one-line summary every bundle carries as ``text/plain`` (terminals, logs)."""
-    s = report.summary
-    return (
-        f"porter report: {s.cells} cell(s), {s.calls} array call(s), {s.non_standard} outside "
-        f"the standard, {s.device_findings} device finding(s), {s.replays_ok} replay(s) ok, "
-        f"{s.replays_failed} failed, {s.mismatches} numeric mismatch(es). "
-        "Write it out with %port report -o report.html"
-    )
+    return f"porter report: {report.summary.text}. Write it out with %port report -o report.html"
 
 
 def report_iframe(html_document: str) -> str:

@@ -14,14 +14,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
 
-from porter_ext.model.calls import FINDING_STATUSES, SEVERITY_OF_STATUS
+from porter_ext.model.calls import FINDING_STATUSES, SEVERITY_OF_STATUS, ErrorInfo
+from porter_ext.model.report import Environment, Report, Source, Summary
 from porter_ext.report.codec import cell_from_dict, cell_to_dict
+from porter_ext.report.codec_records import error_to_dict
 from porter_ext.ui.mime import MIME_TYPE, REPORT_MIME_TYPE, cell_text
 from tests.browser.support import (
     CURSOR,
@@ -234,14 +237,33 @@ def contract_cell(i: int, evil: str = "") -> dict[str, Any]:
 
 
 def contract_report(cells: list[dict[str, Any]], evil: str = "") -> dict[str, Any]:
-    """A whole report in CONTRACT.md's shape around `cells`."""
+    """A whole report in CONTRACT.md's shape around `cells`, with the words porter's
+    model writes of its summary and environment."""
+    summary = Summary(
+        cells=len(cells),
+        calls=3 * len(cells),
+        non_standard=2 * len(cells),
+        device_findings=len(cells),
+        replays_ok=2 * len(cells),
+        replays_failed=len(cells),
+        mismatches=len(cells),
+    )
+    made = Report(
+        porter_version=f"0.1.0{evil}",
+        array_api_version="2025.12",
+        source=Source(f"porting{evil}.ipynb"),
+        environment=Environment(python=f"3.11{evil}"),
+        cells=[],
+        summary=summary,
+    )
     return {
         "schema": "porter.report/1",
-        "porter_version": f"0.1.0{evil}",
-        "array_api_version": "2025.12",
-        "source": {"notebook": f"porting{evil}.ipynb"},
+        "porter_version": made.porter_version,
+        "array_api_version": made.array_api_version,
+        "source": {"notebook": made.source.notebook},
         "environment": {
-            "python": f"3.11{evil}",
+            "text": made.environment_text,
+            "python": made.environment.python,
             "backends": [
                 {
                     "spec": f"numpy{evil}",
@@ -271,22 +293,15 @@ def contract_report(cells: list[dict[str, Any]], evil: str = "") -> dict[str, An
             }
         ],
         "cells": cells,
-        "summary": {
-            "cells": len(cells),
-            "calls": 3 * len(cells),
-            "non_standard": 2 * len(cells),
-            "device_findings": len(cells),
-            "replays_ok": 2 * len(cells),
-            "replays_failed": len(cells),
-            "mismatches": len(cells),
-        },
+        "summary": {**asdict(summary), "text": summary.text},
     }
 
 
 def evil_cells() -> list[Any]:
     """A cell result and a whole report with the payloads in every string field."""
     cell = contract_cell(0, EVIL)
-    cell["error"] = {"type": f"ValueError{EVIL}", "message": EVIL, "line": 2}
+    error = ErrorInfo(f"ValueError{EVIL}", EVIL, 2)
+    cell["error"] = error_to_dict(error, cell["first_line"])
     cell["rewrite"] = {
         "source": f"y = 1  # {EVIL}",
         "status": "verified",

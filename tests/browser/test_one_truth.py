@@ -23,10 +23,11 @@ import pytest
 
 from porter_ext.model.headline import sum_text
 from porter_ext.model.report import Report
-from porter_ext.report.codec import cell_to_dict
+from porter_ext.report.codec import cell_to_dict, report_to_json
 from porter_ext.report.html import render_html
 from porter_ext.report.markdown import md_text, render_markdown
 from porter_ext.ui.mime import MIME_TYPE, cell_bundle, cell_text
+from porter_ext.ui.report import report_bundle, report_text
 from tests.browser.support import (
     LabServer,
     hover_text,
@@ -41,6 +42,8 @@ from tests.ui.entries import environment
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NB = "one_truth.ipynb"
+#: the report of the same cell, as `%port report` shows it in a notebook
+REPORT_NB = "one_truth_report.ipynb"
 PANEL = "#porter-porting-panel"
 SHOW_PANEL = "() => window.jupyterapp.commands.execute('porter:show-panel')"
 #: what Notebook 7 and JupyterLab log on their own, without porter
@@ -63,11 +66,24 @@ def _notebook_cells() -> list[Any]:
     return [nbformat.v4.new_markdown_cell("# porter, every status"), cell]
 
 
+def the_report() -> Report:
+    """The report of the every-status cell (its error, a failed replay), as porter builds it."""
+    return Report.build([the_cell()], environment(), array_api_version="2024.12")
+
+
+def _report_cell() -> Any:
+    cell = nbformat.v4.new_code_cell("%port report")
+    bundle = report_bundle(the_report(), "md")
+    cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
+    return cell
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory) -> Iterator[LabServer]:
     base = tmp_path_factory.mktemp("truth")
     (base / "root").mkdir()
     write_notebook(base / "root" / NB, *_notebook_cells())
+    write_notebook(base / "root" / REPORT_NB, _report_cell())
     with lab_server(base) as server:
         yield server
 
@@ -94,6 +110,18 @@ def test_the_python_views_say_the_models_words() -> None:
         assert f"| {md_text(item['kind_text'])} |" in markdown
     # the text view, the Markdown and the HTML count as the JSON does
     assert data["headline"]["counts"]["findings"] == sum(r["finding"] for r in data["diagnostics"])
+    # the error's line, the report's counts and what made it: the JSON's words in each
+    whole = json.loads(report_to_json(report))
+    said = {
+        "error": data["error"]["text"],
+        "summary": whole["summary"]["text"],
+        "environment": whole["environment"]["text"],
+    }
+    assert said["error"].startswith(f"Raised {data['error']['type']} at line ")
+    for words in said.values():
+        assert escape(words, quote=False) in html
+        assert md_text(words) in markdown
+    assert report_text(report).startswith(f"porter report: {said['summary']}. ")
 
 
 @pytest.mark.parametrize("front_end", ["jupyterlab", "notebook7"])
@@ -120,14 +148,15 @@ def test_renderer_panel_and_marks_show_the_jsons_words(page, page_log, lab, fron
         " m.querySelector('.porter-diag-line').textContent,"
         " m.querySelector('.porter-diag-sev').title])"
     )
-    # each row's severity glyph says its kind in porter's words (`kind_text`)
+    # each row's severity glyph says its severity and kind in porter's words
+    # (`severity_text`)
     assert sorted((t, c.split("porter-sev-")[1].split()[0], ln, g) for t, c, _, ln, g in shown) == (
         sorted(
             (
                 r["title"],
                 r["severity"],
                 "—" if r["line"] is None else str(r["line"]),
-                f"{r['severity']}: {r['kind_text']}",
+                r["severity_text"],
             )
             for r in rows
         )
@@ -160,4 +189,39 @@ def test_renderer_panel_and_marks_show_the_jsons_words(page, page_log, lab, fron
     first = hover_text(page, marks.first)
     assert rows[0]["message"] in first
     save_screenshot(page.screenshot(), f"one-truth-{front_end}.png")
+    assert [e for e in page_log.errors if e not in OWN_ERRORS] == []
+
+
+def test_the_html_export_and_jupyterlab_say_the_same_lines(page, page_log, lab, tmp_path):
+    """The same report in the HTML export and in JupyterLab (porter's renderer of a
+    report output, and of the cell's output): the summary, the environment and the
+    cell's error are the same strings, the JSON's."""
+    report = the_report()
+    data = json.loads(report_to_json(report))
+    want = [
+        data["summary"]["text"],
+        data["environment"]["text"],
+        data["cells"][0]["error"]["text"],
+    ]
+    assert want[2].startswith("Raised ") and " at line " in want[2]
+    export = tmp_path / "report.html"
+    export.write_text(render_html(report), encoding="utf-8")
+    page.goto(export.as_uri(), wait_until="load")
+    in_export = [
+        page.locator(sel).first.inner_text()
+        for sel in ("#summary .summary-text", "header .environment", "#cell-0 .err")
+    ]
+    open_notebook(page, lab, REPORT_NB)
+    view = page.locator(".porter-report-view").first
+    view.wait_for(timeout=60_000)
+    in_lab = [
+        view.locator(".porter-summary").inner_text(),
+        view.locator(".porter-environment").inner_text(),
+    ]
+    # the cell's notebook, opened beside it (the report's notebook has no cell view)
+    page.evaluate(f"() => window.jupyterapp.commands.execute('docmanager:open', {{path: {NB!r}}})")
+    cell = page.locator(".porter-cell-view").first
+    cell.wait_for(timeout=60_000)
+    in_lab.append(cell.locator(".porter-error").inner_text())
+    assert in_export == in_lab == want
     assert [e for e in page_log.errors if e not in OWN_ERRORS] == []

@@ -166,21 +166,35 @@ def test_every_renderer_keeps_hostile_text_inert(page, page_log, tmp_path, repor
 
 #: string fields the model derives on reading a report, not read from it (``kind_text``
 #: and ``sum_format``: fixed words for a kind and for the panel's count line; ``place``:
-#: a row's line in words, "line 4")
-DERIVED = {"label", "verdict_text", "applied", "stale", "kind_text", "sum_format", "place"}
+#: a row's line in words, "line 4"; ``severity_text``: a row's severity and kind in
+#: words)
+DERIVED = {
+    "label",
+    "verdict_text",
+    "applied",
+    "stale",
+    "kind_text",
+    "sum_format",
+    "place",
+    "severity_text",
+}
+#: the same, by where they are, for a key that elsewhere holds free text: the summary's
+#: counts in words (an error's and the environment's ``text`` hold the person's text)
+DERIVED_AT = {"report.summary.text"}
 
 
 def test_every_string_field_was_made_hostile(report):
     """The fixture itself: no free string field of the report escaped the payload (the
     fields the model derives when it reads a report are made of the others: a cell's
     label of its numbers, an output's verdict in words, the fixed words of source states,
-    of a plan item's kind and of the panel's count line, a row's place by its line)."""
+    of a plan item's kind and of the panel's count line, a row's place by its line, the
+    summary's counts)."""
     fixed = _enum_keys() | DERIVED
     plain: list[str] = []
 
     def walk(node: Any, key: str | None, where: str) -> None:
         if isinstance(node, str):
-            if key not in fixed and PAYLOAD not in node:
+            if key not in fixed and where not in DERIVED_AT and PAYLOAD not in node:
                 plain.append(where)
         elif isinstance(node, list):
             for i, v in enumerate(node):

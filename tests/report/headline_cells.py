@@ -18,9 +18,10 @@ from typing import Any
 from porter_ext.model.calls import ErrorInfo
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import ReplayEntry
-from porter_ext.report.codec import cell_to_dict
+from porter_ext.model.report import Report
+from porter_ext.report.codec import cell_to_dict, report_to_json
 from porter_ext.ui.mime import cell_text
-from tests.ui.entries import call, output
+from tests.ui.entries import call, environment, output
 
 FIXTURE = Path(__file__).resolve().parents[2] / "labextension/src/__tests__/fixtures/headline.json"
 
@@ -97,12 +98,16 @@ def headline_cells() -> list[CellEntry]:
 
 
 def fixture_data() -> dict[str, Any]:
-    """What the committed fixture holds: the entries' JSON and Python's words for each."""
+    """What the committed fixture holds: the entries' JSON and Python's words for each,
+    and the report of the three (porter's version fixed, so the file does not change
+    with it)."""
     cells = headline_cells()
+    report = Report.build(cells, environment(), array_api_version="2024.12", porter_version="0.0.0")
     return {
         "about": "written by tests/report/headline_cells.py: python -m tests.report.headline_cells",
         "cells": [json.loads(json.dumps(cell_to_dict(c), allow_nan=False)) for c in cells],
         "text_view": [cell_text(c).splitlines()[0] for c in cells],
+        "report": json.loads(report_to_json(report)),
     }
 
 

@@ -122,7 +122,7 @@ def test_flagged_lines_are_highlighted_and_annotated(report: Report) -> None:
     assert '<div class="e"><i>3</i>' in cell1
     assert "raised RuntimeError: Expected all tensors to be on the same device" in cell1
     assert "on jax:cpu:1: TypeError: max() received" in cell1
-    assert "TypeError (line 3): max() received" in cell1
+    assert "Raised TypeError at line 3: max() received" in cell1
 
 
 def test_numerics_and_devices_highlight_problems(report: Report) -> None:

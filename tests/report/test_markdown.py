@@ -69,7 +69,7 @@ def test_cells_show_only_what_needs_a_look(report: Report) -> None:
     assert "1 standard call site(s) not shown." in text
     assert "| 6:4 | <code>torch.zeros</code>" not in text  # a standard call
     assert "Nothing to report in 1 cell(s): cell 4 · In \\[4\\]." in text
-    assert "**Raised** <code>RuntimeError</code> at line 3" in text
+    assert "**Raised RuntimeError at line 3: " in text
     assert "**Replays that did not run**" in text
     assert "timed out after 30 s" in text
     assert "❌" in text and "✅" in text

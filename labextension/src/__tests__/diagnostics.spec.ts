@@ -60,11 +60,19 @@ describe('collectDiagnostics over a real run of notebooks/02_devices.ipynb', () 
 
   it('lists exactly porter’s rows, in its words and severities', () => {
     expect(
-      rows.map(r => [r.status, r.kindText, r.severity, r.finding, r.message])
+      rows.map(r => [
+        r.status,
+        r.kindText,
+        r.severityText,
+        r.severity,
+        r.finding,
+        r.message
+      ])
     ).toEqual(
       written.map(w => [
         w.row.kind,
         w.row.kind_text,
+        w.row.severity_text,
         w.row.severity,
         w.row.finding,
         w.row.message
@@ -194,6 +202,7 @@ function row(over: Partial<IDiagnostic>): IDiagnostic {
     id: over.id ?? String(Math.random()),
     status: 'non_standard',
     kindText: 'call outside the standard',
+    severityText: 'error: call outside the standard',
     severity: 'error',
     name: 'numpy.sum',
     message: 'numpy.sum',

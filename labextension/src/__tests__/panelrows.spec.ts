@@ -27,6 +27,7 @@ function row(over: Partial<IDiagnostic> = {}): IDiagnostic {
     id: '3:0',
     status: 'replay_failure',
     kindText: 'replay failure',
+    severityText: 'error: replay failure',
     severity: 'error',
     name: `strict${EVIL}`,
     message: `replay on strict${EVIL}: error TypeError${EVIL}`,
@@ -141,8 +142,9 @@ describe('the rows of the windowed list', () => {
     expect(node.querySelector('.porter-diag-line')!.textContent).toBe('—');
   });
 
-  it('show a row’s severity as a glyph, its kind in porter’s words in the title', () => {
-    // notebooks/02_devices.ipynb as porter's kernel ran it: every row's `kind_text`
+  it('show a row’s severity as a glyph, in porter’s words in the title', () => {
+    // notebooks/02_devices.ipynb as porter's kernel ran it: every row's `severity_text`
+    // and `kind_text`
     const cells = (
       fixture as unknown as {
         cells: { index: number; id: string; entry: ICellEntry | null }[];
@@ -163,7 +165,8 @@ describe('the rows of the windowed list', () => {
       ) as HTMLElement;
       const words = written[n].kind_text!;
       expect(words).toBeTruthy();
-      expect(sev.title).toBe(`${written[n].severity}: ${words}`);
+      expect(written[n].severity_text).toBeTruthy();
+      expect(sev.title).toBe(written[n].severity_text);
       expect(sev.getAttribute('aria-label')).toBe(words);
     });
     const device = rows.find(r => r.status === 'device')!;

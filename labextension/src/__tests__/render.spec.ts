@@ -4,11 +4,12 @@
 // porter's one view of a cell, checked against the JSON Python writes
 // (tests/report/headline_cells.py): the headline, the label, each plan item's state and
 // each output's verdict in the JSON's words, the diagnostics rows, the tabs, Apply.
-import { APPLY_EVENT, renderCell, TAB_TITLES } from '../render';
-import { ICellEntry } from '../types';
+import { APPLY_EVENT, renderCell, renderReport, TAB_TITLES } from '../render';
+import { ICellEntry, IReport } from '../types';
 import fixture from './fixtures/headline.json';
 
 const cells = fixture.cells as unknown as ICellEntry[];
+const report = fixture.report as unknown as IReport;
 
 function texts(root: HTMLElement, selector: string): string[] {
   return Array.from(root.querySelectorAll(selector)).map(
@@ -42,9 +43,21 @@ describe("a cell's view: the JSON's words, drawn", () => {
         for (const out of replay.outputs ?? []) {
           expect(shown).toContain(out.verdict_text);
         }
+        if (replay.error) {
+          expect(replay.error.text).toBeTruthy();
+          expect(shown).toContain(replay.error.text);
+        }
       }
+      // what the cell raised, in porter's words (`error.text`)
+      expect(texts(view, '.porter-error')).toEqual(
+        cell.error ? [cell.error.text] : []
+      );
     }
   );
+
+  it('draws a cell that raised', () => {
+    expect(cells.filter(c => c.error?.text).length).toBeGreaterThan(0);
+  });
 
   it('shows one tab at a time, Calls first', () => {
     const view = renderCell(cells[0]);
@@ -88,5 +101,27 @@ describe('one numbering in the view: lines as the editor counts them', () => {
       tr => tr.querySelector('td')?.textContent
     );
     expect(lines).toEqual((cell.calls ?? []).map(c => String(c.line + 1)));
+  });
+});
+
+describe("a report's view: the JSON's words, drawn", () => {
+  it('says the summary and what the report was made with in porter’s words', () => {
+    const view = renderReport(report);
+    expect(report.summary?.text).toBeTruthy();
+    expect(report.environment?.text).toBeTruthy();
+    expect(texts(view, '.porter-summary')).toEqual([report.summary?.text]);
+    expect(texts(view, '.porter-environment')).toEqual([
+      report.environment?.text
+    ]);
+  });
+
+  it('shows no summary words for a report older than them', () => {
+    const view = renderReport({
+      ...report,
+      summary: { ...report.summary, text: undefined },
+      environment: { ...report.environment, text: undefined }
+    });
+    expect(view.querySelector('.porter-summary')).toBeNull();
+    expect(view.querySelector('.porter-environment')).toBeNull();
   });
 });
