@@ -253,6 +253,33 @@ def test_a_notebook_that_raises_when_run_again_is_refused(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_files_rewrite_that_prints_other_digits_is_reverted(tmp_path):
+    """``torch.softmax`` in the person's file, written out as ``exp / sum``: the replays
+    accept it at its call (the values agree within the tolerance), but the cell prints
+    every digit (``.tolist()``), and the last one differs (``0.3304058015346527``
+    against ``0.3304058313369751``). The fresh run of the ported notebook sees it and
+    takes the file's rewrite back: no ``mymod.ported.py``, the file's verdict says why."""
+    pytest.importorskip("torch")
+    (tmp_path / "mymod.py").write_text(
+        "import torch\n\n\ndef probs(x):\n    return torch.softmax(x, dim=1)\n"
+    )
+    done, _, _, _ = _fix(
+        tmp_path,
+        "digits",
+        "import torch\nfrom mymod import probs\nx = torch.linspace(-3, 2.7, 6).reshape(2, 3) / 7",
+        "print(probs(x).tolist())",
+    )
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert "rewrite of mymod.py reverted" in said, said
+    assert (
+        "mymod.py: left as written: refused at its call in cell 2 · In [2]: reverted: in a fresh run"
+        in said
+    )
+    assert not (tmp_path / "mymod.ported.py").exists()
+
+
+@pytest.mark.slow
 def test_a_file_whose_function_gets_floats_and_integers_is_left_as_written(tmp_path):
     """``np.round(a, 2)`` in the person's file, called with floats and with integers: the
     scaled rewrite prints ``[3. 3. 3.]`` where the original printed ``[3 3 3]``. It used
