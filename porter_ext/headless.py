@@ -15,7 +15,9 @@ import asyncio
 import contextlib
 import json
 import os
+import platform
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -100,8 +102,10 @@ def kernel_sync(
 ) -> None:
     """Run in the kernel between cells: write cell `done`'s entries to `path`, mark the
     session headless and label the next entries with cell index `upcoming`. With
-    ``backends`` (first call) sets the session's replay specs; with ``final`` also writes
-    the environment and the standard version."""
+    ``backends`` (first call) sets the session's replay specs and starts their workers
+    (they boot while the first cells run); with ``final`` also writes the environment
+    (``probed``: the file where `EnvironmentProbe` described the libraries the kernel
+    has not imported) and the standard version."""
     from porter_ext.session import environment, get_session
 
     session = get_session(shell)
@@ -111,6 +115,7 @@ def kernel_sync(
         from porter_ext.backends import parse_specs
 
         session.config.backends = parse_specs(setup["backends"])
+        session.pool.warm(session.config.backends)
     if setup.get("paths"):
         from porter_ext.record import person_code
 
@@ -123,14 +128,74 @@ def kernel_sync(
         "entries": [cell_to_dict(c) for c in session.cells if done is not None and c.index == done]
     }
     if setup.get("final"):
-        data["environment"] = environment_to_dict(environment())
+        data["environment"] = environment_to_dict(environment(_probed(setup.get("probed"))))
         data["array_api_version"] = session.config.version
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(data, handle)
     session.cell_index = upcoming
 
 
+def _probed(path: str | None) -> dict[str, list] | None:
+    """Each library's entries as `EnvironmentProbe` wrote them to ``path`` (None: none)."""
+    if not path:
+        return None
+    with open(path, encoding="utf-8") as handle:
+        entries = environment_from_dict(json.load(handle)).backends
+    found: dict[str, list] = {}
+    for entry in entries:
+        found.setdefault(entry.library, []).append(entry)
+    return found
+
+
+def write_environment(path: str) -> None:
+    """`EnvironmentProbe`'s program: the environment as this process sees it, to ``path``."""
+    from porter_ext.session.result import environment
+
+    data = json.dumps(environment_to_dict(environment()))
+    with open(f"{path}.part", "w", encoding="utf-8") as handle:
+        handle.write(data)
+    os.replace(f"{path}.part", path)
+
+
 # --- porter's side ---------------------------------------------------------------------
+
+
+class EnvironmentProbe:
+    """The report's environment lists every library porter knows, and describing one
+    means importing it (torch and JAX take seconds each). A process of its own, started
+    with the run (as the kernel is: same Python, environment and folder) at a low
+    priority, describes them while the notebook runs; at the end the kernel describes
+    the libraries it imported itself and takes the others from here."""
+
+    def __init__(self, folder: Path, path: str):
+        self.path = path
+        code = (
+            "import os\n"
+            "if hasattr(os, 'nice'): os.nice(10)\n"
+            f"from porter_ext.headless import write_environment\nwrite_environment({path!r})"
+        )
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code],
+            cwd=folder,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    async def result(self, timeout: float) -> str | None:
+        """The file it wrote, once it has; None when it failed or took past ``timeout``
+        (the kernel then describes every library itself, as without a probe)."""
+        deadline = time.monotonic() + timeout
+        while self.process.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        self.stop()
+        ok = self.process.returncode == 0 and os.path.exists(self.path)
+        return self.path if ok else None
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
 
 
 @dataclass
@@ -190,6 +255,9 @@ class NotebookRun:
         ported_files: dict[str, str] | None = None,
     ):
         self.path, self.nb, self.timeout, self.backends = path, nb, timeout, backends
+        #: whether the report describes the environment (a fresh run's is not read)
+        self.describe = True
+        self.probe: EnvironmentProbe | None = None
         #: folders whose Python files are the person's code besides the notebook's (--paths)
         self.paths = list(paths or [])
         #: ``porter fix``'s fresh run: the person's files as ported (real path → source)
@@ -312,6 +380,9 @@ class NotebookRun:
         from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
         self._on_interrupt()
+        if self.describe:
+            where = os.path.join(self.tmp.name, "environment.json")
+            self.probe = EnvironmentProbe(self.path.resolve().parent, where)
         await self.start_kernel()
         finished = False
         try:
@@ -348,9 +419,11 @@ class NotebookRun:
                     ) from None
                 self.bar.cell(outcome.index, time.perf_counter() - start, outcome.status)
             try:  # the kernel's view of the backends (a notebook may configure them)
-                final = await self.sync(None, None, final=True)
-                self.environment = environment_from_dict(final["environment"])
-                self.version = final["array_api_version"]
+                if self.describe:
+                    probed = await self.probe.result(SILENT_TIMEOUT)
+                    final = await self.sync(None, None, final=True, probed=probed)
+                    self.environment = environment_from_dict(final["environment"])
+                    self.version = final["array_api_version"]
             except (RunError, TimeoutError):
                 pass  # the cells are all collected: porter's own view will do
             finished = True
@@ -424,6 +497,8 @@ class NotebookRun:
             if outcome.status == "not run" and outcome.error is None:
                 outcome.error = ErrorInfo("NotRun", "not run: the run stopped before this cell")
         entries = [e for c in self.cells for e in c.report_entries()]
+        if self.environment is None and not self.describe:
+            self.environment = Environment(python=platform.python_version())
         return Report.build(
             entries,
             self.environment or environment(),
@@ -435,6 +510,8 @@ class NotebookRun:
         from porter_ext.replay.shared_blocks import sweep
         from porter_ext.replay.workers import sweep_scratch
 
+        if self.probe is not None:
+            self.probe.stop()
         self.log.close()
         self.tmp.cleanup()
         # what the notebook's kernel left when it was killed (or died): its blocks of
@@ -510,6 +587,7 @@ def run_fresh(
         paths=paths,
         ported_files=ported_files,
     )
+    run.describe = False  # only what the cells showed is read
     try:
         _to_the_end(run)
     except RunError as exc:  # the kernel died: the cells from there on say so

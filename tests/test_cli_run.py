@@ -208,3 +208,78 @@ def test_a_compiled_function_runs_as_in_the_plain_notebook(tmp_path):
     [call] = [c for c in cells[2]["calls"] if c["name"] == "torch.compile(g)"]
     assert call["kind"] == "transformation" and call["status"] == "outside_namespace"
     assert "does not record the calls inside it" in call["message"]
+
+
+#: a cell that has the kernel write, as it exits, which of these libraries it imported
+_IMPORTED_AT_EXIT = (
+    "%%port --no-replay\nimport atexit, sys\n"
+    "atexit.register(exec, \"open(SEEN, 'w').write(repr(sorted(m for m in "
+    "('torch', 'jax', 'dask.array') if m in sys.modules)))\", "
+    "{{'SEEN': {seen!r}, 'sys': sys}})"
+)
+
+
+def test_the_environment_is_described_without_importing_every_library_in_the_kernel(tmp_path):
+    """Issue 29 (time): the report's environment lists every library porter knows, and
+    the kernel imported torch, JAX and Dask after the last cell only to describe them
+    (5 s of a run of 20). A process of its own describes them while the notebook runs;
+    the kernel describes what it imported itself, and the report is the same."""
+    from dataclasses import asdict
+
+    from porter_ext.backends import list_backends
+
+    seen = tmp_path / "seen.txt"
+    path = notebook(
+        tmp_path / "plain.ipynb",
+        "import numpy as np\nx = np.ones(3)\ny = x + 1",
+        _IMPORTED_AT_EXIT.format(seen=str(seen)),
+    )
+    out = tmp_path / "plain.json"
+    result = porter("run", str(path), "-b", "numpy", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert seen.read_text() == "[]"  # the kernel, at its exit, had imported none of them
+    described = json.loads(out.read_text())["environment"]["backends"]
+    assert described == [{**asdict(b), "devices": list(b.devices)} for b in list_backends()]
+    assert {b["library"] for b in described} >= {"numpy", "torch", "jax", "dask"}
+
+
+def test_a_library_the_notebook_imported_is_described_by_the_kernel(tmp_path):
+    """What the notebook imported (and may have configured) is the kernel's own view:
+    here JAX with two CPU devices, set before its import; a process that only shares
+    the kernel's environment at the start would see one."""
+    pytest.importorskip("jax")
+    path = notebook(
+        tmp_path / "jax2.ipynb",
+        "import os\nos.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=2'\n"
+        "import jax\nn = len(jax.devices('cpu'))",
+    )
+    out = tmp_path / "jax2.json"
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    result = porter("run", str(path), "-b", "numpy", "-o", str(out), env=env)
+    assert result.returncode == 0, result.stderr
+    described = json.loads(out.read_text())["environment"]["backends"]
+    assert {b["spec"] for b in described if b["library"] == "jax" and b["available"]} >= {
+        "jax",
+        "jax:cpu:1",
+    }
+
+
+def test_the_workers_start_with_the_kernel_before_the_first_cell(tmp_path):
+    """Issue 29 (time): the session's workers start when `porter run` tells the kernel
+    its backends, so that they boot while the first cells run rather than after them."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from porter_ext.backends import parse_spec
+    from porter_ext.headless import kernel_sync
+    from porter_ext.replay.workers import shared_pool, shutdown_workers
+
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "porter_ext")
+    shutdown_workers()
+    try:
+        kernel_sync(ip, str(tmp_path / "sync.json"), None, 0, backends="numpy,strict")
+        pool = shared_pool()
+        started = {w.spec for w in pool.workers.values() if getattr(w, "km", None) is not None}
+        assert started == {parse_spec("numpy"), parse_spec("strict")}
+    finally:
+        shutdown_workers()

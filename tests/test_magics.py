@@ -177,14 +177,36 @@ def test_bad_line_magic_arguments_are_usage_errors(ip):
         ip.run_line_magic("port", "report --format pdf")
 
 
-def test_load_ext_is_light():
+def _fresh_shell(after_load: str) -> str:
+    """The last line ``after_load`` prints in a fresh interpreter whose IPython shell
+    ``ip`` has porter loaded."""
     code = (
         "import sys\nfrom IPython.core.interactiveshell import InteractiveShell\n"
         "ip = InteractiveShell.instance()\nip.run_line_magic('load_ext', 'porter_ext')\n"
-        "print(sorted(m for m in ('torch', 'jax', 'cupy', 'pandas') if m in sys.modules))\n"
+        + after_load
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_load_ext_is_light():
+    printed = _fresh_shell(
+        "print(sorted(m for m in ('torch', 'jax', 'cupy', 'pandas') if m in sys.modules))\n"
+    )
+    assert printed == "[]"
+
+
+def test_a_cell_without_fix_and_a_worker_leave_the_rewriting_machinery_unloaded():
+    """The rewriting side (libcst, the table's templates: a second and more to import)
+    loads with ``--fix`` only: not for a recorded cell, nor in a replay's worker, which
+    starts once per backend at the start of every notebook (issue 29, time)."""
+    printed = _fresh_shell(
+        "ip.run_cell('%%port --no-replay\\nimport numpy as np\\na = np.ones(2).sum(0)')\n"
+        "assert ip.user_ns['_port'].entry.calls, 'nothing recorded'\n"
+        "import porter_ext.session.worker_program, porter_ext.replay.worker_side\n"
+        "print(sorted(m for m in ('libcst', 'porter_ext.fix.verify_cell') if m in sys.modules))\n"
+    )
+    assert printed == "[]"
 
 
 def test_load_ext_works_with_only_numpy(tmp_path):

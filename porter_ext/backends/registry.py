@@ -8,11 +8,12 @@ call's arguments, on the recorder's hot path, is a dictionary lookup and an attr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from porter_ext.guard import internal_error
 
-from .base import Backend, BackendInfo, Namespace
+from .base import Backend, BackendInfo, Namespace, loaded
 from .cupy import CupyBackend
 from .dask import DaskBackend
 from .jax import JaxBackend
@@ -182,15 +183,21 @@ def generator_reduction(obj: object) -> tuple[Any, tuple] | None:
     return backend.generator_reduction(obj) if backend is not None else None
 
 
-def list_backends() -> list[BackendInfo]:
+def list_backends(elsewhere: Mapping[str, list[BackendInfo]] | None = None) -> list[BackendInfo]:
     """Every library × device this process can see, then the missing ones with the reason.
 
     The library's default device is listed under the bare library name (``jax``), every
-    other device under its full spec (``jax:cpu:1``).
+    other device under its full spec (``jax:cpu:1``). ``elsewhere``: each library's
+    entries as another process with this one's environment saw them, taken for the
+    libraries this process has not imported (importing torch or jax here only to
+    describe it costs seconds, and changes what the process has loaded).
     """
     found: list[BackendInfo] = []
     for name in LIBRARIES:
         backend = _BACKENDS[name]
+        if elsewhere is not None and name in elsewhere and loaded(backend.module) is None:
+            found.extend(elsewhere[name])
+            continue
         version = backend.version()
         ok, reason = backend.available()
         if not ok:

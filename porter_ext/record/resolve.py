@@ -58,9 +58,12 @@ def _index_module(ns: Namespace, library: str, default_qualname: str, skip: froz
         return
     _indexed.add(ns.module)
     qualname = ns.qualname or default_qualname
+    own = vars(mod)
     for attr in dir(mod):
         if attr.startswith("_") or attr in skip:
             continue
+        if attr not in own and _is_submodule(mod, attr):
+            continue  # a module's lazy submodule (numpy.f2py): a module, never a callee
         try:
             obj = getattr(mod, attr)
         except Exception:  # a lazy attribute that fails to load: not a callee
@@ -69,6 +72,20 @@ def _index_module(ns: Namespace, library: str, default_qualname: str, skip: froz
             continue
         name = ns.prefix + attr
         _index[id(obj)] = (obj, Callee(library, "function", name, f"{qualname}.{name}"))
+
+
+def _is_submodule(mod: types.ModuleType, attr: str) -> bool:
+    """Whether ``attr`` names a submodule of package ``mod`` (found, not imported:
+    getting it would import numpy.f2py, numpy.testing and the rest, seconds in every
+    process on a loaded machine, for names that are modules anyway)."""
+    import importlib.util
+
+    if not hasattr(mod, "__path__"):
+        return False
+    try:
+        return importlib.util.find_spec(f"{mod.__name__}.{attr}") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _namespaces() -> list[tuple[Namespace, str, str, frozenset]]:

@@ -146,7 +146,10 @@ class WorkerPool:
         handed = 0
         try:
             while handed < len(jobs):  # waking often: Ctrl-C gets through
-                wait(futures[handed:], timeout=0.1, return_when=FIRST_COMPLETED)
+                # the next result in order: waiting on any of them would return at once
+                # (without sleeping) while a later one is done and this one is not, and
+                # spin a core the workers need
+                wait(futures[handed : handed + 1], timeout=0.1, return_when=FIRST_COMPLETED)
                 while handed < len(futures) and futures[handed].done():
                     if finished is not None:
                         finished(futures[handed].result())

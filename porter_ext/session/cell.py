@@ -15,7 +15,6 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from porter_ext.fix import verify_cell
 from porter_ext.guard import guarded
 from porter_ext.model.calls import ErrorInfo
 from porter_ext.model.cells import CellEntry
@@ -118,6 +117,8 @@ def begin(
     plan = session._plan(code, namespace, specs, options, syntax)
     fix = None
     if options.fix:
+        from porter_ext.fix import verify_cell  # libcst and the table: only for --fix
+
         fix = verify_cell.start(
             source, code, namespace, specs, session.fixing(options, label, index)
         )
@@ -194,6 +195,8 @@ def finish(session: Session, job: CellJob, run: CellRun) -> PortResult:
     entry, more = session._replay(entry, job.replay, run)
     warnings += more
     if job.fix is not None:
+        from porter_ext.fix import verify_cell
+
         entry, more = verify_cell.finish(job.fix, entry, job.namespace, run, job.replay)
         warnings += more
     return session.add(entry, warnings)

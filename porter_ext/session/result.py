@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import platform
+from collections.abc import Mapping
 from typing import Any
 
 from porter_ext.model.cells import CellEntry
+from porter_ext.model.environment import BackendEntry
 from porter_ext.model.report import Environment
 
 
@@ -90,8 +92,10 @@ class UnrecordedResult(PortResult):
         return self.reason
 
 
-def environment() -> Environment:
-    """Python and every backend porter can see (unavailable ones with their reasons)."""
+def environment(elsewhere: Mapping[str, list[BackendEntry]] | None = None) -> Environment:
+    """Python and every backend porter can see (unavailable ones with their reasons);
+    ``elsewhere``: the libraries this process has not imported, as another process saw
+    them (`porter_ext.backends.list_backends`)."""
     from porter_ext.backends import list_backends
 
-    return Environment(python=platform.python_version(), backends=list_backends())
+    return Environment(python=platform.python_version(), backends=list_backends(elsewhere))

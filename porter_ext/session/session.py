@@ -17,7 +17,6 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from porter_ext.fix.verify_cell import FixPlace
 from porter_ext.guard import internal_error
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.report import Report
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
     from porter_ext.compare.pipeline import ReplayJob
+    from porter_ext.fix.verify_cell import FixPlace
     from porter_ext.replay.plan import ReplayPlan
     from porter_ext.replay.workers import WorkerPool
     from porter_ext.session.cell import CellJob
@@ -160,6 +160,8 @@ class Session:
     def fixing(self, options: PortOptions, label: int | str, index: int | None) -> FixPlace:
         """Where ``--fix`` verifies the rewrite of the cell recorded under ``label``
         (notebook position ``index``)."""
+        from porter_ext.fix.verify_cell import FixPlace  # libcst: only for --fix
+
         return FixPlace(
             pool=None if options.in_process else self.pool,
             shell=self.shell,

@@ -268,6 +268,38 @@ def test_replays_on_several_backends_run_at_once(ip):
     assert opened.is_set()
 
 
+def test_waiting_for_replays_does_not_spin(ip, monkeypatch):
+    """The person's kernel takes a cell's replays in order. While the first still ran
+    and a later one was done, its wait on all of them returned at once, every time: the
+    kernel spun a core the workers needed (a third of a notebook's run on two cores,
+    issue 29). It looks once per tenth of a second now, and once per replay that ends."""
+    from porter_ext.replay import workers
+
+    looks = []
+    real = workers.wait
+
+    def wait(*args, **kwargs):
+        looks.append(time.monotonic())
+        return real(*args, **kwargs)
+
+    ip.user_ns.update(PERSON=os.getpid())
+    run(ip, "import os, time, numpy as np\nx = np.ones(2)")
+    run(ip, "%%port -b numpy,torch --quiet\ny = x + 1")  # both workers up
+    monkeypatch.setattr(workers, "wait", wait)
+    # the numpy replay (the first: the control) sleeps, the torch one ends at once
+    cell = (
+        "if os.getpid() != PERSON and 'torch' not in type(x).__module__:\n"
+        "    time.sleep(2)\n"
+        "y = x + 1"
+    )
+    start = time.monotonic()
+    run(ip, f"%%port -b numpy,torch --quiet\n{cell}")
+    waited = time.monotonic() - start
+    assert {r.status for r in replays(ip.user_ns["_port"]).values()} == {"ok"}
+    assert looks, "the replays were not waited for through `wait`"
+    assert len(looks) <= waited / 0.1 + 4, (len(looks), waited)
+
+
 def test_missing_connection_file_is_skipped(ip, tmp_path):
     missing = tmp_path / "kernel-404.json"
     run(ip, f"%%port -b numpy@{missing} --timeout 3 --quiet\nimport numpy as np\ny = np.ones(2)")
