@@ -206,14 +206,18 @@ def test_a_function_of_a_python_list_makes_it_an_array_first(tmp_path):
 
 def test_a_list_index_takes_the_rows_and_verifies_on_strict(tmp_path):
     """Handbook 02.07: ``x[ind]`` of ``ind = [3, 7, 4]`` and ``X[[0, 2]]`` take rows by a
-    Python list (the standard indexes with no list; array-api-strict raises); porter
+    Python list, ``X[1:, [2, 0, 1]]`` the columns it names (the standard indexes with no list; array-api-strict raises); porter
     suggested ``xp.take(x, xp.asarray([...]), axis=0)`` but proposed no rewrite."""
-    cell = "ind = [3, 7, 4]\nprint(x[ind], X[[0, 2]])"
+    cell = "ind = [3, 7, 4]\nprint(x[ind], X[[0, 2]])\nprint(X[2, [2, 0, 1]], X[1:, [2, 0, 1]])"
     setup = "x = np.arange(10) * 10\nX = np.arange(12).reshape(3, 4)"
     ported = _verified_on(tmp_path, "strict", setup, cell)
     assert "xp.take(x, xp.asarray(ind), axis=0)" in ported[1].source
     assert "xp.take(X, xp.asarray([0, 2]), axis=0)" in ported[1].source
-    assert _printed(ported)[1] == "[30 70 40] [[ 0  1  2  3]\n [ 8  9 10 11]]\n"
+    assert "xp.take(X[2, :, ...], xp.asarray([2, 0, 1]), axis=0)" in ported[1].source
+    assert "xp.take(X[1:, :, ...], xp.asarray([2, 0, 1]), axis=1)" in ported[1].source
+    assert _printed(ported)[1] == (
+        "[30 70 40] [[ 0  1  2  3]\n [ 8  9 10 11]]\n[10  8  9] [[ 6  4  5]\n [10  8  9]]\n"
+    )
 
 
 def _verified_everywhere(tmp_path: Path, *cells: str) -> list:

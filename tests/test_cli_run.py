@@ -266,20 +266,22 @@ def test_a_library_the_notebook_imported_is_described_by_the_kernel(tmp_path):
 
 def test_the_workers_start_with_the_kernel_before_the_first_cell(tmp_path):
     """Issue 29 (time): the session's workers start when `porter run` tells the kernel
-    its backends, so that they boot while the first cells run rather than after them."""
-    from IPython.core.interactiveshell import InteractiveShell
-
-    from porter_ext.backends import parse_spec
-    from porter_ext.headless import kernel_sync
-    from porter_ext.replay.workers import shared_pool, shutdown_workers
-
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "porter_ext")
-    shutdown_workers()
-    try:
-        kernel_sync(ip, str(tmp_path / "sync.json"), None, 0, backends="numpy,strict")
-        pool = shared_pool()
-        started = {w.spec for w in pool.workers.values() if getattr(w, "km", None) is not None}
-        assert started == {parse_spec("numpy"), parse_spec("strict")}
-    finally:
-        shutdown_workers()
+    its backends, so that they boot while the first cells run rather than after them.
+    In a fresh interpreter: the sync makes its shell's session headless for good (a
+    headless run records every cell), which a shared shell would keep for later tests."""
+    code = (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "from porter_ext.headless import kernel_sync\n"
+        "from porter_ext.replay.workers import shared_pool, shutdown_workers\n"
+        "ip = InteractiveShell.instance()\nip.run_line_magic('load_ext', 'porter_ext')\n"
+        "try:\n"
+        f"    kernel_sync(ip, {str(tmp_path / 'sync.json')!r}, None, 0, backends='numpy,strict')\n"
+        "    workers = shared_pool().workers.values()\n"
+        "    print(sorted(str(w.spec) for w in workers if getattr(w, 'km', None) is not None))\n"
+        "finally:\n"
+        "    shutdown_workers()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    assert out.stdout.strip().splitlines()[-1] == "['numpy', 'strict']", out.stdout

@@ -19,6 +19,7 @@ from porter_ext.spec.dtype_categories import dtype_kind, scalar_issue
 from porter_ext.spec.indexing import (
     EVERY_AXIS,
     LENGTH,
+    TAKE_ALONG,
     TAKE_LIST,
     length_rewrite,
     take_rewrite,
@@ -279,6 +280,26 @@ def _lacking_negative_steps() -> str:
     return ", ".join(b.title for b in all_backends() if not b.negative_step_slices)
 
 
+def _list_along(parts: tuple) -> int | None:
+    """The axis of what the rest of the index leaves that its one list of integers
+    indexes (``X[1:, [2, 0, 1]]``: 1), where the other parts are integers and slices and
+    no slice parts the list from an integer (NumPy would move the axis first); None
+    otherwise (`porter_ext.spec.indexing.TAKE_ALONG`)."""
+    lists = [i for i, p in enumerate(parts) if p[0] == "list"]
+    if len(lists) != 1 or not parts[lists[0]][2]:
+        return None
+    at = lists[0]
+    if any(p[0] not in ("list", "slice", "scalar") or p[1:2] == ("bool",) for p in parts):
+        return None  # an array, None or ..., or a bool (an axis NumPy adds)
+    ints = [i for i, p in enumerate(parts) if p[0] == "scalar"]
+    slices = [i for i, p in enumerate(parts) if p[0] == "slice"]
+    if any(p[0] == "scalar" and p[1] != "int" for p in parts):
+        return None
+    if any(min(i, at) < j < max(i, at) for i in ints for j in slices):
+        return None
+    return sum(1 for j in slices if j < at)
+
+
 def _rows_taken(x: tuple, key: tuple) -> Verdict | None:
     """``C[X]``: one integer array ``X`` indexing the first axis of ``C`` (NumPy and torch
     fill the others with ``:``), as the standard's ``take`` writes it with the person's
@@ -330,6 +351,16 @@ def classify_index(
             "a Python list as an index: the standard indexes with integers, slices and "
             "arrays, not lists; its take gathers the rows a list of integers names",
             TAKE_LIST,
+        )
+    along = _list_along(parts) if key[0] == "tuple" and not setting else None
+    if along is not None:
+        return Verdict(
+            "non_standard_usage",
+            "take",
+            f"xp.take(x[...], xp.asarray([...]), axis={along})",
+            "a Python list in an index: the standard indexes with integers, slices and "
+            "arrays, not lists; its take gathers along the axis the list indexes",
+            TAKE_ALONG,
         )
     if "list" in kinds:
         return Verdict(

@@ -91,7 +91,12 @@ class Worker(ABC):
         self.ready = False
         #: why the kernel could not even be started (reported by the replay)
         self.launch_error: str | None = None
-        self.cancelled = False
+        #: how many times a cell was stopped (Ctrl-C) while this worker served it, and
+        #: that count as it was when the replay it runs now was handed to it: the replay
+        #: is cancelled once they differ (`cancelled`). A count, not a flag reset by the
+        #: next cell: that cell could clear it before the stopped replay's thread saw it
+        self.cancels = 0
+        self.running_since = 0
         #: what keeps its replays off the person's files, when this side knows it
         self.isolation: str | None = None
 
@@ -160,9 +165,15 @@ class Worker(ABC):
 
     def cancel(self) -> None:
         """Stop the replay this worker runs or starts for (from another thread): it ends
-        the kernel. The flag holds until the next cell's replays (`WorkerPool.run`), so
-        that a worker still starting when the cell was stopped does not run it after."""
-        self.cancelled = True
+        the kernel. Every replay handed to it before is cancelled too (`WorkerPool.run`
+        hands each the count it started under), so that a worker still starting when the
+        cell was stopped does not run it after, and the next cell's replays run."""
+        self.cancels += 1
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the cell of the replay this worker runs was stopped."""
+        return self.cancels != self.running_since
 
     def _execute(self, code: str) -> str:
         content = {

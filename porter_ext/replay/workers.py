@@ -137,12 +137,17 @@ class WorkerPool:
         its own."""
         if not jobs:
             return []
+        since = {}  # each job's worker's Ctrl-C count now: a later one cancels it
         for job in jobs:  # launching from this thread: the kernels boot in parallel
             worker = self._worker_of(job)
-            worker.cancelled = False  # a new cell: an earlier one's Ctrl-C is over
+            since[id(job)] = worker.cancels
             _launch(worker)
         executor = ThreadPoolExecutor(max_workers=at_once or len(jobs))
-        futures = [executor.submit(self._one, job, timeout) for job in jobs[: at_once or None]]
+
+        def one(job: Job) -> ReplayResult:
+            return self._one(job, timeout, since[id(job)])
+
+        futures = [executor.submit(one, job) for job in jobs[: at_once or None]]
         handed = 0
         try:
             while handed < len(jobs):  # waking often: Ctrl-C gets through
@@ -155,7 +160,7 @@ class WorkerPool:
                         finished(futures[handed].result())
                     handed += 1
                     if len(futures) < len(jobs):
-                        futures.append(executor.submit(self._one, jobs[len(futures)], timeout))
+                        futures.append(executor.submit(one, jobs[len(futures)]))
             return [f.result() for f in futures]
         except KeyboardInterrupt:  # the person stopped the cell: so do its replays
             for job in jobs:
@@ -164,12 +169,13 @@ class WorkerPool:
         finally:
             executor.shutdown(wait=False)
 
-    def _one(self, job: Job, timeout: float | None) -> ReplayResult:
+    def _one(self, job: Job, timeout: float | None, since: int) -> ReplayResult:
         worker = self._worker_of(job)
         request = job.request
         result = ReplayResult(request.label, "skipped", role=request.role)
         start = time.monotonic()
         with worker.lock:
+            worker.running_since = since
             try:
                 if worker.launch_error:
                     raise WorkerUnavailable(worker.launch_error)

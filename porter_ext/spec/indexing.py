@@ -19,6 +19,7 @@ __all__ = [
     "LENGTH",
     "TAKE_FLAT",
     "TAKE_ROWS",
+    "TAKE_ALONG",
     "TAKE_LIST",
     "TAKE_TEMPLATES",
     "length_rewrite",
@@ -38,7 +39,11 @@ TAKE_FLAT = (
 #: the templates of ``C[X]``, by the rank of ``X``
 #: ``x[[3, 7, 4]]``: a Python list of integers indexing the first axis
 TAKE_LIST = "xp.take({x}, xp.asarray({idx}), axis=0)"
-TAKE_TEMPLATES = (TAKE_ROWS, TAKE_FLAT, TAKE_LIST)
+#: ``X[1:, [2, 0, 1]]``: one list of integers among integers and slices, taken along its
+#: axis from the array the other parts index (``xp.take(X[1:, :, ...], xp.asarray([2, 0,
+#: 1]), axis=1)``); the axis counts the parts before the list that keep theirs (slices)
+TAKE_ALONG = "xp.take({x}[{rest}], xp.asarray({idx}), axis={axis})"
+TAKE_TEMPLATES = (TAKE_ROWS, TAKE_FLAT, TAKE_LIST, TAKE_ALONG)
 #: ``len(x)``
 LENGTH = "{x_atom}.shape[0]"
 #: ``x2[0]`` of a 2-D ``x2``: an index of fewer axes than the array has, ended with ``...``
@@ -115,6 +120,8 @@ def usage_from_source(template: str, text: str) -> str | None:
     def segment(part: ast.AST) -> str:
         return ast.get_source_segment(source, part) or ""
 
+    if template == TAKE_ALONG:
+        return _take_along(node, segment)
     if template in TAKE_TEMPLATES:
         if not isinstance(node, ast.Subscript) or isinstance(node.slice, ast.Slice | ast.Tuple):
             return None
@@ -140,3 +147,45 @@ def usage_from_source(template: str, text: str) -> str | None:
             return None
         return length_rewrite(segment(node.args[0]))
     return None
+
+
+def _take_along(node: ast.expr, segment) -> str | None:
+    """`TAKE_ALONG` over ``X[1:, [2, 0, 1]]`` as written: the one list part (of integer
+    literals) replaced by ``:`` in the rest of the index, taken along the axis it
+    indexes of what the rest leaves (integers before it drop theirs); None for any other
+    index (two lists, an array, ``None``, ``...``, a step that is no literal)."""
+    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple):
+        return None
+    parts = node.slice.elts
+    lists = [i for i, p in enumerate(parts) if isinstance(p, ast.List)]
+    if len(lists) != 1:
+        return None
+    at = lists[0]
+    chosen = parts[at]
+    if not chosen.elts or not all(_int_literal(e) for e in chosen.elts):  # type: ignore[attr-defined]
+        return None
+    ints = [i for i, p in enumerate(parts) if i != at and not isinstance(p, ast.Slice)]
+    between = [i for i, p in enumerate(parts) if isinstance(p, ast.Slice)]
+    if any(min(i, at) < s < max(i, at) for i in ints for s in between):
+        return None  # NumPy moves the broadcast axis first where a slice parts them
+    kept = 0
+    rest = []
+    for i, part in enumerate(parts):
+        if i == at:
+            rest.append(":")
+        elif isinstance(part, ast.Slice):
+            rest.append(segment(part))
+            kept += i < at
+        elif isinstance(part, ast.Constant | ast.UnaryOp) and _int_literal(part):
+            rest.append(segment(part))
+        else:
+            return None  # a name may hold an array or None: the run's other forms say
+    return TAKE_ALONG.format(
+        x=_atom(segment(node.value)), rest=", ".join([*rest, "..."]), idx=segment(chosen), axis=kept
+    )
+
+
+def _int_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int

@@ -14,6 +14,7 @@ from porter_ext.backends import get_backend
 from porter_ext.spec.indexing import (
     INDEX_EXAMPLES,
     LENGTH,
+    TAKE_ALONG,
     TAKE_FLAT,
     TAKE_LIST,
     TAKE_ROWS,
@@ -72,6 +73,31 @@ def test_the_take_of_a_list_index_agrees_with_it_on_every_backend(data, index):
         for library, original in originals:
             _agree(original, value, f"{rewritten} on {backend.name} against {library}'s C[ix]")
     assert usage_from_source(TAKE_LIST, "x[ind]") == "xp.take(x, xp.asarray(ind), axis=0)"
+
+
+@pytest.mark.parametrize(
+    "index", ["C[2, [2, 0, 1]]", "C[1:, [2, 0, 1]]", "C[:, 1:3, [0, -1]]", "C[::2, [1], 0]"]
+)
+def test_the_take_along_a_list_in_an_index_agrees_with_it_on_every_backend(index):
+    """``X[1:, [2, 0, 1]]``: a list among integers and slices; the standard indexes with
+    no list, and with an integer array only where every axis gets one."""
+    data = np.arange(60.0).reshape(3, 4, 5)
+    rewritten = usage_from_source(TAKE_ALONG, index)
+    assert rewritten is not None and rewritten.startswith("xp.take(C[")
+    originals = []
+    for library in ORIGINALS:
+        backend = get_backend(library)
+        if backend.available()[0]:
+            C = _arrays(backend, data.tolist(), [0])[1]
+            originals.append((library, _host(eval(index, {"C": C}))))
+    for backend in _available():
+        xp, C, _ = _arrays(backend, data.tolist(), [0])
+        value = _host(eval(rewritten, {"xp": xp, "C": C}))
+        for library, original in originals:
+            _agree(original, value, f"{rewritten} on {backend.name} against {library}'s {index}")
+    # NumPy moves the list's axis first where a slice parts it from an integer
+    assert usage_from_source(TAKE_ALONG, "C[0, :, [1, 2]]") is None
+    assert usage_from_source(TAKE_ALONG, "C[[0, 1], [1, 2]]") is None
 
 
 @pytest.mark.parametrize("data", [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], [0.5, 1.5]])
