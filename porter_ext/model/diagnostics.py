@@ -280,7 +280,7 @@ class _Rows:
             "cell_error",
             _SEVERITY["cell_error"],
             name=error.type,
-            message=f"the cell raised {_first_line(text)}",
+            message=_first_line(error.text_in(self.cell.first_line)),
             group="errors of the cell",
             detail=text,
             **self.error_place(error),
