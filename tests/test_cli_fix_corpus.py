@@ -287,3 +287,24 @@ def test_the_diagonal_method_of_a_matrix_verifies(tmp_path):
     pytest.importorskip("jax")
     ported = _verified_everywhere(tmp_path, "d = np.arange(9.0).reshape(3, 3)\nd.diagonal()")
     assert ported[1].source.endswith("xp.linalg.diagonal(d)"), ported[1].source
+
+
+def test_item_of_a_tensor_autograd_tracks_is_left_as_written(tmp_path):
+    """makemore part 2: ``lossi.append(loss.log10().item())`` became
+    ``float(loss.log10())``, which torch answers with "UserWarning: Converting a tensor
+    with requires_grad=True to a scalar may lead to unexpected behavior" where
+    ``.item()`` is silent: the ported notebook printed a warning the original did not."""
+    pytest.importorskip("torch")
+    _, ported, cells = _fix(
+        tmp_path,
+        "import torch\nw = torch.ones(3, requires_grad=True)\nv = torch.ones(3)",
+        "a = (w * 2).sum().item()\nb = v.sum().item()\nprint(a, b)",
+        backends="torch,numpy",
+    )
+    assert "a = xp.sum(w * 2).item()" in ported[1].source  # its sum ported, .item() kept
+    assert "b = float(xp.sum(v))" in ported[1].source
+    (left,) = [
+        s for s in cells[1]["rewrite"]["sites"] if s["name"] == "Tensor.item" and not s["applied"]
+    ]
+    assert "requires grad" in left["reason"], left
+    assert _printed(ported)[1] == "6.0 3.0\n"

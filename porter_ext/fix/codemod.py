@@ -222,9 +222,13 @@ class CellCodemod(PortableMoves):
             raise _AsTheStandardSays  # ``P.T`` on a 2-D P: nothing to rewrite
         if site.undecided and verdict is not None:
             options = _matching(site.options, verdict)
-            if not options and site.options:  # values the stand-ins did not try (mixed ranks)
+            if not options and site.options:  # values the stand-ins did not try (mixed
+                # ranks, a tensor autograd tracks): the entries of the site's library too
                 first = site.options[0]
-                options = _matching(find(first.library, first.kind, first.name), verdict)
+                for library in (*site_libraries(site), first.library):
+                    options = _matching(find(library, first.kind, first.name), verdict)
+                    if options:
+                        break
             if len({(e.rewrite, e.parts, e.no_rewrite) for e in options}) == 1:
                 return options[0]
         if site.undecided:

@@ -267,6 +267,12 @@ def _complex_dtype(args: tuple, kwargs: dict, self_obj: object) -> bool:
     return _dtype_kind(self_obj) == "complex"
 
 
+def _requires_grad(args: tuple, kwargs: dict, self_obj: object) -> bool:
+    """A tensor that autograd tracks: ``float(t)`` of it warns in torch where ``t.item()``
+    does not."""
+    return getattr(self_obj, "requires_grad", False) is True
+
+
 def _axis_given(args: tuple, kwargs: dict, self_obj: object) -> bool:
     return any(kwargs.get(k) is not None for k in AXIS_KEYWORDS)
 
@@ -360,6 +366,7 @@ CONDITIONS: Mapping[str, Condition] = MappingProxyType(
         "trunc_rounding": _trunc_rounding,
         # x.item() on an integer / boolean / complex array: int(x), bool(x), complex(x)
         "int_dtype": _int_dtype,
+        "requires_grad": _requires_grad,
         "bool_dtype": _bool_dtype,
         "complex_dtype": _complex_dtype,
         # np.unique(a, axis=0): an axis= keyword (dim=, dims=) that is not None

@@ -123,6 +123,22 @@ _ITEM_NOTE = (
     "reads one value on the host (a device sync); the standard spells it float(x), "
     "int(x), bool(x) or complex(x) on a 0-D array, by its dtype"
 )
+# a tensor autograd tracks: float(t) warns ("Converting a tensor with requires_grad=True
+# to a scalar may lead to unexpected behavior") where t.item() is silent, so a ported
+# notebook would print what the original does not
+chapter.add(
+    "t",
+    "method",
+    "item",
+    SYNC,
+    None,
+    "float(x)",
+    _ITEM_NOTE,
+    when="requires_grad",
+    no_rewrite="float(x) of a tensor that requires grad warns in torch where .item() does "
+    "not (the ported notebook would print a warning the original does not): read the "
+    "value of a tensor outside autograd, or keep .item() here",
+)
 for _when, _py, _example in (
     ("int_dtype", "int", "n.item()"),
     ("bool_dtype", "bool", "t.item()"),
