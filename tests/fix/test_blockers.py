@@ -45,22 +45,28 @@ def test_a_site_left_as_written_that_differs_elsewhere_blames_itself_not_the_rew
 
 
 def test_a_finding_with_no_rewrite_that_fails_elsewhere_is_named_with_its_line(port_shell):
-    """``X[[1, 0]]`` of a 2-D tensor (a Python list as an index) has no rewrite and fails
-    on strict; the rewritten line after it is kept, verified where the cell runs, and the
+    """``X[[True, False]]`` of a 2-D tensor (a Python list of booleans as an index) has no
+    rewrite and fails on strict; the rewritten line after it is kept, verified where the cell runs, and the
     reason names the cell's line 2 (below its %%port line), not the rewritten source's
-    (imports added above). (``X[0]``, once the example, is now rewritten ``X[0, ...]``.)"""
+    (imports added above). (``X[0]`` and ``X[[1, 0]]``, once the example, are now
+    rewritten ``X[0, ...]`` and ``xp.take(X, xp.asarray([1, 0]), axis=0)``.)"""
     pytest.importorskip("torch")
     setup = "import torch\nX = torch.linspace(-1, 1, 6).reshape(2, 3)\n"
-    cell = "first = X[[1, 0]]\nh = first.sum(0)\n"
+    cell = "first = X[[True, False]]\nh = first.sum(0)\n"
     rewrite = _fix(port_shell, setup, cell, "--in-process -b strict")
     assert rewrite.status == "partial", rewrite.reason
     assert rewrite.verified_on == ["torch"]
     index = next(s for s in rewrite.sites if s.name == "Tensor.__getitem__")
-    assert (index.line, index.col, index.original, index.applied) == (1, 8, "X[[1, 0]]", False)
+    assert (index.line, index.col, index.original, index.applied) == (
+        1,
+        8,
+        "X[[True, False]]",
+        False,
+    )
     assert index.reason.startswith(
         "left as written (no rewrite proposed); fails on strict: IndexError: "
     ), index.reason
-    assert "not verified on strict: line 2 `first = X[[1, 0]]`: left as written (no " in (
+    assert "not verified on strict: line 2 `first = X[[True, False]]`: left as written (no " in (
         rewrite.reason
     )
     assert "h = xp.sum(first, axis=0)\n" in rewrite.source
