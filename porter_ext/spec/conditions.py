@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
-from porter_ext.backends.registry import is_device, names_device_type
+from porter_ext.backends.registry import backend_for, is_device, names_device_type
 
 __all__ = [
     "ALL_DTYPES",
@@ -270,7 +270,8 @@ def _complex_dtype(args: tuple, kwargs: dict, self_obj: object) -> bool:
 def _requires_grad(args: tuple, kwargs: dict, self_obj: object) -> bool:
     """A tensor that autograd tracks: ``float(t)`` of it warns in torch where ``t.item()``
     does not."""
-    return getattr(self_obj, "requires_grad", False) is True
+    backend = backend_for(self_obj)
+    return backend is not None and backend.tracks_gradient(self_obj)
 
 
 def _axis_given(args: tuple, kwargs: dict, self_obj: object) -> bool:
