@@ -189,12 +189,13 @@ class FixRun:
 
         try:
             proposal = self.code_of(self._propose(namespace).source)
-            before, after = analyse(code).inputs, analyse(proposal).inputs
+            io = analyse(code)
+            before, after = io.inputs, analyse(proposal).inputs
         except (SyntaxError, ParserSyntaxError):  # the run (or _verify) says so
             return []
         provided = provided_helpers(namespace_imports(namespace)) if self.in_effect else []
         reads = [n for n in after if n not in before and n in namespace]
-        reads += [n for n in namespace_fallbacks(namespace, code) if n not in before]
+        reads += [n for n in namespace_fallbacks(namespace, code, io) if n not in before]
         return list(dict.fromkeys(reads)) + [
             n for n in provided if n not in reads and n not in before
         ]

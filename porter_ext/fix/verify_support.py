@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from porter_ext.model.calls import CallRecord
     from porter_ext.model.cells import CellEntry
     from porter_ext.model.entries import ReplayEntry
+    from porter_ext.replay.analysis import CellIO
 
 _Key = tuple[int, int, str]
 
@@ -207,18 +208,18 @@ def _size(value: Any) -> int:
         return 0
 
 
-def namespace_fallbacks(namespace: Mapping[str, Any], code: str) -> list[str]:
+def namespace_fallbacks(namespace: Mapping[str, Any], code: str, io: CellIO) -> list[str]:
     """The earlier cells' arrays a rewrite of ``code`` may take ``xp`` from, for the
     libraries whose module the cell calls without reading an array of theirs (one each,
     the smallest, up to `FALLBACK_BYTES`, that ``code`` does not rebind): the run may show
     that a name the cell binds is no array (``x = [1, 2, 3]`` then ``np.exp(x)``), which
-    the proposal made before it cannot tell, so its replays are sent that array too."""
+    the proposal made before it cannot tell, so its replays are sent that array too.
+    ``io``: the names ``code`` exchanges (`porter_ext.replay.analysis.analyse`, made once
+    by the caller)."""
     import types
 
     from porter_ext.backends import backend_of_module
-    from porter_ext.replay.analysis import analyse
 
-    io = analyse(code)
     arrays = namespace_arrays(namespace)
     named = [m.__name__ for n in io.inputs if isinstance(m := namespace.get(n), types.ModuleType)]
     named += imported_modules(code)
