@@ -5,11 +5,11 @@ needs it: where ``xp`` is bound and which names an expression reads, both from l
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import Assignment, MetadataWrapper, Scope, ScopeProvider
+from libcst.metadata import Assignment, GlobalScope, MetadataWrapper, Scope, ScopeProvider
 
 from porter_ext.fix.checks import Site
 
@@ -130,3 +130,12 @@ def first_line_using(module: cst.Module) -> int:
         if "xp." in module.code_for_node(statement):
             return index
     return len(module.body)
+
+
+def assigned_in(statements: Sequence[cst.BaseStatement]) -> set[str]:
+    """The names top-level ``statements`` of a cell assign (`names_assigned`), at the
+    cell's level: bound once they ran."""
+    wrapper = MetadataWrapper(cst.Module(list(statements)))
+    scopes = wrapper.resolve(ScopeProvider).values()
+    top = next((s for s in scopes if isinstance(s, GlobalScope)), None)
+    return names_assigned([top]) if top is not None else set()

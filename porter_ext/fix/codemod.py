@@ -293,7 +293,7 @@ class CellCodemod(PortableMoves):
         if entry.portable is None or field is not None or len(self.scopes) > 1:
             return None
         at_hand = self.binds_xp or self.scopes[-1]["arrays"]
-        if not at_hand and self._earlier_array(self.site_libraries) is None:
+        if not at_hand and self.earlier_array(self.site_libraries) is None:
             return None
         try:
             return render_rewrite(replace(entry, rewrite=entry.portable), call)

@@ -29,7 +29,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from porter_ext.backends import HOST_LIBRARY, get_backend
-from porter_ext.fix.cellscope import ended, first_line_using
+from porter_ext.fix.cellscope import assigned_in, ended, first_line_using
 from porter_ext.fix.checks import Analyzer
 from porter_ext.fix.codemod import CellAnalysis, CellCodemod, RunKey, RunKnowledge
 from porter_ext.fix.static import collect_imports
@@ -93,8 +93,9 @@ def _with_preamble(
     top = rewriter.scopes[0]
     if top["uses"] and top["arrays"] and not rewriter.binds_xp:
         body = list(module.body)
-        xp_line = cst.parse_statement(f"xp = array_namespace({top['arrays'][0]})")
-        body.insert(first_line_using(module), xp_line)
+        at = first_line_using(module)
+        xp_line = cst.parse_statement(f"xp = array_namespace({_xp_source(body, at, rewriter)})")
+        body.insert(at, xp_line)
         module = module.with_changes(body=body)
     wanted = {
         "array_namespace": top["uses"] or "xp = array_namespace(" in module.code,
@@ -107,6 +108,22 @@ def _with_preamble(
         if needed and name not in present:
             AddImportsVisitor.add_needed_import(context, *_HELPER_IMPORTS[name])
     return module.visit(AddImportsVisitor(context))
+
+
+def _xp_source(body: Sequence[cst.BaseStatement], at: int, rewriter: CellCodemod) -> str:
+    """The array ``xp`` is taken from, before the cell's statement ``at``: the first array
+    the cell's rewrites read that is bound there (one the cell does not assign, or one a
+    statement before ``at`` assigns), else an earlier cell's array of their library that
+    the cell does not rebind. An array a loop's body assigns (``emb = C[X]`` inside a
+    ``for``) is not there yet, and a replay would not send it: it is an output of the
+    cell. Else the first array read (its replay then says why it does not run)."""
+    top = rewriter.scopes[0]
+    before = assigned_in(body[:at])
+    for name in top["arrays"]:
+        if name not in rewriter.assigned or name in before:
+            return name
+    earlier = rewriter.earlier_array(tuple(top["libraries"]) or rewriter.site_libraries)
+    return earlier if earlier is not None else top["arrays"][0]
 
 
 def _analyse(

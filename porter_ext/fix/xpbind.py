@@ -249,7 +249,7 @@ class XpBinding(cst.CSTTransformer):
                     f"{array} is not an array (the run saw another object), so xp cannot be "
                     f"taken from it: make it one first (np.asarray({array}) or its library's)"
                 )
-            earlier = self._earlier_array(self.site_libraries)
+            earlier = self.earlier_array(self.site_libraries)
             if earlier is not None:
                 scope["arrays"].append(earlier)
                 return None
@@ -268,7 +268,7 @@ class XpBinding(cst.CSTTransformer):
             return False
         return len(self.scopes) > 1 or text not in self.others
 
-    def _earlier_array(self, libraries: Collection[str]) -> str | None:
+    def earlier_array(self, libraries: Collection[str]) -> str | None:
         """An array of the site's library that an earlier cell bound (the run's
         ``arrays``) and this cell does not rebind: there before the cell's first line."""
         return next(

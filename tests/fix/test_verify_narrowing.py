@@ -43,3 +43,24 @@ def test_the_sites_that_verify_alone_are_kept_together_and_the_other_says_why(po
     exec(rewrite.source, ported)
     for name in ("q", "b", "c"):
         assert torch.equal(ported[name], port_shell.user_ns[name]), name
+
+
+def test_xp_is_taken_from_an_array_there_before_the_loop_whose_body_binds_the_sites_array(
+    port_shell,
+):
+    """makemore's training loop: the site tried alone (``emb.view``) reads ``emb``, which
+    the loop's body binds; ``xp = array_namespace(emb)`` before the loop raised NameError
+    (emb is not there yet, and a replay never sends it: it is the cell's output), so the
+    site was left out as "does not run on torch". xp comes from an array there before."""
+    torch = pytest.importorskip("torch")
+    setup = "import torch\nC = torch.linspace(-1, 1, 12).reshape(4, 3)\n"
+    body = "for k in range(3):\n    emb = C * k\n    h = emb.view(-1)\n"
+    rewrite = _fix(port_shell, setup, body, "--in-process -b numpy,strict")
+    assert rewrite.status == "verified", rewrite.reason
+    assert rewrite.source.startswith(
+        "from array_api_compat import array_namespace\n\nxp = array_namespace(C)\nfor k"
+    ), rewrite.source
+    assert "    h = xp.reshape(emb, (-1,))\n" in rewrite.source
+    ported: dict = {"C": port_shell.user_ns["C"]}
+    exec(rewrite.source, ported)
+    assert torch.equal(ported["h"], port_shell.user_ns["h"])
