@@ -14,7 +14,11 @@ import os
 import sys
 from collections.abc import Iterator
 
-__all__ = ["PorterInternalError", "debug", "guarded", "internal_error"]
+__all__ = ["INTERNAL_MARK", "PorterInternalError", "debug", "guarded", "internal_error"]
+
+#: what every internal failure's warning says after what failed (a headless run finds
+#: them in the kernel's outputs by it)
+INTERNAL_MARK = " failed inside porter ("
 
 
 class PorterInternalError(RuntimeError):
@@ -33,7 +37,7 @@ def internal_error(what: str, error: BaseException, warnings: list[str] | None =
     loop is one warning), else prints it to stderr. Under ``PORTER_DEBUG=1`` raises
     `PorterInternalError` from ``error`` instead.
     """
-    text = f"porter: {what} failed inside porter ({type(error).__name__}: {error})"
+    text = f"porter: {what}{INTERNAL_MARK}{type(error).__name__}: {error})"
     if debug():
         raise PorterInternalError(text) from error
     if warnings is not None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from queue import Empty
 from typing import TYPE_CHECKING, Any
 
+from porter_ext.guard import INTERNAL_MARK, PorterInternalError, debug
 from porter_ext.model.calls import ErrorInfo
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.report import Environment, Report
@@ -276,6 +277,9 @@ class NotebookRun:
         self.interrupted = False
         #: what each cell raised, by notebook index, from the kernel's replies
         self.errors: dict[int, ErrorInfo] = {}
+        #: porter's own failures in the kernel ("cell N: what failed"), as its cells
+        #: printed them (or raised them, under PORTER_DEBUG=1), in order
+        self.failures: list[str] = []
 
     # -- the kernel ---------------------------------------------------------------------
     async def start_kernel(self) -> None:
@@ -397,6 +401,7 @@ class NotebookRun:
                 start = time.perf_counter()
                 try:
                     await self.client.async_execute_cell(cell, outcome.index)
+                    self._porter_failures(cell, outcome.index)
                     failed = self.errors.pop(outcome.index, None)
                     outcome.status = "raised" if failed else "ok"
                     await self.sync(outcome.index, upcoming)
@@ -427,10 +432,37 @@ class NotebookRun:
             except (RunError, TimeoutError):
                 pass  # the cells are all collected: porter's own view will do
             finished = True
+            if self.failures and debug():
+                raise RunError(f"porter failed in {self.failures[0]}", self.report())
             return self.report()
         finally:
             self.bar.close()
             await self.stop_kernel(now=not finished)
+
+    def _porter_failures(self, cell: NotebookNode, index: int) -> None:
+        """porter's own failures in the cell's outputs (`porter_ext.guard`: a warning on
+        stderr, or `PorterInternalError` under PORTER_DEBUG=1), said on porter's stderr
+        once each: a headless run shows no cell's output, and a command that exits 0 must
+        not hide that porter failed inside the kernel."""
+        for output in cell.get("outputs", []):
+            if (
+                output.get("output_type") == "error"
+                and output.get("ename") == PorterInternalError.__name__
+            ):
+                texts = [str(output.get("evalue", ""))]
+            elif output.get("output_type") == "stream" and output.get("name") == "stderr":
+                texts = [
+                    line
+                    for line in str(output.get("text", "")).splitlines()
+                    if line.startswith("porter: ") and INTERNAL_MARK in line
+                ]
+            else:
+                continue
+            for text in texts:
+                failure = f"cell {index}: {text.removeprefix('porter: ')}"
+                if failure not in self.failures:
+                    self.failures.append(failure)
+                    print(f"porter: {failure}", file=sys.stderr)
 
     def _on_interrupt(self) -> None:
         """Ctrl-C stops the run (and its kernel, in ``finally``) rather than being taken

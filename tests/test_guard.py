@@ -102,3 +102,41 @@ def test_a_failure_repeated_in_a_loop_is_one_warning(monkeypatch):
     for _ in range(3):
         internal_error("x", ValueError("y"), warnings)
     assert len(warnings) == 1
+
+
+def test_a_headless_run_says_the_failures_its_kernel_printed_or_raised(
+    tmp_path, monkeypatch, capsys
+):
+    """``porter fix`` exited 0 with a cell's rewrite silently missing: the kernel's
+    ``internal_error`` (a warning on the cell's stderr, or PorterInternalError under
+    PORTER_DEBUG=1) stayed in outputs a headless run never shows. Each is said once on
+    porter's stderr, with its cell (and under PORTER_DEBUG=1 the command fails)."""
+    import nbformat
+
+    from porter_ext.headless import NotebookRun
+
+    monkeypatch.setenv("PORTER_DEBUG", "0")
+    warning = internal_error("verifying the rewrite of this cell (--fix)", KeyError("x"), [])
+    monkeypatch.setenv("PORTER_DEBUG", "1")
+    with pytest.raises(PorterInternalError) as raised:
+        internal_error("replaying the cell", ValueError("boom"))
+    cell = nbformat.v4.new_code_cell("x = 1")
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stderr", text=f"{warning}\nporter: a note\n"),
+        nbformat.v4.new_output("stream", name="stdout", text=f"{warning}\n"),
+        nbformat.v4.new_output(
+            "error", ename="PorterInternalError", evalue=str(raised.value), traceback=[]
+        ),
+    ]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    run = NotebookRun(tmp_path / "nb.ipynb", nb, timeout=10, backends=[], progress=False)
+    try:
+        run._porter_failures(cell, 3)
+        run._porter_failures(cell, 3)  # a cell seen again says nothing new
+    finally:
+        run.close()
+    assert run.failures == [
+        "cell 3: verifying the rewrite of this cell (--fix) failed inside porter (KeyError: 'x')",
+        "cell 3: replaying the cell failed inside porter (ValueError: boom)",
+    ]
+    assert capsys.readouterr().err.splitlines() == [f"porter: {f}" for f in run.failures]

@@ -25,7 +25,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 import libcst as cst
-from libcst.metadata import Scope, ScopeProvider
+from libcst.metadata import CodeRange, PositionProvider, Scope, ScopeProvider
 
 from porter_ext.backends import LIBRARIES
 from porter_ext.fix.cellscope import (
@@ -46,8 +46,9 @@ __all__ = ["XpBinding"]
 _Key = tuple[int, int, str]
 
 _NO_PARAMETER = (
-    "left as written with the rest of {name}: its rewrites read no parameter (only arrays "
-    "it makes itself), so xp = array_namespace(...) at its top would read a name not bound yet"
+    "left as written with the rest of {name}: its rewrites read no parameter and no array "
+    "of an earlier cell (only arrays it makes itself), so xp = array_namespace(...) at its "
+    "top would read a name not bound yet"
 )
 _MIXED = (
     "left as written: {scope} mixes {libraries} arrays{names}, and one "
@@ -61,7 +62,7 @@ class XpBinding(cst.CSTTransformer):
     `porter_ext.model.entries.RewriteSiteEntry`). What the cell binds is libcst's
     ``ScopeProvider``'s, over the cell as written."""
 
-    METADATA_DEPENDENCIES = (ScopeProvider,)
+    METADATA_DEPENDENCIES = (ScopeProvider, PositionProvider)
 
     def __init__(
         self,
@@ -169,6 +170,8 @@ class XpBinding(cst.CSTTransformer):
         if not arrays:  # the cell's arrays, which the function does not bind itself
             local = names_assigned(inner)
             arrays = [a for a in scope["arrays"] if a not in local]
+        if not arrays:  # an earlier cell's array the function reads (a global: ``C[x]``)
+            arrays = self._globals_read(inner, scope, names_bound(inner) | set(params))
         if not arrays:
             self._leave_as_written(scope["first"], original.name.value)
             return original
@@ -177,6 +180,21 @@ class XpBinding(cst.CSTTransformer):
         at = 1 if body and is_docstring(body[0]) else 0
         return updated.with_changes(
             body=updated.body.with_changes(body=[*body[:at], line, *body[at:]])
+        )
+
+    def _globals_read(self, inner: list[Scope], scope: dict, bound: set[str]) -> list:
+        """The earlier cells' arrays (`arrays`) that a function (its scopes ``inner``)
+        reads and does not bind (``bound``), of its rewrites' library where the run told
+        it: there whenever it is called, as the notebook's names are (a later rebinding
+        is verified at that call)."""
+        libraries = set(scope["libraries"]) or set(self.arrays.values())
+        read = sorted(
+            (a.node for s in inner for a in s.accesses if isinstance(a.node, cst.Name)),
+            key=lambda n: _start(self.get_metadata(PositionProvider, n)),
+        )
+        names = (n.value for n in read)
+        return list(
+            dict.fromkeys(n for n in names if n not in bound and self.arrays.get(n) in libraries)
         )
 
     def _leave_as_written(self, first: int, name: str) -> None:
@@ -349,6 +367,10 @@ def _scope(first: int | None) -> dict:
         "libraries": {},
         "local": set(),
     }
+
+
+def _start(where: CodeRange) -> tuple[int, int]:
+    return (where.start.line, where.start.column)
 
 
 def _array_text(call: SourceCall) -> str | None:

@@ -229,6 +229,35 @@ def test_a_functions_xp_comes_from_a_parameter_never_from_a_local_bound_later():
     assert site.replacement is None and "left as written with the rest of f" in site.reason
 
 
+def test_a_functions_xp_comes_from_an_earlier_cells_array_it_reads():
+    """makemore's ``split_loss(split)``: its parameter is a string, and its arrays come
+    from the notebook's (``C``, ``W1``): every site was left as written ("its rewrites
+    read no parameter"). The first earlier array it reads and does not bind gives xp."""
+    cell = textwrap.dedent(
+        """\
+        def loss_of(split):
+            x = {"train": Xtr}[split]
+            emb = C * x.sum()
+            h = torch.tanh(emb.view(-1) @ W1)
+            return h.mean()
+        out = loss_of("train")
+        """
+    )
+    arrays = {"Xtr": "torch", "C": "torch", "W1": "torch", "unread": "torch"}
+    result = rewrite_source(cell, imports={"torch": "torch"}, arrays=arrays)
+    assert "def loss_of(split):\n    xp = array_namespace(Xtr)\n" in result.source
+    assert "h = xp.tanh(xp.reshape(emb, (-1,)) @ W1)" in result.source
+    setup = (
+        "import torch\nfrom array_api_compat import array_namespace\n"
+        "Xtr = torch.arange(3.0)\nC = torch.ones(2, 3)\nW1 = torch.linspace(0, 1, 12).reshape(6, 2)\n"
+    )
+    _same(cell, result.source, ["out"], setup)
+    # a global it binds itself (``global C``-less assignment makes C local) is not one
+    own = "def f(n):\n    C = torch.ones(n, 2)\n    return C.sum(1)\n"
+    kept = rewrite_source(own, imports={"torch": "torch"}, arrays={"C": "torch"})
+    assert kept.source == own
+
+
 def test_the_run_decides_where_the_source_leaves_the_entry_to_values():
     """``v.T`` is the standard's only for a 2-D ``v``, and ``torch.max(a, b)`` of two arrays
     is ``maximum`` (of an array and an axis, ``max``): what the source leaves to values,
