@@ -17,6 +17,12 @@ from pathlib import Path
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]{6,}"), "0x…"),  # object addresses in reprs
     (re.compile(r"/tmp/ipykernel_\d+/\d+\.py"), "<cell>"),  # where a warning was raised
+    # a warning's line number and the source line it quotes: a rewrite changes both (its
+    # category and message are still compared)
+    (
+        re.compile(r"^(<cell>):\d+:( \w*Warning: (?:.*\n)*?)  \S.*$", re.MULTILINE),
+        r"\1:N:\2  <the line>",
+    ),
     # %timeit's report: the numbers are timings
     (re.compile(r"^.*(?:per loop|loops? each).*$", re.MULTILINE), "<timeit>"),
     (re.compile(r"^(?:CPU times|Wall time):.*$", re.MULTILINE), "<time>"),
