@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from porter_ext.backends import backend_for, backend_of_module, dtype_name, is_array
-from porter_ext.compare.leaves import DtypeName, Keyed, Plain
+from porter_ext.compare.leaves import DtypeName, Keyed, Plain, PythonNumbers
 
 _NUMBERS = (bool, int, float, complex)
 _FLOAT_RANK = {
@@ -98,7 +98,21 @@ def _numbers(value: Any) -> Any:
         array = np.asarray(value)
     except (ValueError, TypeError):  # ragged, or not numbers
         return None
-    return array if array.dtype.kind in "biufc" and array.size else None
+    if array.dtype.kind not in "biufc" or not array.size:
+        return None
+    if array.dtype.kind in "fc" and _python_numbers(value):
+        return array.view(PythonNumbers)
+    return array
+
+
+def _python_numbers(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` (a list or tuple, however nested) holds Python numbers only, not
+    NumPy's scalars (``np.float64`` is a float64 value, not one read from an array)."""
+    if type(value) in _NUMBERS:
+        return True
+    if isinstance(value, list | tuple) and depth < 8:
+        return all(_python_numbers(v, depth + 1) for v in value)
+    return False
 
 
 def to_host(value: Any, path: str, errors: dict[str, str]) -> Any:

@@ -62,12 +62,19 @@ def as_array(x: Any) -> np.ndarray | None:
     return np.asarray(x) if isinstance(x, _SCALARS) and not isinstance(x, str | bytes) else None
 
 
+class PythonNumbers(np.ndarray):
+    """A list (tuple, nested) of Python numbers compared as one array: floats that
+    ``.item()`` or ``float()`` read from arrays (``lossi.append(loss.item())``), judged in
+    the working dtype as one such float is (`judged_dtype`)."""
+
+
 def judged_dtype(value: Any, arr: np.ndarray, working: str | None) -> np.dtype:
-    """The precision a value is judged in: a Python float (complex) made from arrays of
-    a narrower working dtype is judged in that dtype."""
-    if working is None or type(value) not in (float, complex):
+    """The precision a value is judged in: a Python float (complex), or a list of them,
+    made from arrays of a narrower working dtype is judged in that dtype."""
+    python = type(value) in (float, complex) or isinstance(value, PythonNumbers)
+    if working is None or not python or arr.dtype.kind not in "fc":
         return arr.dtype
     dt = np.dtype(working) if working != "bfloat16" else np.dtype(np.float32)
     if eps_of(dt) <= eps_of(arr.dtype):
         return arr.dtype
-    return np.result_type(dt, np.complex64) if isinstance(value, complex) else dt
+    return np.result_type(dt, np.complex64) if arr.dtype.kind == "c" else dt

@@ -123,6 +123,31 @@ def names_read_text(code: str) -> list[str]:
     return names_read(expression)
 
 
+def operand_names_text(code: str) -> list[str]:
+    """The names an array expression's source reads as its operands (`names_read_text`),
+    not those it passes to a call, indexes with or takes an attribute of (but ``.T``):
+    ``(x * x).sum(1)`` reads x; ``torch.ones(n, n)``, ``self.mask`` and ``a[i]`` read no
+    operand but ``a``."""
+    try:
+        expression = cst.parse_expression(f"({code})")
+    except cst.ParserSyntaxError:
+        return []
+    aside: set[int] = set()
+    for call in m.findall(expression, m.Call()):
+        aside.add(id(call.func))  # type: ignore[attr-defined]
+        for arg in call.args:  # type: ignore[attr-defined]
+            aside.update(id(n) for n in m.findall(arg, m.Name()))
+    for node in m.findall(expression, m.Subscript()):
+        for element in node.slice:  # type: ignore[attr-defined]
+            aside.update(id(n) for n in m.findall(element, m.Name()))
+    for node in m.findall(expression, m.Attribute(value=m.Name())):
+        if node.attr.value not in ("T", "mT"):  # type: ignore[attr-defined]
+            aside.add(id(node.value))  # type: ignore[attr-defined]
+    operands = [n for n in m.findall(expression, m.Name()) if id(n) not in aside]
+    read = set(names_read(expression))
+    return list(dict.fromkeys(n.value for n in operands if n.value in read))  # type: ignore[attr-defined]
+
+
 def first_line_using(module: cst.Module) -> int:
     """Index of the first top-level statement that calls through ``xp`` (where ``xp`` must
     exist; a replay shows when the array it is taken from is not bound yet)."""

@@ -146,6 +146,9 @@ class Analyzer(FlowModel):
             return
         operands = [a for a in node.args if not isinstance(a, ast.Starred)]
         arrays = any(self._array(a) is not None for a in operands)
+        if not arrays and callee.name not in _FROM_SIZES:  # the run saw it make an array
+            recorded = self._recorded_result(node)  # (``torch.exp(t)`` of a local ``t``)
+            arrays = recorded is not None and recorded.library == callee.library
         if arrays or callee.name in _FROM_SIZES:
             line = node.lineno + self.line_offset
             end_line = (node.end_lineno or node.lineno) + self.line_offset

@@ -25,6 +25,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.metadata import CodeRange, PositionProvider, Scope, ScopeProvider
 
 from porter_ext.backends import LIBRARIES
@@ -36,8 +37,10 @@ from porter_ext.fix.cellscope import (
     names_bound,
     names_read,
     names_read_text,
+    operand_names_text,
     within,
 )
+from porter_ext.fix.source import ARRAY_USES
 from porter_ext.spec.rewrites import SourceCall
 
 __all__ = ["XpBinding"]
@@ -167,6 +170,10 @@ class XpBinding(cst.CSTTransformer):
             arrays = list(dict.fromkeys(a for a in scope.get("mentions", []) if a in params))
         if not arrays:  # the parameters its other array calls take (``torch.softmax(z)``)
             arrays = [a for a in scope.get("seen", []) if a in params]
+        if not arrays:  # a parameter whose shape, dtype, ... it reads (``b, n = x.shape``)
+            arrays = _attributes_read(original.body, params)
+        if not arrays:  # a parameter its arrays are computed from (``s = x * 2``)
+            arrays = _computed_from(original.body, scope["arrays"], params)
         if not arrays:  # the cell's arrays, which the function does not bind itself
             local = names_assigned(inner)
             arrays = [a for a in scope["arrays"] if a not in local]
@@ -333,7 +340,7 @@ class XpBinding(cst.CSTTransformer):
         if self._named_array(array) and array not in scope["arrays"]:
             scope["arrays"].append(array)
         elif array is not None:  # ``(x * x).sum(1)``: its names, for a function's xp
-            scope.setdefault("mentions", []).extend(names_read_text(array))
+            scope.setdefault("mentions", []).extend(operand_names_text(array))
         self._note_libraries(self._array_names(array))
 
     def _array_names(self, array: str | None) -> list[str]:
@@ -367,6 +374,41 @@ def _scope(first: int | None) -> dict:
         "libraries": {},
         "local": set(),
     }
+
+
+def _attributes_read(body: cst.BaseSuite, params: list[str]) -> list[str]:
+    """The ``params`` whose attributes only arrays have (`ARRAY_USES`: ``x.shape``,
+    ``x.dtype``) the function's ``body`` reads, in order."""
+    found = m.findall(body, m.Attribute(value=m.Name(), attr=m.Name()))
+    return list(
+        dict.fromkeys(
+            a.value.value  # type: ignore[attr-defined]
+            for a in found
+            if a.value.value in params and a.attr.value in ARRAY_USES  # type: ignore[attr-defined]
+        )
+    )
+
+
+def _computed_from(body: cst.BaseSuite, arrays: list[str], params: list[str]) -> list[str]:
+    """The ``params`` that the function's local ``arrays`` are computed from, through
+    its plain assignments (``s = x * 2``; ``t = s.sum(0)``): the operands of each value,
+    followed back a few assignments."""
+    sources: dict[str, list[str]] = {}
+    for assign in m.findall(body, m.Assign(targets=[m.AssignTarget(target=m.Name())])):
+        name = assign.targets[0].target.value  # type: ignore[attr-defined]
+        value = cst.Module([]).code_for_node(assign.value)  # type: ignore[attr-defined]
+        sources.setdefault(name, []).extend(operand_names_text(value))
+    found: list[str] = []
+    todo, seen = list(arrays), set()
+    while todo and len(seen) < 64:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in params:
+            found.append(name)
+        todo.extend(sources.get(name, []))
+    return list(dict.fromkeys(found))
 
 
 def _start(where: CodeRange) -> tuple[int, int]:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from porter_ext.compare import Baseline, compare_outputs
+from porter_ext.compare.leaves import PythonNumbers, judged_dtype
 from porter_ext.replay.reference import promote_inputs, reference_replay
 from porter_ext.replay.run import replay_cell
 
@@ -95,6 +96,29 @@ def test_a_python_float_from_float32_is_judged_as_float32(ml_inputs, ml_runs) ->
     # without knowing the working precision it is a float64, and fails as it did in 0.1.0
     bare = dataclasses.replace(ml_runs["torch"], outputs={"s": ml_runs["torch"].outputs["s"]})
     assert compare_outputs({"s": ml_runs["numpy"].outputs["s"]}, bare)[0].rtol == 1e-9
+
+
+def test_a_list_of_python_floats_from_float32_is_judged_as_float32(ml_inputs) -> None:
+    """makemore's ``lossi.append(loss.log10().item())``: the list of floats was judged as
+    float64 (rtol 1e-9), so a rewrite one float32 ulp off was "it changes the result"."""
+    cell = (
+        "from array_api_compat import array_namespace\nxp = array_namespace(A)\n"
+        "sums = [float(xp.sum(A[i, :] * A[i + 1, :])) for i in range(8)]\n"
+        "pairs = {'a': float(xp.sum(A[0, :] * A[1, :])), 'b': float(xp.sum(A[2, :]))}\n"
+    )
+    ns = {"A": ml_inputs["A"]}
+    original = replay_cell(cell, ns, "numpy")
+    assert all(type(v) is float for v in original.outputs["sums"])
+    baseline = Baseline(original.outputs, inputs=ns)
+    for spec in TARGETS:
+        rows = _rows(baseline, replay_cell(cell, ns, spec))
+        for name in ("sums", "pairs"):
+            assert (rows[name].rtol, rows[name].atol) == (1e-5, 1e-6), (spec, rows[name])
+            assert rows[name].within_tolerance, (spec, rows[name])
+    # a float64 array is a float64 value, whatever the cell's working dtype
+    assert judged_dtype(np.ones(3), np.ones(3), "float32") == np.float64
+    listed = np.ones(1).view(PythonNumbers)  # what a list of Python floats becomes
+    assert judged_dtype(listed, listed, "float32") == np.float32
 
 
 @pytest.mark.parametrize("buggy", ["torch", "jax", "array_api_strict"])

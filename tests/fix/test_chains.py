@@ -8,6 +8,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from array_api_compat import array_namespace
 
 from porter_ext.fix.rewrite import RunKnowledge, rewrite_source
 
@@ -256,6 +257,57 @@ def test_a_functions_xp_comes_from_an_earlier_cells_array_it_reads():
     own = "def f(n):\n    C = torch.ones(n, 2)\n    return C.sum(1)\n"
     kept = rewrite_source(own, imports={"torch": "torch"}, arrays={"C": "torch"})
     assert kept.source == own
+
+
+def test_a_methods_xp_is_never_a_shape_argument_nor_self():
+    """LLMs-from-scratch ch03: ``xp = array_namespace(context_length)`` (an int, read in
+    ``torch.ones(context_length, context_length)``) and ``array_namespace(self)`` (from
+    ``self.mask.bool()``) raised in every replay. Call arguments, indices and attribute
+    bases are not the array; ``x``, whose ``.shape`` the method reads, is."""
+    cell = textwrap.dedent(
+        """\
+        class Attention:
+            def __init__(self, context_length):
+                self.mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
+
+            def forward(self, x):
+                b, n, d = x.shape
+                scores = (x @ x.transpose(1, 2)) * self.mask.bool()[:n, :n]
+                return torch.softmax(scores, dim=-1)
+        out = Attention(3).forward(torch.linspace(-1, 1, 18).reshape(2, 3, 3))
+        """
+    )
+    result = rewrite_source(cell, imports={"torch": "torch"})
+    assert "array_namespace(context_length)" not in result.source
+    assert "array_namespace(self)" not in result.source
+    assert "    def forward(self, x):\n        xp = array_namespace(x)\n" in result.source
+    (triu,) = [s for s in result.sites if s.name == "torch.triu"]
+    assert triu.replacement is None and "the rest of __init__" in triu.reason
+    torch = pytest.importorskip("torch")
+    before: dict = {"torch": torch}
+    after: dict = {"torch": torch, "array_namespace": array_namespace}
+    exec(cell, before)
+    exec(result.source, after)
+    torch.testing.assert_close(after["out"], before["out"])  # softmax: within float32 ulps
+
+
+def test_a_functions_xp_comes_from_the_parameter_its_arrays_are_computed_from(port_shell):
+    """``s = x * 2; t = s[0]; return torch.exp(t) + t.abs()``: the site's array is local, so the function was
+    left as written; ``t`` is computed from ``s``, and ``s`` from the parameter ``x``,
+    which gives xp."""
+    from tests.fix.test_fix_idioms import _fix
+
+    torch = pytest.importorskip("torch")
+    body = "def f(x):\n    s = x * 2\n    t = s[0]\n    return torch.exp(t) + t.abs()\nout = f(X)\n"
+    rewrite = _fix(port_shell, TORCH, body, "--in-process -b numpy,strict")
+    assert rewrite.status == "verified", rewrite.reason
+    assert "def f(x):\n    xp = array_namespace(x)\n" in rewrite.source
+    # torch.exp is the standard's name: the run saw it make a torch array of the local
+    # t, which the source cannot type, so it goes through xp too (it failed on numpy)
+    assert "return xp.exp(t) + xp.abs(t)" in rewrite.source
+    ported: dict = {"X": port_shell.user_ns["X"], "torch": torch}
+    exec(rewrite.source, ported)
+    assert torch.equal(ported["out"], port_shell.user_ns["out"])
 
 
 def test_the_run_decides_where_the_source_leaves_the_entry_to_values():

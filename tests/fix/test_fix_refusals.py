@@ -50,3 +50,32 @@ def test_jax_devices_is_refused_naming_the_inspection_api_and_why(port_shell):
     )
     assert "xp.__array_namespace_info__().devices()" in site.reason, site.reason
     assert "needs no array" in site.reason and "xp = array_namespace(x)" in site.reason
+
+
+def test_autograd_modules_and_generators_stay_as_written_with_the_reason(port_shell):
+    """LLMs-from-scratch and makemore: ``torch.nn.Linear`` (24 sites of ch04),
+    ``nn.Parameter``, ``loss.backward()``, ``p.grad``, ``p.data``, ``torch.Generator()``
+    were "no rewrite proposed" (classes and attributes got no site) or "the table has no
+    rewrite for this call": each stays as written and says why, and the array code around
+    them is still rewritten."""
+    pytest.importorskip("torch")
+    setup = "import torch\nX = torch.linspace(-1, 1, 12).reshape(3, 4)\n"
+    body = (
+        "g = torch.Generator().manual_seed(0)\n"
+        "torch.manual_seed(0)\n"
+        "lin = torch.nn.Linear(4, 2)\n"
+        "W = X * 1.0\nW.requires_grad = True\n"
+        "loss = (lin(W) ** 2).sum()\nloss.backward()\n"
+        "grad = W.grad\ndata = W.data\n"
+        "opt = torch.optim.SGD(lin.parameters(), lr=0.1)\n"
+    )
+    rewrite = _fix(port_shell, setup, body, "--in-process -b numpy")
+    sites = {s.name: s for s in rewrite.sites}
+    for name in ("torch.nn.Linear", "torch.optim.SGD"):
+        assert not sites[name].applied
+        assert sites[name].reason.startswith("torch.nn modules and optimizers are PyTorch's")
+    for name in ("Tensor.backward", "Tensor.grad", "Tensor.data"):
+        assert not sites[name].applied
+        assert sites[name].reason.startswith("autograd is outside the standard")
+    assert sites["torch.Generator"].reason.startswith("the standard has no random numbers")
+    assert sites["Tensor.sum"].applied and "xp.sum(lin(W) ** 2)" in rewrite.source

@@ -4,7 +4,7 @@ managers, none of which the standard has.
 
 from __future__ import annotations
 
-from porter_ext.spec.table.chapter import Chapter
+from porter_ext.spec.table.chapter import NS, Chapter
 
 chapter = Chapter()
 
@@ -109,6 +109,75 @@ for _name in ("no_grad", "inference_mode"):
         no_rewrite="autograd is outside the standard, and the context manager does not keep "
         "the cell from running on other libraries (it changes nothing their arrays do): "
         "it stays as written; a cell for every library can keep it for PyTorch only",
+    )
+
+#: why autograd and torch.nn stay as written (the README's fixing section says it too)
+AUTOGRAD_REASON = (
+    "autograd is outside the standard (gradients, the backward pass, a tensor's .grad and "
+    ".data are PyTorch's; JAX spells them jax.grad): it stays as written, and the array "
+    "code around it is what ports"
+)
+MODULE_REASON = (
+    "torch.nn modules and optimizers are PyTorch's (parameters autograd trains, state, "
+    "train and eval modes): the standard has arrays and functions, no modules, so it stays "
+    "as written; a portable model keeps its weights as arrays and writes its forward "
+    "pass with xp"
+)
+for _name in ("backward", "retain_grad", "requires_grad_", "register_hook"):
+    chapter.method(
+        "t",
+        _name,
+        None,
+        f"x.{_name}(...)",
+        "autograd is outside the standard; keep it for PyTorch",
+        no_rewrite=AUTOGRAD_REASON,
+    )
+for _name in ("grad", "data", "grad_fn"):
+    chapter.add(
+        "t",
+        "attribute",
+        _name,
+        NS,
+        None,
+        f"x.{_name}",
+        "autograd is outside the standard; keep it for PyTorch",
+        no_rewrite=AUTOGRAD_REASON,
+    )
+for _name in (
+    "nn.Module",
+    "nn.Linear",
+    "nn.Bilinear",
+    "nn.Embedding",
+    "nn.Dropout",
+    "nn.LayerNorm",
+    "nn.BatchNorm1d",
+    "nn.BatchNorm2d",
+    "nn.Conv1d",
+    "nn.Conv2d",
+    "nn.Sequential",
+    "nn.ModuleList",
+    "nn.ModuleDict",
+    "nn.Parameter",
+    "nn.ParameterList",
+    "nn.Identity",
+    "nn.ReLU",
+    "nn.GELU",
+    "nn.Tanh",
+    "nn.Sigmoid",
+    "nn.Softmax",
+    "nn.CrossEntropyLoss",
+    "nn.MSELoss",
+    "optim.SGD",
+    "optim.Adam",
+    "optim.AdamW",
+):
+    chapter.function(
+        "t",
+        _name,
+        None,
+        f"xp.backend.{_name.rpartition('.')[2]}(...)",
+        "torch.nn and torch.optim are not in the standard; keep them for PyTorch",
+        no_rewrite=MODULE_REASON,
     )
 
 ENTRIES = chapter.entries

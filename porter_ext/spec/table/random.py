@@ -39,6 +39,8 @@ for _libs, _name, _suggestion in [
     ("t", "randint", _INTEGERS),
     ("t", "randperm", _PERMUTATION),
     ("t", "manual_seed", _SEED),
+    ("t", "Generator", _SEED),
+    ("t", "multinomial", "xp.asarray(rng.choice(n, size, p=probs), device=device)"),
     ("t", "normal", "xp.asarray(rng.normal(mean, std, size), device=device)"),
     ("t", "rand_like", "xp.asarray(rng.random(x.shape), dtype=x.dtype, device=x.device)"),
     ("t", "randn_like", "xp.asarray(rng.standard_normal(x.shape), dtype=x.dtype, device=x.device)"),
