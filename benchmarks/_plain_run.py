@@ -25,6 +25,9 @@ _VOLATILE = [
     ),
     # %timeit's report: the numbers are timings
     (re.compile(r"^.*(?:per loop|loops? each).*$", re.MULTILINE), "<timeit>"),
+    # a tensor's autograd node names the operation that made it, which a rewrite changes
+    # (porter's fresh run leaves it out too: porter_ext/fix/shown.py)
+    (re.compile(r"grad_fn=<\w+>"), "grad_fn=<…>"),
     (re.compile(r"^(?:CPU times|Wall time):.*$", re.MULTILINE), "<time>"),
 ]
 

@@ -308,3 +308,51 @@ def test_item_of_a_tensor_autograd_tracks_is_left_as_written(tmp_path):
     ]
     assert "requires grad" in left["reason"], left
     assert _printed(ported)[1] == "6.0 3.0\n"
+
+
+def test_a_printed_tensor_of_an_autograd_graph_keeps_its_rewrite(tmp_path):
+    """LLMs-from-scratch ch03: ``print(torch.softmax(scores, dim=-1))`` of a tensor made by
+    an ``nn.Linear`` prints ``grad_fn=<SoftmaxBackward0>``; the rewrite's ``xp.exp(...) /
+    xp.sum(...)`` prints ``grad_fn=<DivBackward0>``, and the fresh run reverted every such
+    cell as printing something else. The autograd node names the operation, which the
+    rewrite changes by design; the values are compared."""
+    pytest.importorskip("torch")
+    done, ported, cells = _fix(
+        tmp_path,
+        "import torch\ntorch.manual_seed(0)\nlin = torch.nn.Linear(4, 3)\n"
+        "scores = lin(torch.linspace(-1, 1, 8).reshape(2, 4))",
+        "w = torch.softmax(scores, dim=-1)\nprint(w)",
+        backends="numpy",
+    )
+    rewrite = cells[1]["rewrite"]
+    assert rewrite["status"] == "verified", rewrite["reason"]
+    assert "torch.softmax" not in ported[1].source
+    assert "every cell printed and raised what it did" in done.stderr
+    assert "grad_fn=<DivBackward0>" in _printed(ported)[1]
+
+
+def test_iterating_over_an_arrays_rows_goes_through_unstack_and_verifies_on_strict(tmp_path):
+    """LLMs-from-scratch ch03: ``for i, x_i in enumerate(inputs)`` (array-api-strict: "array
+    iteration is not allowed") had the suggestion ``enumerate(xp.unstack(x))`` and no
+    rewrite; ``attn = torch.zeros(n)`` stayed torch's in a cell computing on ``inputs``,
+    so every other library's replay mixed two libraries."""
+    pytest.importorskip("torch")
+    pytest.importorskip("array_api_strict")
+    cell = (
+        "total = torch.zeros(inputs.shape[1])\n"
+        "for i, x_i in enumerate(inputs):\n    total = total + x_i * i\n"
+        "rows = list(inputs)\nprint(total, len(rows))"
+    )
+    _, ported, cells = _fix(
+        tmp_path,
+        "import torch\ninputs = torch.linspace(-1, 1, 12).reshape(3, 4)",
+        cell,
+        backends="numpy,strict",
+    )
+    rewrite = cells[1]["rewrite"]
+    assert rewrite["status"] == "verified", rewrite["reason"]
+    assert {"numpy", "strict"} <= set(rewrite["verified_on"])
+    source = ported[1].source
+    assert "for i, x_i in enumerate(xp.unstack(inputs)):" in source
+    assert "rows = list(xp.unstack(inputs))" in source
+    assert "total = xp.zeros(inputs.shape[1])" in source

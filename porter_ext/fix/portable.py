@@ -78,16 +78,23 @@ class PortableMoves(XpBinding):
         """``torch.abs(neg)`` → ``xp.abs(neg)``: a standard call, with the arguments as
         written, through the namespace of the array it is given. Left as written where an
         argument still names a library (``dtype=torch.int32``) or no ``xp`` can be bound.
-        A creation from sizes goes through ``xp`` only as an operand at the cell's level
-        (``probs[torch.arange(6), y]``); ``X = torch.linspace(...)`` and the receiver of
-        a chain are where a cell's arrays come from, and stay."""
+        A creation from sizes goes through ``xp`` at the cell's level as an operand
+        (``probs[torch.arange(6), y]``), or where the cell computes on earlier cells'
+        arrays of its library (``attn = torch.zeros(n)`` filled from ``inputs``: on another
+        library it must be that library's array); in a cell that reads none,
+        ``X = torch.linspace(...)`` and the receiver of a chain are where the notebook's
+        arrays come from, and stay."""
         where = self.get_metadata(PositionProvider, original)
         start, end = where.start, where.end
         found = self.analysis.through_library.get((start.line, start.column, end.line, end.column))
         if found is None:
             return updated
         name, qualname, creation = found
-        if creation and (original not in self.operands or len(self.scopes) > 1):
+        library = qualname.partition(".")[0]
+        if creation and (
+            len(self.scopes) > 1
+            or (original not in self.operands and library not in self.input_libraries)
+        ):
             return updated
         modules = {n for n, m in self.names.items() if backend_of_module(m) is not None}
         if modules & set(names_read(*(a.value for a in updated.args))):
@@ -101,7 +108,7 @@ class PortableMoves(XpBinding):
         replacement = self._code(new)
         operands = tuple(self._operand(a.value) for a in updated.args if a.keyword is None)
         call = SourceCall("function", None, operands, {}, False)
-        self.site_libraries = (qualname.partition(".")[0],)
+        self.site_libraries = (library,)
         if self.unbound_xp(replacement, call, original, updated) is not None:
             return updated
         self._moved((start.line, start.column, qualname), self._code(updated), replacement)
@@ -122,7 +129,8 @@ class PortableMoves(XpBinding):
         self, original: cst.CSTNode, updated: cst.BaseExpression, templates: tuple[str, ...]
     ) -> cst.BaseExpression:
         """``emb = C[X]`` → ``xp.take(C, X, axis=0)`` (the flat form for another rank of
-        ``X``), ``len(x)`` → ``x.shape[0]``: where the run recorded the usage here, the
+        ``X``), ``len(x)`` → ``x.shape[0]``, ``enumerate(x)`` → ``enumerate(xp.unstack(x))``:
+        where the run recorded the usage here, the
         template that wrote its suggestion (`porter_ext.spec.indexing`) over the
         expressions as written (inner sites already rewritten)."""
         if original in self.targets or not self.usages:
@@ -146,7 +154,11 @@ class PortableMoves(XpBinding):
         if self.only is not None and key not in self.only:
             self._moved(key, text, None)
             return updated
-        array = self._operand(updated.value) if isinstance(updated, cst.Subscript) else None
+        array = None
+        if isinstance(updated, cst.Subscript):
+            array = self._operand(updated.value)
+        elif isinstance(updated, cst.Call) and len(updated.args) == 1:  # enumerate(x)
+            array = self._operand(updated.args[0].value)
         call = SourceCall("function", None, (array,) if array else (), {}, False)
         self.site_libraries = (library,)
         unbound = self.unbound_xp(replacement, call, original, updated)

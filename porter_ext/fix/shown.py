@@ -24,6 +24,10 @@ __all__ = ["Difference", "Shown", "differences", "normalised", "quoted", "shown"
 
 #: ``<object at 0x7f3a...>``, ``id 0x...``: where the object happened to be in memory
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
+#: a tensor's autograd node in its repr (``grad_fn=<SoftmaxBackward0>``): it names the
+#: operation that made the tensor, which a rewrite changes by design (``xp.exp(...) /
+#: xp.sum(...)`` ends in ``DivBackward0``), not its values
+_GRAD_FN = re.compile(r"grad_fn=<\w+>")
 #: ``%time``'s two lines and ``%timeit``'s one
 _TIME_LINES = re.compile(
     r"^(?:CPU times: .*|Wall time: .*|.* per loop \(mean ± std\. dev\. of .*\))$", re.M
@@ -37,10 +41,13 @@ _DURATION = re.compile(
 def normalised(text: str) -> str:
     """``text`` without what differs from one run to the next by nature: memory addresses
     (``0x7f3a...`` → ``0x…``), ``%time``/``%timeit`` lines (→ ``<timing>``) and durations
-    (a number with a unit of time → ``<duration>``); trailing blanks dropped."""
+    (a number with a unit of time → ``<duration>``), a tensor's autograd node
+    (``grad_fn=<SoftmaxBackward0>`` → ``grad_fn=<…>``: the rewrite's own operations make
+    it); trailing blanks dropped."""
     text = _TIME_LINES.sub("<timing>", text)
     text = _ADDRESS.sub("0x…", text)
     text = _DURATION.sub("<duration>", text)
+    text = _GRAD_FN.sub("grad_fn=<…>", text)
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from porter_ext.model.comparison import DIFFERING_VERDICTS
 from porter_ext.model.entries import ReplayEntry
 from porter_ext.model.report import NON_STANDARD_STATUSES
@@ -180,7 +182,25 @@ def _differing(
         if _differs(out, loose)
         and not _the_backends(out, original)
         and not _the_defaults(out, original, defaults or {})
+        and not _widened(out)
     ]
+
+
+def _widened(out: OutputComparison) -> bool:
+    """Whether ``out`` differs only by a wider floating dtype of the same kind, its values
+    within tolerance (judged at the original's narrower precision): an array the rewrite
+    creates through ``xp`` without a dtype is the backend's default float (NumPy's
+    float64 where torch's is float32), and computing in more precision is no change
+    of result. A narrower dtype is (float32 in a float64 cell)."""
+    if out.difference != "dtype_changed" or out.within_tolerance is not True:
+        return False
+    if out.dtype is None or out.expected_dtype is None:
+        return False
+    try:
+        was, now = np.dtype(out.expected_dtype), np.dtype(out.dtype)
+    except TypeError:  # bfloat16 and other names NumPy does not know
+        return False
+    return was.kind == now.kind and was.kind in "fc" and now.itemsize > was.itemsize
 
 
 def _differs(out: OutputComparison, loose: frozenset[str] | None) -> bool:

@@ -16,6 +16,7 @@ from porter_ext.fix.draws import kept_draw
 from porter_ext.fix.verify_rounds import Round
 from porter_ext.model.entries import RewriteEntry, RewriteSiteEntry
 from porter_ext.spec.dtype_categories import dtype_kind
+from porter_ext.spec.indexing import ROW_BUILTINS
 
 if TYPE_CHECKING:
     from porter_ext.fix.rewrite import CellRewrite
@@ -100,7 +101,7 @@ def recorded_usages(calls: Iterable[CallRecord]) -> dict:
     seen: dict = {}
     for call in calls:
         index = call.kind == "index" and call.status == "non_standard_usage"
-        length = call.name == "len" and call.status == "non_standard_usage"
+        length = call.name in ("len", *ROW_BUILTINS) and call.status == "non_standard_usage"
         if call.origin is None and (index or length) and call.suggestion:
             key = (call.line, call.col, call.name)
             seen.setdefault(key, set()).add((call.suggestion, call.library))

@@ -94,6 +94,8 @@ class XpBinding(cst.CSTTransformer):
         self.cell_scopes: list[Scope] = []
         #: arrays of earlier cells (name → library), for an xp taken from one of them
         self.arrays = arrays
+        #: the libraries of the earlier cells' arrays the cell reads (its array inputs)
+        self.input_libraries: set[str] = set()
         #: the cell's names the run showed to hold something other than an array
         self.others = frozenset(others)
         self.site_libraries: tuple[str, ...] = ()
@@ -111,8 +113,13 @@ class XpBinding(cst.CSTTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         scopes = self.metadata[ScopeProvider].values()
         self.cell_scopes = list(dict.fromkeys(s for s in scopes if s is not None))
-        self.binds_xp = binds_xp([self.get_metadata(ScopeProvider, node)])
+        top = self.get_metadata(ScopeProvider, node)
+        self.binds_xp = binds_xp([top])
         self.assigned = names_assigned(self.cell_scopes)
+        read = {a.node.value for a in top.accesses if isinstance(a.node, cst.Name)}
+        self.input_libraries = {
+            self.arrays[n] for n in read if n in self.arrays and n not in self.assigned
+        }
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         if self.depth == 0:

@@ -19,6 +19,8 @@ from porter_ext.spec.dtype_categories import dtype_kind, scalar_issue
 from porter_ext.spec.indexing import (
     EVERY_AXIS,
     LENGTH,
+    ROW_BUILTINS,
+    ROWS,
     TAKE_ALONG,
     TAKE_LIST,
     length_rewrite,
@@ -454,13 +456,13 @@ def classify_protocol(std: Standard, name: str) -> Verdict:
             "raises); x.shape[0] is the length of the first axis",
             LENGTH,
         )
-    rows = (
-        "xp.unstack(x)" if "unstack" in std.functions else "(x[i, ...] for i in range(x.shape[0]))"
-    )
+    unstack = "unstack" in std.functions
+    rows = "xp.unstack(x)" if unstack else "(x[i, ...] for i in range(x.shape[0]))"
     return Verdict(
         "non_standard_usage",
-        "unstack" if "unstack" in std.functions else None,
+        "unstack" if unstack else None,
         f"{name}({rows})" if name != "iter" else rows,
         f"{name}() iterates over an array: the standard's arrays are not iterable, and each "
         f"row would be a partial index (array-api-strict raises); {rows} gives the rows",
+        ROWS if unstack and name in ROW_BUILTINS else None,
     )

@@ -17,6 +17,8 @@ __all__ = [
     "EVERY_AXIS",
     "INDEX_EXAMPLES",
     "LENGTH",
+    "ROWS",
+    "ROW_BUILTINS",
     "TAKE_FLAT",
     "TAKE_ROWS",
     "TAKE_ALONG",
@@ -46,6 +48,11 @@ TAKE_ALONG = "xp.take({x}[{rest}], xp.asarray({idx}), axis={axis})"
 TAKE_TEMPLATES = (TAKE_ROWS, TAKE_FLAT, TAKE_LIST, TAKE_ALONG)
 #: ``len(x)``
 LENGTH = "{x_atom}.shape[0]"
+#: ``enumerate(x)``, ``list(x)``, ``tuple(x)``, ``iter(x)`` of an array: over its rows,
+#: which the standard's arrays give through ``xp.unstack`` (they are not iterable)
+ROWS = "{name}(xp.unstack({x}))"
+#: the builtins whose one argument `ROWS` takes the rows of
+ROW_BUILTINS = ("enumerate", "list", "tuple", "iter")
 #: ``x2[0]`` of a 2-D ``x2``: an index of fewer axes than the array has, ended with ``...``
 #: (NumPy and torch fill the rest with ``:``, the standard asks for ``...``)
 EVERY_AXIS = "{x}[{parts}, ...]"
@@ -108,9 +115,9 @@ def read_twice(template: str, text: str) -> str | None:
 
 
 def usage_from_source(template: str, text: str) -> str | None:
-    """``template`` (`TAKE_ROWS`, `TAKE_FLAT`, `LENGTH`, `EVERY_AXIS`) over the expression
-    ``text`` as written (``C[X]``, ``len(X)``, ``x2[0]``), or None when ``text`` is not
-    that usage."""
+    """``template`` (`TAKE_ROWS`, `TAKE_FLAT`, `LENGTH`, `ROWS`, `EVERY_AXIS`) over the
+    expression ``text`` as written (``C[X]``, ``len(X)``, ``enumerate(X)``, ``x2[0]``), or
+    None when ``text`` is not that usage."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:
@@ -138,6 +145,14 @@ def usage_from_source(template: str, text: str) -> str | None:
         ):
             return None
         return EVERY_AXIS.format(x=segment(node.value), parts=", ".join(map(segment, parts)))
+    if template == ROWS:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            return None
+        if node.func.id not in ROW_BUILTINS or node.keywords or len(node.args) != 1:
+            return None
+        if isinstance(node.args[0], ast.Starred):
+            return None
+        return ROWS.format(name=node.func.id, x=segment(node.args[0]))
     if template == LENGTH:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
             return None

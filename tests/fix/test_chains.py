@@ -190,9 +190,9 @@ def test_numpy_idioms_keep_their_meaning():
 def test_a_shape_or_a_tuple_of_arrays_stays_one_argument():
     cell = "a = np.arange(3).reshape((3, 1))\nb = np.stack((x, x), axis=0).sum(axis=(0, 1))\n"
     result = rewrite_source(cell, imports={"np": "numpy"}, arrays={"x": "numpy"})
-    assert "a = np.arange(3)\nxp = array_namespace(a)\na = xp.reshape(a, (3, 1))\n" in (
-        result.source
-    )
+    # the cell reads x: its creations follow x's library (on another one, they must be
+    # that one's arrays)
+    assert "xp = array_namespace(x)\na = xp.reshape(xp.arange(3), (3, 1))\n" in result.source
     assert "b = xp.sum(np.stack((x, x), axis=0), axis=(0, 1))\n" in result.source
     _same(cell, result.source, ["a", "b"], NUMPY)
     torch_cell = "batch = torch.stack((X, X), dim=0)\n"
@@ -487,8 +487,9 @@ def test_a_view_of_one_size_gets_a_shape_tuple():
 
 def test_standard_calls_through_the_library_module_go_through_xp():
     """``torch.abs(neg)`` is the standard's ``abs`` but runs on torch alone: a ported cell
-    calls ``xp.abs``. Creation from nothing (``torch.arange(6)``) and calls on Python
-    numbers (``np.sqrt(2.0)``) have no array to follow and stay."""
+    calls ``xp.abs``. Creation from sizes (``torch.arange(3)``) in a cell that computes on
+    X follows X's library; calls on Python numbers (``np.sqrt(2.0)``) have no array to
+    follow and stay."""
     cell = textwrap.dedent(
         """\
         neg = torch.where(X > 0, X, torch.zeros_like(X))
@@ -501,7 +502,7 @@ def test_standard_calls_through_the_library_module_go_through_xp():
         result.source,
         "neg = xp.where(X > 0, X, xp.zeros_like(X))\n",
         "pos = xp.sum(xp.abs(neg))\n",
-        "idx = torch.arange(3)\n",
+        "idx = xp.arange(3)\n",
     )
     assert {"torch.where", "torch.zeros_like", "torch.abs"} <= {s.name for s in result.applied}
     _same(cell, result.source, ["neg", "pos", "idx"], TORCH)
@@ -607,16 +608,22 @@ def test_a_write_into_an_array_is_an_update_every_library_can_make():
 
 def test_a_creation_inside_an_expression_follows_the_cells_arrays():
     """``probs[torch.arange(2), y]``: a torch index into another library's array fails
-    there; through ``xp`` it is that library's. A creation assigned to a name is where
-    the cell's arrays come from, and stays."""
+    there; through ``xp`` it is that library's. So is a creation assigned to a name in a
+    cell that computes on X (LLMs-from-scratch ch03: ``attn = torch.zeros(n)`` filled
+    from ``inputs`` mixed a torch array into every other library's replay). In a cell
+    that reads no earlier array, a creation is where the notebook's arrays come from,
+    and stays."""
     cell = "idx = torch.arange(2)\nv = X[torch.arange(2), idx].clamp(0, 1)\n"
     result = _on_torch(cell)
     _has(
         result.source,
-        "idx = torch.arange(2)\n",
+        "idx = xp.arange(2)\n",
         "v = xp.clip(X[xp.arange(2), idx], min=0, max=1)\n",
     )
     _same(cell, result.source, ["v"], TORCH + "from array_api_compat import array_namespace\n")
+    maker = "Y = torch.linspace(0, 1, 5)\nZ = Y.sum()\n"
+    kept = rewrite_source(maker, imports={"torch": "torch"}, arrays={"X": "torch"})
+    _has(kept.source, "Y = torch.linspace(0, 1, 5)\n", "Z = xp.sum(Y)\n")
 
 
 def test_the_fields_of_topk_are_a_sort_and_an_argsort_sliced():

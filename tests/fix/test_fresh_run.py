@@ -36,6 +36,9 @@ def test_normalised_drops_addresses_timings_and_durations():
         "epoch 3 took <duration>, <duration> per batch"
     )
     assert normalised("[1. 2.]  \n\n") == "[1. 2.]"
+    assert normalised("tensor([0.5, 0.5], grad_fn=<SoftmaxBackward0>)") == (
+        "tensor([0.5, 0.5], grad_fn=<…>)"
+    )
 
 
 def test_normalised_keeps_what_a_rewrite_changes():

@@ -61,7 +61,7 @@ def test_iteration_over_an_array_in_comprehensions_is_outside_the_standard(port_
     ((line_2,), (line_4,)) = calls[(2, "iter")], calls[(4, "iter")]
     assert (line_2.library, line_2.status) == ("torch", "non_standard_usage")
     assert line_4.status == "non_standard_usage"  # a generator expression
-    assert [c.suggestion for c in calls[(3, "enumerate")]] == ["enumerate(xp.unstack(x))"]
+    assert [c.suggestion for c in calls[(3, "enumerate")]] == ["enumerate(xp.unstack(m))"]
     # nested: the outer iterable once, the inner one for each 2-D plane of the cube
     assert sorted(c.count for c in calls[(5, "iter")]) == [1, 2]
     # a later generator's iterable is evaluated for each element of the first

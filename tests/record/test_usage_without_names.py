@@ -248,11 +248,12 @@ def test_iteration_over_an_array_and_its_len_are_outside_the_standard(port_shell
     )
     assert "not iterable" in loop.message
     (numbered,) = calls[(4, "enumerate")]
-    assert (numbered.library, numbered.suggestion) == ("torch", "enumerate(xp.unstack(x))")
+    # written with the person's expressions, and rewritten so by porter fix
+    assert (numbered.library, numbered.suggestion) == ("torch", "enumerate(xp.unstack(tm))")
     assert [c.count for c in calls[(6, "len")]] == [1, 1]  # a 2-D and a 1-D array
     # written with the person's expressions (issue 29 item 3)
     assert sorted(c.suggestion for c in calls[(6, "len")]) == ["m.shape[0]", "v.shape[0]"]
-    assert [c.suggestion for c in calls[(7, "list")]] == ["list(xp.unstack(x))"]
+    assert [c.suggestion for c in calls[(7, "list")]] == ["list(xp.unstack(m))"]
     assert [c.count for c in calls[(15, "list")]] == [1]  # inside the person's function
     # a 1-D array's elements are its integer indices; lists and dicts are plain Python
     assert not [key for key in calls if key[0] in (8, 10, 12)], sorted(calls)
