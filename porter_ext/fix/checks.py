@@ -146,10 +146,10 @@ class Analyzer(FlowModel):
             return
         operands = [a for a in node.args if not isinstance(a, ast.Starred)]
         arrays = any(self._array(a) is not None for a in operands)
-        if not arrays and callee.name not in _FROM_SIZES:  # the run saw it make an array
+        if not arrays and callee.name not in FROM_SIZES:  # the run saw it make an array
             recorded = self._recorded_result(node)  # (``torch.exp(t)`` of a local ``t``)
             arrays = recorded is not None and recorded.library == callee.library
-        if arrays or callee.name in _FROM_SIZES:
+        if arrays or callee.name in FROM_SIZES:
             line = node.lineno + self.line_offset
             end_line = (node.end_lineno or node.lineno) + self.line_offset
             where = (line, node.col_offset, end_line, node.end_col_offset or node.col_offset)
@@ -315,7 +315,8 @@ _AT_METHODS = {
 #: NumPy array of a tensor): never moved to ``xp``
 _CONVERSIONS = frozenset({"asarray", "from_dlpack"})
 #: the standard's creation functions from sizes and values alone
-_FROM_SIZES = frozenset({"arange", "empty", "eye", "full", "linspace", "ones", "zeros"})
+#: creations whose arguments are sizes, not arrays (``torch.ones(n, n)``: n is no array)
+FROM_SIZES = frozenset({"arange", "empty", "eye", "full", "linspace", "ones", "zeros"})
 
 
 @lru_cache(maxsize=1024)

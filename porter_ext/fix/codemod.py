@@ -29,7 +29,7 @@ from libcst.metadata import PositionProvider
 
 from porter_ext.backends import backend_of_module
 from porter_ext.fix.cellscope import site_libraries
-from porter_ext.fix.checks import Site
+from porter_ext.fix.checks import FROM_SIZES, Site
 from porter_ext.fix.portable import PortableMoves, every_part
 from porter_ext.model.entries import RewriteSiteEntry
 from porter_ext.spec.indexing import EVERY_AXIS, LENGTH, ROWS, TAKE_TEMPLATES
@@ -249,7 +249,8 @@ class CellCodemod(PortableMoves):
                 field = None
             statement = call_node is not None and original in self.statement_calls
             call = self._source_call(entry, updated, statement)
-            self.note_array(call)
+            if not (entry.kind == "function" and entry.name.rpartition(".")[2] in FROM_SIZES):
+                self.note_array(call)  # a creation's first argument is a size, not an array
             unpacks = field is None and isinstance(original, cst.Call)
             count = self.unpacked.get(original) if unpacks else None  # type: ignore[arg-type]
             if count is not None and len(entry.parts) == count:

@@ -180,7 +180,8 @@ class XpBinding(cst.CSTTransformer):
         if not arrays:  # a parameter whose shape, dtype, ... it reads (``b, n = x.shape``)
             arrays = _attributes_read(original.body, params)
         if not arrays:  # a parameter its arrays are computed from (``s = x * 2``)
-            arrays = _computed_from(original.body, scope["arrays"], params)
+            read = [*scope["arrays"], *scope.get("mentions", []), *scope.get("seen", [])]
+            arrays = _computed_from(original.body, read, params)
         if not arrays:  # the cell's arrays, which the function does not bind itself
             local = names_assigned(inner)
             arrays = [a for a in scope["arrays"] if a not in local]

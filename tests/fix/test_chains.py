@@ -291,6 +291,33 @@ def test_a_methods_xp_is_never_a_shape_argument_nor_self():
     torch.testing.assert_close(after["out"], before["out"])  # softmax: within float32 ulps
 
 
+def test_a_creations_sizes_never_give_xp_and_a_methods_comes_from_its_input(port_shell):
+    """LLMs-from-scratch ch03: in ``__init__(self, n)``, the run's site ``torch.ones(n, n)``
+    named ``n`` as an array the library's calls take, and ``xp = array_namespace(n)`` raised
+    in every replay ("requires at least one non-scalar array input"); ``forward``'s arrays
+    are computed from its parameter ``x``, which gives its xp."""
+    from tests.fix.test_fix_idioms import _fix
+
+    pytest.importorskip("torch")
+    setup = "import torch\nscores = torch.linspace(-1, 1, 9).reshape(3, 3)\nn = 3\n"
+    body = (
+        "class Masked:\n"
+        "    def __init__(self, n):\n"
+        "        self.mask = torch.triu(torch.ones(n, n), diagonal=1)\n"
+        "    def forward(self, x):\n"
+        "        keys = x @ x\n"
+        "        return torch.softmax(keys, dim=-1)\n"
+        "out = Masked(n).forward(scores)\n"
+        "mask = torch.triu(torch.ones(n, n), diagonal=1)\n"
+        "masked = scores.masked_fill(mask.bool(), -torch.inf)\n"
+    )
+    rewrite = _fix(port_shell, setup, body, "--in-process -b numpy,strict")
+    assert "array_namespace(n)" not in rewrite.source, rewrite.source
+    # forward's xp: keys is computed from the parameter x
+    assert "    def forward(self, x):\n        xp = array_namespace(x)\n" in rewrite.source
+    assert "numpy" in rewrite.verified_on, rewrite.reason
+
+
 def test_a_functions_xp_comes_from_the_parameter_its_arrays_are_computed_from(port_shell):
     """``s = x * 2; t = s[0]; return torch.exp(t) + t.abs()``: the site's array is local, so the function was
     left as written; ``t`` is computed from ``s``, and ``s`` from the parameter ``x``,

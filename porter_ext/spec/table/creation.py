@@ -87,6 +87,7 @@ for _name in ("zeros", "ones", "empty"):  # the shape as one tuple, in torch its
             if _name == "empty"
             else {
                 "rewrite": f"{{lib}}.{_name}({{sizes}}{_CREATION_KEYWORDS})",
+                "portable": f"xp.{_name}({{sizes}})",
                 "example": f"lib.{_name}(2, 3)",
             }
         ),
