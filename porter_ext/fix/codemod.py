@@ -249,8 +249,10 @@ class CellCodemod(PortableMoves):
                 field = None
             statement = call_node is not None and original in self.statement_calls
             call = self._source_call(entry, updated, statement)
-            if not (entry.kind == "function" and entry.name.rpartition(".")[2] in FROM_SIZES):
-                self.note_array(call)  # a creation's first argument is a size, not an array
+            # a creation's arguments are sizes, not arrays: none is one xp is taken from
+            sized = entry.kind == "function" and entry.name.rpartition(".")[2] in FROM_SIZES
+            arrays_of = replace(call, args=()) if sized else call
+            self.note_array(arrays_of)
             unpacks = field is None and isinstance(original, cst.Call)
             count = self.unpacked.get(original) if unpacks else None  # type: ignore[arg-type]
             if count is not None and len(entry.parts) == count:
@@ -269,7 +271,7 @@ class CellCodemod(PortableMoves):
         self.site_libraries = site_libraries(site)
         replacement = self._portable(entry, call, field) or replacement
         unbound = (
-            self.unbound_xp(replacement, call, original, updated)
+            self.unbound_xp(replacement, arrays_of, original, updated)
             or self._numpy(replacement)
             or self._math(replacement)
         )
@@ -277,7 +279,7 @@ class CellCodemod(PortableMoves):
             self._record(site, text, None, unbound)
             return None
         self._record(site, text, replacement)
-        self.note_uses(replacement, call)
+        self.note_uses(replacement, arrays_of)
         if "xpx." in replacement:
             self.needs_extra = True
         if "math." in replacement:

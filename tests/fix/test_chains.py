@@ -315,7 +315,10 @@ def test_a_creations_sizes_never_give_xp_and_a_methods_comes_from_its_input(port
     assert "array_namespace(n)" not in rewrite.source, rewrite.source
     # forward's xp: keys is computed from the parameter x
     assert "    def forward(self, x):\n        xp = array_namespace(x)\n" in rewrite.source
-    assert "numpy" in rewrite.verified_on, rewrite.reason
+    # at the cell's level, the ones go through xp: the sizes n are no array to take it
+    # from ("n is not an array" left them torch's, and strict failed on xp.triu of them)
+    assert "mask = xp.triu(xp.ones((n, n)), k=1)\n" in rewrite.source
+    assert rewrite.verified_on == ["torch", "numpy", "strict"], rewrite.reason
 
 
 def test_a_functions_xp_comes_from_the_parameter_its_arrays_are_computed_from(port_shell):
