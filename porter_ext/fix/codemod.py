@@ -292,11 +292,18 @@ class CellCodemod(PortableMoves):
 
     def _portable(self, entry: Replacement, call: SourceCall, field) -> str | None:
         """The entry's rewrite through ``xp`` where the cell has an array to take ``xp``
-        from before this site (None: the library's own rewrite stays)."""
+        from before this site, its own or one of the earlier cells' arrays of the
+        library it computes on (None: the library's own rewrite stays). A cell that
+        reads no array of that library makes its arrays with it (``example =
+        torch.ones((6, 6))`` for a dropout): through an unrelated earlier array's ``xp``
+        they would be another library's on every other replay."""
         if entry.portable is None or field is not None or len(self.scopes) > 1:
             return None
         at_hand = self.binds_xp or self.scopes[-1]["arrays"]
-        if not at_hand and self.earlier_array(self.site_libraries) is None:
+        if not at_hand and (
+            entry.library not in self.input_libraries
+            or self.earlier_array(self.site_libraries) is None
+        ):
             return None
         try:
             return render_rewrite(replace(entry, rewrite=entry.portable), call)

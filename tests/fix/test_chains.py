@@ -654,6 +654,12 @@ def test_a_creation_inside_an_expression_follows_the_cells_arrays():
     maker = "Y = torch.linspace(0, 1, 5)\nZ = Y.sum()\n"
     kept = rewrite_source(maker, imports={"torch": "torch"}, arrays={"X": "torch"})
     _has(kept.source, "Y = torch.linspace(0, 1, 5)\n", "Z = xp.sum(Y)\n")
+    # nor the portable form of a table's rewrite (ch03: ``example = torch.ones((6, 6))``
+    # for a dropout took xp from an unrelated earlier array, and failed elsewhere)
+    ones = rewrite_source(
+        "E = torch.ones(6, 6)\nZ = E.sum()\n", imports={"torch": "torch"}, arrays={"X": "torch"}
+    )
+    _has(ones.source, "E = torch.ones((6, 6))\n", "Z = xp.sum(E)\n")
 
 
 def test_the_fields_of_topk_are_a_sort_and_an_argsort_sliced():
