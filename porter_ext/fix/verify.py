@@ -151,7 +151,7 @@ class FixRun:
         opened, magics = open_code_magics(self.source, keep)
         masked, lines = mask_magics(opened)
         imports = namespace_imports(namespace)
-        provided = provided_helpers(imports) if self.in_effect else ()
+        provided = self._provided(imports)
         knowledge = RunKnowledge(
             **self.seen, operators=self.operators, others=namespace_others(namespace, masked)
         )
@@ -179,6 +179,22 @@ class FixRun:
             return CellRewrite(self.source, kept.source, [*kept.sites, *magic_sites(result, lost)])
         return CellRewrite(self.source, source, result.sites)
 
+    def _provided(self, imports: Mapping[str, str]) -> list[str]:
+        """The helpers an earlier cell imports that the rewrite need not import again
+        (``porter fix``): not those only a rewritten definition in effect brought into
+        the namespace (that rewrite may be refused or reverted, and its replays did not
+        have them: ``NameError: name 'array_namespace' is not defined``)."""
+        from porter_ext.fix.every_call import in_effect
+        from porter_ext.fix.rewrite import helpers_imported
+
+        if not self.in_effect:
+            return []
+        brought: set[str] = set()
+        if self.session is not None:
+            for entry in in_effect(self.session):
+                brought |= helpers_imported(entry.definition.code)
+        return [n for n in provided_helpers(imports) if n not in brought]
+
     def _new_inputs(self, code: str, namespace: Mapping[str, Any]) -> list[str]:
         """Names of ``namespace`` that the proposed rewrite reads and ``code`` does not, and
         the helpers an earlier cell provides (``porter fix``): the rewrite proposed after
@@ -193,7 +209,7 @@ class FixRun:
             before, after = io.inputs, analyse(proposal).inputs
         except (SyntaxError, ParserSyntaxError):  # the run (or _verify) says so
             return []
-        provided = provided_helpers(namespace_imports(namespace)) if self.in_effect else []
+        provided = self._provided(namespace_imports(namespace))
         reads = [n for n in after if n not in before and n in namespace]
         reads += [n for n in namespace_fallbacks(namespace, code, io) if n not in before]
         return list(dict.fromkeys(reads)) + [

@@ -304,3 +304,29 @@ def test_a_file_whose_function_gets_floats_and_integers_is_left_as_written(tmp_p
     said = done.stdout + done.stderr
     assert "mymod.py: left as written: refused at its call in cell 2 · In [2]" in said, said
     assert not (tmp_path / "mymod.ported.py").exists()
+
+
+@pytest.mark.slow
+def test_a_cell_reverted_takes_no_import_away_from_the_cells_after(tmp_path):
+    """makemore part 3: a rewrite left out the ``array_namespace`` import that only an
+    earlier cell's rewritten function (put in effect) had brought into the namespace.
+    Its replays lacked it (``NameError: name 'array_namespace' is not defined``, "does
+    not run on torch"), and where it verified, the earlier cell's rewrite was reverted
+    by the fresh run (its softmax printed other last digits) and every later rewritten
+    cell raised NameError. A rewrite imports the helpers no cell of the person's
+    imports."""
+    pytest.importorskip("torch")
+    done, ported, cells, _ = _fix(
+        tmp_path,
+        "imports",
+        "import torch\nx = torch.linspace(-3, 2.7, 6).reshape(2, 3) / 7",
+        "def probs(x):\n    return torch.softmax(x, dim=1)\nprint(probs(x).tolist())",
+        "def total(x):\n    return x.sum(1)\nprint(total(x))",
+    )
+    assert done.returncode == 0, done.stderr
+    assert cells[1]["rewrite"]["status"] == "refused", cells[1]["rewrite"]
+    assert cells[1]["rewrite"]["reason"].startswith("reverted: in a fresh run")
+    assert "torch.softmax" in ported[1]
+    assert cells[2]["rewrite"]["status"] == "verified", cells[2]["rewrite"]["reason"]
+    assert ported[2].startswith("from array_api_compat import array_namespace\n"), ported[2]
+    assert "return xp.sum(x, axis=1)" in ported[2]
