@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "InEffect",
+    "brought_helpers",
     "in_effect",
     "originals_for_the_run",
     "ported_back",
@@ -57,6 +58,17 @@ class InEffect:
 
 #: per session, the rewritten functions in effect, in the order they were put in effect
 _IN_EFFECT: weakref.WeakKeyDictionary[object, list[InEffect]] = weakref.WeakKeyDictionary()
+
+
+#: per session, the helpers (``array_namespace``, ``xpx``) that only a rewrite put in
+#: effect imported into the person's namespace: a later rewrite imports them itself
+_BROUGHT: weakref.WeakKeyDictionary[object, set[str]] = weakref.WeakKeyDictionary()
+
+
+def brought_helpers(session: object) -> set[str]:
+    """The session's helpers that only rewrites in effect imported (a set the caller may
+    change)."""
+    return _BROUGHT.setdefault(session, set())
 
 
 def in_effect(session: object) -> list[InEffect]:

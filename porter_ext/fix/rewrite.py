@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -82,20 +81,6 @@ class CellRewrite:
                 n=context,
             )
         )
-
-
-#: how a cell's source imports each helper (`_HELPER_IMPORTS`), as a rewrite writes it
-_HELPER_BINDS = {
-    "array_namespace": re.compile(
-        r"^\s*from\s+array_api_compat\s+import\s+[^\n]*\barray_namespace\b", re.M
-    ),
-    "xpx": re.compile(r"^\s*import\s+array_api_extra\s+as\s+xpx\b", re.M),
-}
-
-
-def helpers_imported(source: str) -> set[str]:
-    """The helpers (``array_namespace``, ``xpx``) a source imports."""
-    return {name for name, binds in _HELPER_BINDS.items() if binds.search(source)}
 
 
 def _with_preamble(

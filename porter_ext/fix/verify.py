@@ -35,7 +35,13 @@ from porter_ext.fix.deferred import (
     unexercised_defs,
 )
 from porter_ext.fix.draws import drawn, with_draws_note
-from porter_ext.fix.every_call import defined_in, ported_back, register, verify_calls
+from porter_ext.fix.every_call import (
+    brought_helpers,
+    defined_in,
+    ported_back,
+    register,
+    verify_calls,
+)
 from porter_ext.fix.files import file_notes, verify_files
 from porter_ext.fix.in_effect import put_in_effect
 from porter_ext.fix.magic_args import close_code_magics, magic_sites, open_code_magics
@@ -184,15 +190,9 @@ class FixRun:
         (``porter fix``): not those only a rewritten definition in effect brought into
         the namespace (that rewrite may be refused or reverted, and its replays did not
         have them: ``NameError: name 'array_namespace' is not defined``)."""
-        from porter_ext.fix.every_call import in_effect
-        from porter_ext.fix.rewrite import helpers_imported
-
         if not self.in_effect:
             return []
-        brought: set[str] = set()
-        if self.session is not None:
-            for entry in in_effect(self.session):
-                brought |= helpers_imported(entry.definition.code)
+        brought = brought_helpers(self.session) if self.session is not None else set()
         return [n for n in provided_helpers(imports) if n not in brought]
 
     def _new_inputs(self, code: str, namespace: Mapping[str, Any]) -> list[str]:
@@ -273,7 +273,10 @@ class FixRun:
         (recorded as of the recorder's ``cell``, this one's by default), its changed
         functions (``definitions``) verified again at every later call
         (`porter_ext.fix.every_call`)."""
+        absent = {n for n in ("array_namespace", "xpx") if n not in namespace}
         before = put_in_effect(code, namespace, self.cell if cell is None else cell)
+        if self.session is not None:  # helpers only a rewrite imported (`_provided`)
+            brought_helpers(self.session).update(n for n in absent if n in namespace)
         if self.session is not None and self.index is not None:
             register(self.session, definitions, namespace, before)
 

@@ -307,7 +307,17 @@ def test_a_file_whose_function_gets_floats_and_integers_is_left_as_written(tmp_p
 
 
 @pytest.mark.slow
-def test_a_cell_reverted_takes_no_import_away_from_the_cells_after(tmp_path):
+@pytest.mark.parametrize(
+    "provider",
+    [
+        "def probs(x):\n    return torch.softmax(x, dim=1)\nprint(probs(x).tolist())",
+        # a class put in effect is no function in effect (makemore's Linear, BatchNorm1d)
+        "class Probs:\n    def __call__(self, x):\n        return torch.softmax(x, dim=1)\n"
+        "print(Probs()(x).tolist())",
+    ],
+    ids=["function", "class"],
+)
+def test_a_cell_reverted_takes_no_import_away_from_the_cells_after(tmp_path, provider):
     """makemore part 3: a rewrite left out the ``array_namespace`` import that only an
     earlier cell's rewritten function (put in effect) had brought into the namespace.
     Its replays lacked it (``NameError: name 'array_namespace' is not defined``, "does
@@ -320,7 +330,7 @@ def test_a_cell_reverted_takes_no_import_away_from_the_cells_after(tmp_path):
         tmp_path,
         "imports",
         "import torch\nx = torch.linspace(-3, 2.7, 6).reshape(2, 3) / 7",
-        "def probs(x):\n    return torch.softmax(x, dim=1)\nprint(probs(x).tolist())",
+        provider,
         "def total(x):\n    return x.sum(1)\nprint(total(x))",
     )
     assert done.returncode == 0, done.stderr
