@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 
 from porter_ext.replay import walls as walls_program
@@ -264,16 +265,38 @@ def end_strays(before: set[int]) -> int:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             continue
-    _reap()
+    _reap(set(strays))
     return len(strays)
 
 
-def _reap() -> None:
-    """Collect exited children (a namespace's first process inherits every orphan)."""
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs (it exists, and is no zombie waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[:1] != ["Z"]
+    except OSError:
+        return False
+
+
+#: how long `end_strays` waits for the processes it killed to be gone (a loaded machine
+#: may take a while to run a SIGKILLed process's exit)
+REAP_WAIT = 5.0
+
+
+def _reap(killed: set[int] = frozenset()) -> None:
+    """Collect exited children (a namespace's first process inherits every orphan),
+    waiting up to `REAP_WAIT` for the ``killed`` ones: when the replay is said to have
+    ended them, they are gone."""
+    end = time.monotonic() + REAP_WAIT
+    left = set(killed)
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
+        left.discard(pid)
+        left = {p for p in left if _running(p)}
         if pid == 0:
-            return
+            if not left or time.monotonic() > end:
+                return
+            time.sleep(0.005)

@@ -178,11 +178,12 @@ def test_a_ported_function_that_raises_where_the_original_ran_is_reverted(tmp_pa
 
 
 @pytest.mark.slow
-def test_a_name_error_where_a_rewrite_relied_on_a_reverted_cell_reverts_it_too(tmp_path):
-    """Cell 0's rewrite imports ``array_namespace``, so cell 1's rewrite (verified with
-    it) does not import it again. Cell 0 prints ``np.round`` of integers, which its
-    rewrite prints as floats: reverted, and then cell 1 raises NameError in the fresh
-    run where the original ran; its rewrite is reverted in turn, and the notebook runs."""
+def test_a_rewrite_after_a_reverted_cell_imports_what_that_cell_brought(tmp_path):
+    """Cell 0's rewrite imports ``array_namespace``; cell 1's rewrite (verified with it in
+    effect) did not import it again. Cell 0 prints ``np.round`` of integers, which its
+    rewrite prints as floats: reverted, and then cell 1 raised NameError in the fresh run
+    and was reverted in turn. A helper only a rewrite brought is imported by each later
+    rewrite that calls it, so cell 1's rewrite stays."""
     done, ported, cells, _ = _fix(
         tmp_path,
         "cascade",
@@ -195,13 +196,10 @@ def test_a_name_error_where_a_rewrite_relied_on_a_reverted_cell_reverts_it_too(t
     assert "cell 0: printed `[1 1 1]` originally, `[1. 1. 1.]` ported: rewrite of cell 0" in (
         done.stderr
     )
-    assert (
-        "cell 1: raised `NameError: name 'array_namespace' is not defined` ported, where the "
-        "original ran: rewrite of cell 1 reverted"
-    ) in done.stderr, done.stderr
-    assert ported[1] == "def total(a):\n    return a.sum(0)\nprint(total(x))", ported
-    assert cells[1]["rewrite"]["status"] == "refused"
-    assert "fixed automatically" not in done.stderr, done.stderr  # the plan says so too
+    assert "NameError" not in done.stderr, done.stderr
+    assert ported[1].startswith("from array_api_compat import array_namespace\n"), ported
+    assert "return xp.sum(a, axis=0)" in ported[1], ported
+    assert cells[1]["rewrite"]["status"] in ("verified", "partial"), cells[1]["rewrite"]
 
 
 @pytest.mark.slow
