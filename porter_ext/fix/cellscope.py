@@ -132,6 +132,11 @@ def operand_names_text(code: str) -> list[str]:
         expression = cst.parse_expression(f"({code})")
     except cst.ParserSyntaxError:
         return []
+    return operand_names(expression)
+
+
+def operand_names(expression: cst.BaseExpression) -> list[str]:
+    """`operand_names_text` of an expression already parsed."""
     aside: set[int] = set()
     for call in m.findall(expression, m.Call()):
         aside.add(id(call.func))  # type: ignore[attr-defined]

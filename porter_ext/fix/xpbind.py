@@ -37,6 +37,7 @@ from porter_ext.fix.cellscope import (
     names_bound,
     names_read,
     names_read_text,
+    operand_names,
     operand_names_text,
     within,
 )
@@ -404,8 +405,7 @@ def _computed_from(body: cst.BaseSuite, arrays: list[str], params: list[str]) ->
     sources: dict[str, list[str]] = {}
     for assign in m.findall(body, m.Assign(targets=[m.AssignTarget(target=m.Name())])):
         name = assign.targets[0].target.value  # type: ignore[attr-defined]
-        value = cst.Module([]).code_for_node(assign.value)  # type: ignore[attr-defined]
-        sources.setdefault(name, []).extend(operand_names_text(value))
+        sources.setdefault(name, []).extend(operand_names(assign.value))  # type: ignore[attr-defined]
     found: list[str] = []
     todo, seen = list(arrays), set()
     while todo and len(seen) < 64:
