@@ -243,7 +243,12 @@ class ReferenceRule:
     trust_sqrt_eps: float = 4.0
 
     def bound(self, original_err: float, eps: float, magnitude: float) -> float:
-        return self.multiple * original_err + self.floor_ulps * eps * magnitude
+        return self.multiple * original_err + self.floor(eps, magnitude)
+
+    def floor(self, eps: float, magnitude: float) -> float:
+        """A few ulps of the output's largest magnitude: what summing its terms in
+        another order leaves anywhere in it, near zero too (with a reference or not)."""
+        return self.floor_ulps * eps * magnitude
 
     def trusted(self, original_err: float, eps: float, magnitude: float) -> bool:
         return original_err <= self.trust_sqrt_eps * eps**0.5 * magnitude

@@ -84,6 +84,39 @@ def test_a_real_bug_behind_a_dtype_change_is_still_a_mismatch() -> None:
     assert row.mismatched == 1
 
 
+# --- sums of products rounded at the scale of their terms ------------------------------
+
+MATMUL = "logits = h @ W2 + b2\n"
+
+
+def _matmul_inputs() -> dict:
+    g = torch.Generator().manual_seed(0)
+    h = torch.tanh(torch.randn(2000, 200, generator=g) * 2)
+    return {"h": h, "W2": torch.randn(200, 27, generator=g), "b2": torch.randn(27, generator=g)}
+
+
+def test_a_float32_matmul_summed_in_another_order_is_not_a_mismatch_without_a_reference():
+    """makemore part 2 (no float64 reference: its inputs are too big to copy): jax sums
+    the 200 products of each logit in another order than torch, and near-zero logits
+    differ by a few ulps of the terms (|h| @ |W2| ~ 100), far above 1e-5 of themselves."""
+    ns = _matmul_inputs()
+    exec(MATMUL, ns)
+    rows = _rows({"logits": ns["logits"]}, replay_cell(MATMUL, _matmul_inputs(), "jax"))
+    logits = rows["logits"]
+    assert logits.dtype == "float32" and logits.max_abs_err > 1e-6
+    assert logits.within_tolerance and logits.mismatched == 0 and logits.difference is None
+    assert logits.atol >= logits.max_abs_err
+
+
+def test_a_small_logit_wrong_by_far_more_than_rounding_is_still_a_mismatch():
+    ns = _matmul_inputs()
+    exec(MATMUL, ns)
+    wrong = ns["logits"].clone()
+    wrong[3, 5] += 1e-3  # 10x the rounding of terms as large as the output's largest
+    (row,) = compare_outputs({"logits": ns["logits"]}, _replay({"logits": wrong}, "torch"))
+    assert row.within_tolerance is False and row.mismatched == 1
+
+
 # --- partitions -------------------------------------------------------------------------
 
 X = np.array([7, 2, 3, 1, 6, 5, 4])
