@@ -157,8 +157,22 @@ def _interrupt_once_replaying(library: str) -> None:
     os.kill(os.getpid(), signal.SIGINT)
 
 
+def _replays_settled() -> None:
+    """Until no worker is busy: a replay an earlier test cancelled (in this process, from
+    any test file) may still be stopping its kernel, and its worker's lock would read as
+    this cell's replay under way."""
+    from porter_ext.replay.workers import shared_pool
+
+    end = time.monotonic() + 120
+    while time.monotonic() < end:
+        if not any(w.lock.locked() for w in list(shared_pool().workers.values())):
+            return
+        time.sleep(0.05)
+
+
 def test_interrupting_the_cell_stops_its_replays(ip):
     run(ip, "import numpy as np\na = np.ones(2)")
+    _replays_settled()
     timer = threading.Thread(target=_interrupt_once_replaying, args=("torch",))
     timer.start()
     result = run(  # (a time limit: a Ctrl-C that is lost fails the test, never hangs it)
