@@ -478,8 +478,11 @@ class CellCodemod(PortableMoves):
         }
         new = updated.with_changes(**casts)
         self._propose((line, col, name), text, self._code(new))
-        operands = (getattr(updated, side) for side in arrays)  # where xp can be taken from
-        self.note_casts([o.value for o in operands if isinstance(o, cst.Name)])
+        operands = [getattr(updated, side) for side in arrays]  # where xp can be taken from
+        self.note_casts(
+            [o.value for o in operands if isinstance(o, cst.Name)],
+            [self._code(o) for o in operands if not isinstance(o, cst.Name)],
+        )
         return new
 
     def leave_Expr(self, original: cst.Expr, updated: cst.Expr) -> cst.BaseSmallStatement:

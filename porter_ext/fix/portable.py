@@ -81,7 +81,8 @@ class PortableMoves(XpBinding):
         A creation from sizes goes through ``xp`` at the cell's level as an operand
         (``probs[torch.arange(6), y]``), or where the cell computes on earlier cells'
         arrays of its library (``attn = torch.zeros(n)`` filled from ``inputs``: on another
-        library it must be that library's array); in a cell that reads none,
+        library it must be that library's array), and in a function, whose ``xp`` is its
+        parameters' (``output = np.empty(len(values))``); in a cell that reads none,
         ``X = torch.linspace(...)`` and the receiver of a chain are where the notebook's
         arrays come from, and stay."""
         where = self.get_metadata(PositionProvider, original)
@@ -91,9 +92,11 @@ class PortableMoves(XpBinding):
             return updated
         name, qualname, creation = found
         library = qualname.partition(".")[0]
-        if creation and (
-            len(self.scopes) > 1
-            or (original not in self.operands and library not in self.input_libraries)
+        if (
+            creation
+            and len(self.scopes) == 1
+            and original not in self.operands
+            and library not in self.input_libraries
         ):
             return updated
         modules = {n for n, m in self.names.items() if backend_of_module(m) is not None}

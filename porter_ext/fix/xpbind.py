@@ -21,7 +21,7 @@ used.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 import libcst as cst
@@ -359,14 +359,18 @@ class XpBinding(cst.CSTTransformer):
             return [array] if array else []
         return [n for n in names_read_text(array) if n in self.arrays]
 
-    def note_casts(self, operands: list[str]) -> None:
+    def note_casts(self, operands: list[str], expressions: Sequence[str] = ()) -> None:
         """A converted operand (``xp.astype(x > 0, xp.float32) * r``), the site just
-        recorded: ``operands`` are the arrays beside it, names ``xp`` can be taken from."""
+        recorded: ``operands`` are the arrays beside it, names ``xp`` can be taken from;
+        ``expressions`` the operands that are no names (``1.0 / values[i]``), whose names
+        a function's ``xp`` can be taken from (its parameter ``values``)."""
         scope = self.scopes[-1]
         scope["uses"] = True
         for operand in operands:
             if operand not in scope["arrays"]:
                 scope["arrays"].append(operand)
+        for expression in expressions:
+            scope.setdefault("mentions", []).extend(operand_names_text(expression))
         self._note_libraries(operands)
 
 

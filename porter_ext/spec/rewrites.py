@@ -178,6 +178,10 @@ class _Filler:
             value = self._operand(position) if position is not None else None
         if name == "dtype" and value is not None:
             return dtype_source(value, self.library)
+        if name == "given_dtype" and value in _PYTHON_DTYPES and self.call.lib:
+            # ``dtype=bool`` as written is NumPy's and PyTorch's reading of a Python type,
+            # which the standard's asarray does not take: the library's own dtype of it
+            return f"{self.call.lib}.{_PYTHON_DTYPES[value]}"
         return value
 
     def _sections(self, axis: str | None) -> str | None:

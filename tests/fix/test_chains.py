@@ -340,6 +340,41 @@ def test_a_functions_xp_comes_from_the_parameter_its_arrays_are_computed_from(po
     assert torch.equal(ported["out"], port_shell.user_ns["out"])
 
 
+def test_a_functions_creations_follow_the_parameter_it_reads_through_its_elements(port_shell):
+    """Python Data Science Handbook 02.03: ``compute_reciprocals(values)`` reads its
+    parameter only as ``len(values)`` and ``values[i]`` (in ``1.0 / values[i]``, cast to
+    float), so it was left as written ("its rewrites read no parameter") and failed on
+    jax and strict; its ``np.empty`` stayed NumPy's inside a function, so a write of a
+    jax value into it mixed libraries. Now xp is the parameter's, and the creation
+    follows it."""
+    from tests.fix.test_fix_idioms import _fix
+
+    setup = "import numpy as np\nvalues = np.arange(1, 6)\n"
+    body = (
+        "def compute_reciprocals(values):\n"
+        "    output = np.empty(len(values))\n"
+        "    for i in range(len(values)):\n"
+        "        output[i] = 1.0 / values[i]\n"
+        "    return output\n"
+        "r = compute_reciprocals(values)\n"
+    )
+    rewrite = _fix(port_shell, setup, body, "--in-process -b jax,strict")
+    assert rewrite.status == "verified", rewrite.reason
+    assert rewrite.verified_on == ["numpy", "jax", "strict"], rewrite.reason
+    _has(
+        rewrite.source,
+        "def compute_reciprocals(values):\n    xp = array_namespace(values)\n",
+        "    output = xp.empty(values.shape[0])\n",
+        "        output = xpx.at(output)[i].set(1.0 / xp.astype(values[i], xp.float64))\n",
+    )
+    _same(
+        body,
+        rewrite.source,
+        ["r"],
+        setup + "from array_api_compat import array_namespace\nimport array_api_extra as xpx\n",
+    )
+
+
 def test_the_run_decides_where_the_source_leaves_the_entry_to_values():
     """``v.T`` is the standard's only for a 2-D ``v``, and ``torch.max(a, b)`` of two arrays
     is ``maximum`` (of an array and an axis, ``max``): what the source leaves to values,
@@ -480,6 +515,32 @@ def test_literals_become_copies_made_by_asarray_in_the_same_library():
         in {s.original: s.reason for s in result.refused}["torch.tensor([1.0], requires_grad=True)"]
     )
     _same(cell, result.source, ["xs", "ys", "a"], TORCH + "import numpy as np\n")
+
+
+def test_a_python_type_given_as_dtype_is_written_as_the_librarys_own_dtype():
+    """Python Data Science Handbook 02.06: ``np.array([1, 0, 1], dtype=bool)`` became
+    ``np.asarray(..., dtype=bool, copy=True)``, which array-api-strict refuses ("dtype
+    must be one of the supported dtypes, got <class 'bool'>"): a Python type is NumPy's
+    and PyTorch's reading of it, not the standard's."""
+    strict = pytest.importorskip("array_api_strict")
+    cell = textwrap.dedent(
+        """\
+        A = np.array([1, 0, 1], dtype=bool)
+        B = np.array([1, 2], dtype=float)
+        C = torch.tensor([1, 2], dtype=int)
+        """
+    )
+    result = rewrite_source(cell, imports={"torch": "torch", "np": "numpy"})
+    _has(
+        result.source,
+        "A = np.asarray([1, 0, 1], dtype=np.bool, copy=True)\n",
+        "B = np.asarray([1, 2], dtype=np.float64, copy=True)\n",
+        "C = torch.asarray([1, 2], dtype=torch.int64, copy=True)\n",
+    )
+    _same(cell, result.source, ["A", "B", "C"], TORCH + "import numpy as np\n")
+    replayed: dict = {"np": strict}  # a replay on strict reads np as its namespace
+    exec(result.source.splitlines()[0], replayed)
+    assert replayed["A"].dtype == strict.bool
 
 
 def test_norms_and_cumulative_sums_keep_their_axes():
