@@ -53,7 +53,9 @@ from porter_ext.fix.verify_rounds import (
     judged,
     kept_capture,
     original_dtypes,
+    round_settings,
     site_reasons,
+    slow_rounds,
 )
 from porter_ext.fix.verify_support import (
     OWN_SEMANTICS,
@@ -415,9 +417,9 @@ class FixRun:
             control=False,
             capture=kept_capture(self.plan.capture),
         )
-        settings = dataclasses.replace(ctx.settings, moves_draws=True)  # fix/draws.py
+        settings = round_settings(ctx)
         entries, _ = replay_entries(plan, code, ctx.namespace, ctx.run, settings, ctx.policy)
-        targets = [e for e in entries if e.role == "target"]
+        targets = slow_rounds([e for e in entries if e.role == "target"], ctx)
         judge = self.judge if judge is None else judge
         result = judged(keys, candidate.source, targets, judge, ctx, prefix.count("\n"))
         self.rounds.append(result)

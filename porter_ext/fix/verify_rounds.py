@@ -12,6 +12,7 @@ the values are still judged, at the narrower dtype's precision (the compare stag
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -77,6 +78,40 @@ class Verification:
     settings: ReplaySettings
     policy: TolerancePolicy
     baseline: int
+
+
+#: a round's replay may run this many times as long as the person's run of the cell
+#: (and at least `ROUND_FLOOR_S`) before it is stopped: an update through ``xpx.at`` in a
+#: Python loop copies the whole array at every step on JAX, so a rewrite that verifies
+#: in a moment on NumPy may not end there for hours, and a port that slow is no port
+ROUND_SLOWDOWN = 20.0
+ROUND_FLOOR_S = 30.0
+
+
+def round_settings(ctx: Verification) -> ReplaySettings:
+    """The settings of a round's replays: the cell's, the person's generator draws moved
+    to the other libraries (`porter_ext.fix.draws`), and the person's ``--timeout`` or,
+    where they gave none, `ROUND_SLOWDOWN` times their run of the cell."""
+    if ctx.settings.timeout is not None:
+        return dataclasses.replace(ctx.settings, moves_draws=True)
+    limit = max(ROUND_FLOOR_S, ROUND_SLOWDOWN * ctx.run.seconds)
+    return dataclasses.replace(ctx.settings, moves_draws=True, timeout=limit)
+
+
+def slow_rounds(targets: list[ReplayEntry], ctx: Verification) -> list[ReplayEntry]:
+    """``targets``, a replay stopped at porter's own limit (`round_settings`) saying so."""
+    if ctx.settings.timeout is not None:
+        return targets
+    return [
+        dataclasses.replace(
+            e,
+            reason=f"stopped after {e.seconds:g} s, {ROUND_SLOWDOWN:g} times your run of the "
+            "cell: a rewrite that much slower there is not verified (--timeout sets the limit)",
+        )
+        if e.status == "timeout" and e.seconds is not None
+        else e
+        for e in targets
+    ]
 
 
 def judged(

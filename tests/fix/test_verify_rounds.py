@@ -144,3 +144,32 @@ def test_makemores_counts_cell_verifies_whole_with_its_division_cast(port_shell)
     assert all(s.applied for s in rewrite.sites if s.replacement is not None)
     assert "xp.argsort(counts, descending=True)" in rewrite.source
     assert "xp.astype(counts, xp.float32)" in rewrite.source
+
+
+def test_a_round_far_slower_than_the_persons_run_is_stopped_and_says_so(port_shell, monkeypatch):
+    """Python Data Science Handbook 02.03: ``compute_reciprocals(big_array)`` ported writes
+    ``output = xpx.at(output)[i].set(...)`` in a loop, which copies the whole array at
+    every step on JAX: its round ran for hours where the person's run took a second. A
+    round is stopped at `ROUND_SLOWDOWN` times the person's run (here made small), and
+    the rewrite is verified where it ran in time."""
+    pytest.importorskip("jax")
+    from porter_ext.fix import verify_rounds
+
+    monkeypatch.setattr(verify_rounds, "ROUND_FLOOR_S", 3.0)
+    monkeypatch.setattr(verify_rounds, "ROUND_SLOWDOWN", 1.0)
+    setup = "import numpy as np\nvalues = np.arange(1, 100001)"
+    body = (
+        "def compute_reciprocals(values):\n"
+        "    output = np.empty(len(values))\n"
+        "    for i in range(len(values)):\n"
+        "        output[i] = 1.0 / values[i]\n"
+        "    return output\n"
+        "r = compute_reciprocals(values)"
+    )
+    entry = _fix(port_shell, setup, body, "-b jax")
+    rewrite = entry.rewrite
+    assert rewrite.verified_on == ["numpy"], rewrite.reason
+    assert "not verified on jax: stopped after 3 s, 1 times your run" in rewrite.reason
+    # the person's own --timeout is the limit where they give one
+    entry = _fix(port_shell, setup, body, "-b jax --timeout 2")
+    assert "not verified on jax: ran past the time limit of 2 s" in entry.rewrite.reason
