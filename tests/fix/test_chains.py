@@ -41,6 +41,15 @@ def _has(source: str, *lines: str) -> None:
 
 
 TORCH = "import torch\nX = torch.linspace(-1, 1, 12).reshape(3, 4)\n"
+#: Python Data Science Handbook 02.03's loop, which a port writes with xpx.at
+RECIPROCALS = (
+    "def compute_reciprocals(values):\n"
+    "    output = np.empty(len(values))\n"
+    "    for i in range(len(values)):\n"
+    "        output[i] = 1.0 / values[i]\n"
+    "    return output\n"
+    "r = compute_reciprocals(values)\n"
+)
 
 
 def test_every_link_of_a_chain_on_a_call_the_source_cannot_type_is_rewritten():
@@ -350,14 +359,7 @@ def test_a_functions_creations_follow_the_parameter_it_reads_through_its_element
     from tests.fix.test_fix_idioms import _fix
 
     setup = "import numpy as np\nvalues = np.arange(1, 6)\n"
-    body = (
-        "def compute_reciprocals(values):\n"
-        "    output = np.empty(len(values))\n"
-        "    for i in range(len(values)):\n"
-        "        output[i] = 1.0 / values[i]\n"
-        "    return output\n"
-        "r = compute_reciprocals(values)\n"
-    )
+    body = RECIPROCALS
     rewrite = _fix(port_shell, setup, body, "--in-process -b jax,strict")
     assert rewrite.status == "verified", rewrite.reason
     assert rewrite.verified_on == ["numpy", "jax", "strict"], rewrite.reason

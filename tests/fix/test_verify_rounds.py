@@ -15,6 +15,7 @@ import pytest
 from porter_ext.compare import OutputComparison
 from porter_ext.fix.verify_rounds import Judge
 from porter_ext.model.entries import ReplayEntry
+from tests.fix.test_chains import RECIPROCALS
 from tests.fix.test_verify_backend import _fix
 from tests.test_cli_run import notebook, porter
 
@@ -158,14 +159,7 @@ def test_a_round_far_slower_than_the_persons_run_is_stopped_and_says_so(port_she
     monkeypatch.setattr(verify_rounds, "ROUND_FLOOR_S", 3.0)
     monkeypatch.setattr(verify_rounds, "ROUND_SLOWDOWN", 1.0)
     setup = "import numpy as np\nvalues = np.arange(1, 100001)"
-    body = (
-        "def compute_reciprocals(values):\n"
-        "    output = np.empty(len(values))\n"
-        "    for i in range(len(values)):\n"
-        "        output[i] = 1.0 / values[i]\n"
-        "    return output\n"
-        "r = compute_reciprocals(values)"
-    )
+    body = RECIPROCALS
     entry = _fix(port_shell, setup, body, "-b jax")
     rewrite = entry.rewrite
     assert rewrite.verified_on == ["numpy"], rewrite.reason
