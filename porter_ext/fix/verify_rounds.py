@@ -88,27 +88,35 @@ ROUND_SLOWDOWN = 20.0
 ROUND_FLOOR_S = 30.0
 
 
+def round_limit(ctx: Verification) -> float | None:
+    """porter's own time limit on a round's replays, `ROUND_SLOWDOWN` times the person's
+    run of the cell (at least `ROUND_FLOOR_S`); None where the person's ``--timeout`` is
+    the tighter one."""
+    limit = max(ROUND_FLOOR_S, ROUND_SLOWDOWN * ctx.run.seconds)
+    return limit if ctx.settings.timeout is None or ctx.settings.timeout > limit else None
+
+
 def round_settings(ctx: Verification) -> ReplaySettings:
     """The settings of a round's replays: the cell's, the person's generator draws moved
-    to the other libraries (`porter_ext.fix.draws`), and the person's ``--timeout`` or,
-    where they gave none, `ROUND_SLOWDOWN` times their run of the cell."""
-    if ctx.settings.timeout is not None:
-        return dataclasses.replace(ctx.settings, moves_draws=True)
-    limit = max(ROUND_FLOOR_S, ROUND_SLOWDOWN * ctx.run.seconds)
-    return dataclasses.replace(ctx.settings, moves_draws=True, timeout=limit)
+    to the other libraries (`porter_ext.fix.draws`), and the tighter of the person's
+    ``--timeout`` and `round_limit`."""
+    limit = round_limit(ctx)
+    settings = dataclasses.replace(ctx.settings, moves_draws=True)
+    return settings if limit is None else dataclasses.replace(settings, timeout=limit)
 
 
 def slow_rounds(targets: list[ReplayEntry], ctx: Verification) -> list[ReplayEntry]:
-    """``targets``, a replay stopped at porter's own limit (`round_settings`) saying so."""
-    if ctx.settings.timeout is not None:
+    """``targets``, a replay stopped at porter's own limit (`round_limit`) saying so."""
+    limit = round_limit(ctx)
+    if limit is None:
         return targets
     return [
         dataclasses.replace(
             e,
-            reason=f"stopped after {e.seconds:g} s, {ROUND_SLOWDOWN:g} times your run of the "
-            "cell: a rewrite that much slower there is not verified (--timeout sets the limit)",
+            reason=f"stopped after {limit:g} s, {ROUND_SLOWDOWN:g} times your run of the "
+            "cell: a rewrite that much slower there is not verified",
         )
-        if e.status == "timeout" and e.seconds is not None
+        if e.status == "timeout"
         else e
         for e in targets
     ]

@@ -164,6 +164,8 @@ def test_a_round_far_slower_than_the_persons_run_is_stopped_and_says_so(port_she
     rewrite = entry.rewrite
     assert rewrite.verified_on == ["numpy"], rewrite.reason
     assert "not verified on jax: stopped after 3 s, 1 times your run" in rewrite.reason
-    # the person's own --timeout is the limit where they give one
+    # the person's own --timeout where it is the tighter (porter fix gives every cell one)
     entry = _fix(port_shell, setup, body, "-b jax --timeout 2")
     assert "not verified on jax: ran past the time limit of 2 s" in entry.rewrite.reason
+    entry = _fix(port_shell, setup, body, "-b jax --timeout 600")
+    assert "not verified on jax: stopped after 3 s" in entry.rewrite.reason
