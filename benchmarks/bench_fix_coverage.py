@@ -159,16 +159,48 @@ def coverage(fix: dict) -> Figures:
             if key in seen:
                 continue
             seen.add(key)
+            out.findings += 1
+            if origin.get("file"):
+                fixed, why = _file_site(fix, cell, origin["file"], key[1:], call)
+                out.fixed += fixed
+                if not fixed:
+                    out.why[why] += 1
+                continue
             home = cells.get(where, cell)
             rewrite = home.get("rewrite")
             sites = (rewrite or {}).get("sites", [])
             site = next((s for s in sites if _same_site(s, key[1:])), None)
-            out.findings += 1
             if site is not None and site["applied"] and _verified(rewrite, home):
                 out.fixed += 1
             else:
                 out.why[_why_not(call, site, rewrite)] += 1
     return out
+
+
+def _file_site(
+    fix: dict, cell: dict, file: str, where: tuple[int, int, str], call: dict
+) -> tuple[bool, str]:
+    """A site in one of the person's files (``where``, first seen from ``cell``): fixed
+    when a verdict on the file applied it and verified it on every backend the calling
+    cell runs on; else why not, in the words of the verdict that came nearest."""
+    verdicts = [v for c in fix["cells"] for v in c.get("file_verdicts", []) if v["file"] == file]
+    nearest = None
+    for verdict in verdicts:
+        site = next((s for s in verdict.get("sites", []) if _same_site(s, where)), None)
+        if site is None:
+            continue
+        if (
+            site["applied"]
+            and verdict["accepted"]
+            and _required(cell) <= set(verdict["verified_on"])
+        ):
+            return True, ""
+        nearest = (site, verdict)
+    if nearest is None:
+        return False, f"{call['name']}: in {file}: no rewrite proposed"
+    site, verdict = nearest
+    why = site["reason"] if not site["applied"] else f"applied, not verified: {verdict['reason']}"
+    return False, f"{call['name']}: in {file}: {_general(why or verdict['reason'])}"
 
 
 def _mismatches(report: dict, label: str, out: Figures) -> None:
