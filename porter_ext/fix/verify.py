@@ -55,7 +55,7 @@ from porter_ext.fix.verify_rounds import (
     original_dtypes,
     round_settings,
     site_reasons,
-    slow_rounds,
+    slow_replays,
 )
 from porter_ext.fix.verify_support import (
     OWN_SEMANTICS,
@@ -419,7 +419,8 @@ class FixRun:
         )
         settings = round_settings(ctx)
         entries, _ = replay_entries(plan, code, ctx.namespace, ctx.run, settings, ctx.policy)
-        targets = slow_rounds([e for e in entries if e.role == "target"], ctx)
+        targets = [e for e in entries if e.role == "target"]
+        targets = slow_replays(targets, ctx.settings, ctx.run.seconds)
         judge = self.judge if judge is None else judge
         result = judged(keys, candidate.source, targets, judge, ctx, prefix.count("\n"))
         self.rounds.append(result)

@@ -80,45 +80,58 @@ class Verification:
     baseline: int
 
 
-#: a round's replay may run this many times as long as the person's run of the cell
-#: (and at least `ROUND_FLOOR_S`) before it is stopped: an update through ``xpx.at`` in a
-#: Python loop copies the whole array at every step on JAX, so a rewrite that verifies
-#: in a moment on NumPy may not end there for hours, and a port that slow is no port
+#: a replay of a ``--fix`` cell, its rounds' too, may run this many times as long as the
+#: person's run of the cell (and at least `ROUND_FLOOR_S`) before it is stopped: an update
+#: through ``xpx.at`` in a Python loop copies the whole array at every step on JAX, so a
+#: rewrite that verifies in a moment on NumPy may not end there for hours (and once put
+#: in effect, neither do the replays of the later cells that call it); a port that slow
+#: is no port
 ROUND_SLOWDOWN = 20.0
 ROUND_FLOOR_S = 30.0
 
 
-def round_limit(ctx: Verification) -> float | None:
-    """porter's own time limit on a round's replays, `ROUND_SLOWDOWN` times the person's
-    run of the cell (at least `ROUND_FLOOR_S`); None where the person's ``--timeout`` is
-    the tighter one."""
-    limit = max(ROUND_FLOOR_S, ROUND_SLOWDOWN * ctx.run.seconds)
-    return limit if ctx.settings.timeout is None or ctx.settings.timeout > limit else None
+def round_limit(settings: ReplaySettings, seconds: float) -> float | None:
+    """porter's own time limit on the replays of a ``--fix`` cell whose run took
+    ``seconds``: `ROUND_SLOWDOWN` times that (at least `ROUND_FLOOR_S`); None where the
+    person's ``--timeout`` is the tighter one."""
+    limit = max(ROUND_FLOOR_S, ROUND_SLOWDOWN * seconds)
+    return limit if settings.timeout is None or settings.timeout > limit else None
 
 
-def round_settings(ctx: Verification) -> ReplaySettings:
-    """The settings of a round's replays: the cell's, the person's generator draws moved
-    to the other libraries (`porter_ext.fix.draws`), and the tighter of the person's
-    ``--timeout`` and `round_limit`."""
-    limit = round_limit(ctx)
-    settings = dataclasses.replace(ctx.settings, moves_draws=True)
+def limited(settings: ReplaySettings, seconds: float) -> ReplaySettings:
+    """``settings`` with the tighter of the person's ``--timeout`` and `round_limit`."""
+    limit = round_limit(settings, seconds)
     return settings if limit is None else dataclasses.replace(settings, timeout=limit)
 
 
-def slow_rounds(targets: list[ReplayEntry], ctx: Verification) -> list[ReplayEntry]:
-    """``targets``, a replay stopped at porter's own limit (`round_limit`) saying so."""
-    limit = round_limit(ctx)
+def round_settings(ctx: Verification) -> ReplaySettings:
+    """The settings of a round's replays: the cell's, limited (`limited`), the person's
+    generator draws moved to the other libraries (`porter_ext.fix.draws`)."""
+    return dataclasses.replace(limited(ctx.settings, ctx.run.seconds), moves_draws=True)
+
+
+#: what a round stopped at porter's limit means, and what a ``--fix`` cell's replay does
+SLOW_ROUND = "a rewrite that much slower there is not verified"
+SLOW_REPLAY = "porter fix stops its replays there (porter run waits up to --timeout)"
+
+
+def slow_replays(
+    replays: list[ReplayEntry], settings: ReplaySettings, seconds: float, why: str = SLOW_ROUND
+) -> list[ReplayEntry]:
+    """``replays``, each stopped at porter's own limit (`round_limit`) saying so, and
+    ``why`` it stopped."""
+    limit = round_limit(settings, seconds)
     if limit is None:
-        return targets
+        return replays
     return [
         dataclasses.replace(
             e,
             reason=f"stopped after {limit:g} s, {ROUND_SLOWDOWN:g} times your run of the "
-            "cell: a rewrite that much slower there is not verified",
+            f"cell: {why}",
         )
         if e.status == "timeout"
         else e
-        for e in targets
+        for e in replays
     ]
 
 

@@ -192,9 +192,16 @@ def finish(session: Session, job: CellJob, run: CellRun) -> PortResult:
         # would run what they stopped again, as long or forever)
         entry = replace(entry, notes=[*entry.notes, INTERRUPTED])
         return session.add(entry, warnings)
-    entry, more = session._replay(entry, job.replay, run)
+    replay = job.replay
+    if job.fix is not None:  # its replays serve the verification: as long as its rounds'
+        from porter_ext.fix.verify_rounds import SLOW_REPLAY, limited, slow_replays
+
+        replay = replace(job.replay, settings=limited(job.replay.settings, run.seconds))
+    entry, more = session._replay(entry, replay, run)
     warnings += more
     if job.fix is not None:
+        replays = slow_replays(entry.replays, job.replay.settings, run.seconds, SLOW_REPLAY)
+        entry = replace(entry, replays=replays)
         from porter_ext.fix import verify_cell
 
         entry, more = verify_cell.finish(job.fix, entry, job.namespace, run, job.replay)

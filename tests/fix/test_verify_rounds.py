@@ -17,6 +17,7 @@ from porter_ext.fix.verify_rounds import Judge
 from porter_ext.model.entries import ReplayEntry
 from tests.fix.test_chains import RECIPROCALS
 from tests.fix.test_verify_backend import _fix
+from tests.replay.isolation import run
 from tests.test_cli_run import notebook, porter
 
 pytestmark = pytest.mark.slow
@@ -158,7 +159,7 @@ def test_a_round_far_slower_than_the_persons_run_is_stopped_and_says_so(port_she
 
     monkeypatch.setattr(verify_rounds, "ROUND_FLOOR_S", 3.0)
     monkeypatch.setattr(verify_rounds, "ROUND_SLOWDOWN", 1.0)
-    setup = "import numpy as np\nvalues = np.arange(1, 100001)"
+    setup = "import numpy as np\nvalues = np.arange(1, 20001)"
     body = RECIPROCALS
     entry = _fix(port_shell, setup, body, "-b jax")
     rewrite = entry.rewrite
@@ -169,3 +170,23 @@ def test_a_round_far_slower_than_the_persons_run_is_stopped_and_says_so(port_she
     assert "not verified on jax: ran past the time limit of 2 s" in entry.rewrite.reason
     entry = _fix(port_shell, setup, body, "-b jax --timeout 600")
     assert "not verified on jax: stopped after 3 s" in entry.rewrite.reason
+
+
+def test_a_fix_cells_own_replays_stop_at_the_same_limit(port_shell, monkeypatch):
+    """Under ``porter fix`` a verified function is put in effect, and the ordinary replays
+    of the later cells that call it ran handbook 02.03's ``xpx.at`` loop on JAX to the
+    cell limit (600 s). A ``--fix`` cell's replays serve its verification: they stop
+    where its rounds do. A plain ``%%port`` replay still waits for ``--timeout``."""
+    from porter_ext.fix import verify_rounds
+
+    monkeypatch.setattr(verify_rounds, "ROUND_FLOOR_S", 2.0)
+    monkeypatch.setattr(verify_rounds, "ROUND_SLOWDOWN", 1.0)
+    setup = "import numpy as np, time\na = np.ones(3)"
+    body = "if 'numpy' not in type(a).__module__:\n    time.sleep(60)\nb = np.sum(a, 0)"
+    entry = _fix(port_shell, setup, body, "-b jax --timeout 600")
+    [jax] = [r for r in entry.replays if r.role == "target" and r.backend == "jax"]
+    assert jax.status == "timeout"
+    assert jax.reason.startswith("stopped after 2 s, 1 times your run of the cell: porter fix")
+    run(port_shell, f"%%port --quiet -b jax --timeout 4\n{body}")
+    [jax] = [r for r in port_shell.user_ns["_port"].entry.replays if r.backend == "jax"]
+    assert (jax.status, jax.reason) == ("timeout", "ran past the time limit of 4 s")
