@@ -233,8 +233,8 @@ def _compare_numbers(
         # no float64 reference to judge by (inputs too big to copy, random draws): a sum
         # of products rounds at the scale of its terms, so a near-zero element of a
         # matmul differs by ulps of the output's largest, as the reference rule allows
-        # (never more than the policy's own rtol of that magnitude; a mismatch still is
-        # one is reported against the policy's tolerance)
+        # (never more than the policy's own rtol of that magnitude); a mismatch is still
+        # reported against the policy's own tolerance
         magnitude = s.max_magnitude or 0.0
         eps = max(eps_of(judged), eps_of(aa.dtype))
         floor = min(judging.rule.floor(eps, magnitude), tol.rtol * magnitude)

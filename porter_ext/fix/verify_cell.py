@@ -6,6 +6,7 @@ themselves are `porter_ext.fix.verify.FixRun`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from porter_ext.fix.deferred import called_deferred
 from porter_ext.fix.every_call import originals_for_the_run
 from porter_ext.fix.verify import FixRun
+from porter_ext.fix.verify_rounds import SLOW_REPLAY, limited, slow_replays
 from porter_ext.fix.verify_support import code_reading
 
 if TYPE_CHECKING:
@@ -103,13 +105,22 @@ def start(
         return None
 
 
+def replay_job(job: ReplayJob, run: CellRun) -> ReplayJob:
+    """The job of a ``--fix`` cell's own replays, which serve its verification: stopped
+    where its rounds are (`porter_ext.fix.verify_rounds.limited`)."""
+    return dataclasses.replace(job, settings=limited(job.settings, run.seconds))
+
+
 def finish(
     fix: FixRun, entry: CellEntry, namespace: MutableMapping[str, Any], run: CellRun, job: ReplayJob
 ) -> tuple[CellEntry, list[str]]:
     """``--fix``, after the replays (``job``: their settings and policy, the rounds'
-    too): the entry with its verified (or refused) rewrite, and porter's warnings."""
+    too, as the person gave them): the entry, each replay stopped at porter's limit
+    saying so, with its verified (or refused) rewrite, and porter's warnings."""
     from porter_ext.guard import internal_error
 
+    replays = slow_replays(entry.replays, job.settings, run.seconds, SLOW_REPLAY)
+    entry = dataclasses.replace(entry, replays=replays)
     warnings: list[str] = []
     try:
         return fix.verify(entry, namespace, run, job.settings, job.policy), warnings

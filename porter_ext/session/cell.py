@@ -193,17 +193,13 @@ def finish(session: Session, job: CellJob, run: CellRun) -> PortResult:
         entry = replace(entry, notes=[*entry.notes, INTERRUPTED])
         return session.add(entry, warnings)
     replay = job.replay
-    if job.fix is not None:  # its replays serve the verification: as long as its rounds'
-        from porter_ext.fix.verify_rounds import SLOW_REPLAY, limited, slow_replays
+    if job.fix is not None:
+        from porter_ext.fix import verify_cell
 
-        replay = replace(job.replay, settings=limited(job.replay.settings, run.seconds))
+        replay = verify_cell.replay_job(job.replay, run)
     entry, more = session._replay(entry, replay, run)
     warnings += more
     if job.fix is not None:
-        replays = slow_replays(entry.replays, job.replay.settings, run.seconds, SLOW_REPLAY)
-        entry = replace(entry, replays=replays)
-        from porter_ext.fix import verify_cell
-
         entry, more = verify_cell.finish(job.fix, entry, job.namespace, run, job.replay)
         warnings += more
     return session.add(entry, warnings)
