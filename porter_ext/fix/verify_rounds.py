@@ -126,7 +126,7 @@ def slow_replays(
     return [
         dataclasses.replace(
             e,
-            reason=f"stopped after {limit:g} s, {ROUND_SLOWDOWN:g} times your run of the "
+            reason=f"stopped after {limit:.0f} s, {ROUND_SLOWDOWN:g} times your run of the "
             f"cell: {why}",
         )
         if e.status == "timeout"
