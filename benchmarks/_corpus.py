@@ -11,7 +11,8 @@ Issue 29 item 7. For every notebook under DIR (prepared by
    the original prints (every cell that prints the same in both plain runs)?
 
 It prints per notebook: finding sites and the sites fixed and verified (counted as the
-fixture mode counts them), the cells whose rewrite is verified / partial / refused, why
+fixture mode counts them; "at calls": of those, the sites verified at their calls in a
+cell that stays on its original library, `porter_ext.fix.site_checks`), the cells whose rewrite is verified / partial / refused, why
 the other sites were left (reasons with particulars stripped, by count), whether the
 ported notebook prints what the original prints, the two time ratios, mismatches, and
 porter's own failures seen on its stderr; then the totals, the share of finding sites
@@ -136,7 +137,12 @@ def measure(notebook: Path, out: Path, args: argparse.Namespace) -> dict:
     if fix_json.exists():
         fix = json.loads(fix_json.read_text())
         figures = coverage(fix)
-        result.update(findings=figures.findings, fixed=figures.fixed, why=dict(figures.why))
+        result.update(
+            findings=figures.findings,
+            fixed=figures.fixed,
+            at_calls=figures.at_calls,
+            why=dict(figures.why),
+        )
         statuses = Counter((c.get("rewrite") or {}).get("status") for c in fix["cells"])
         result["cells"] = {s: statuses.get(s, 0) for s in ("verified", "partial", "refused")}
         _mismatches(fix, f"{stem} (fix)", figures)
@@ -177,8 +183,8 @@ def _print(r: dict) -> None:
     cells = r.get("cells", {})
     print(
         f"{r['notebook']:<44} sites {r.get('findings', 0):>4}  verified {r.get('fixed', 0):>4} "
-        f"({_share(r.get('fixed', 0), r.get('findings', 0))})  cells verified "
-        f"{cells.get('verified', 0)} partial {cells.get('partial', 0)} refused "
+        f"({_share(r.get('fixed', 0), r.get('findings', 0))}, at calls {r.get('at_calls', 0)})"
+        f"  cells verified {cells.get('verified', 0)} partial {cells.get('partial', 0)} refused "
         f"{cells.get('refused', 0)}",
         flush=True,
     )
@@ -238,6 +244,7 @@ def main(argv: list[str]) -> None:
 def totals(results: list[dict]) -> None:
     findings = sum(r.get("findings", 0) for r in results)
     fixed = sum(r.get("fixed", 0) for r in results)
+    at_calls = sum(r.get("at_calls", 0) for r in results)
     cells = Counter()
     reasons, calls = Counter(), Counter()
     for r in results:
@@ -251,7 +258,7 @@ def totals(results: list[dict]) -> None:
     false = sum(r.get("false_mismatches", 0) for r in results)
     print(
         f"TOTAL {len(results)} notebooks: sites {findings}  verified {fixed} "
-        f"({_share(fixed, findings).strip()})  cells verified {cells['verified']} partial "
+        f"({_share(fixed, findings).strip()}, at calls {at_calls})  cells verified {cells['verified']} partial "
         f"{cells['partial']} refused {cells['refused']}  same output {same}/{len(results)}  "
         f"run/plain median {median:.1f}x (max {max(ratios, default=float('nan')):.1f}x)  "
         f"mismatches {sum(r.get('mismatches', 0) for r in results)} (false {false})"

@@ -11,7 +11,10 @@ reports it prints, per notebook and in total:
   written);
 - fixed: those whose site the rewrite applied, in a rewrite verified on every requested
   backend the original cell exercises (a ``partial`` rewrite counts for its applied
-  sites when only sites were left out, not backends); the share is fixed / findings;
+  sites when only sites were left out, not backends), or in an accepted rewrite where
+  the site itself was verified at its calls on the backends the cell was not (a training
+  cell kept on torch by ``loss.backward()``: `porter_ext.fix.site_checks`; printed apart
+  as "at calls"); the share is fixed / findings;
 - clean: ported cells (rewrite verified or partial) whose replays of the ported notebook
   on numpy, jax and strict all ran (``ok``, or ``not_exercised``: they never touched that
   library) with no output outside tolerance;
@@ -62,6 +65,9 @@ NOT_MISMATCHES = {"dtype_changed", "order_only", "sign_only"}
 class Figures:
     findings: int = 0
     fixed: int = 0
+    #: of ``fixed``: sites verified at their calls in a cell verified whole on fewer
+    #: backends (`porter_ext.fix.site_checks`)
+    at_calls: int = 0
     ported_cells: int = 0
     clean_cells: int = 0
     mismatches: int = 0
@@ -73,6 +79,7 @@ class Figures:
         for name in (
             "findings",
             "fixed",
+            "at_calls",
             "ported_cells",
             "clean_cells",
             "mismatches",
@@ -126,6 +133,14 @@ def _verified(rewrite: dict | None, cell: dict) -> bool:
     return _required(cell) <= set(rewrite["verified_on"])
 
 
+def _checked(rewrite: dict | None, cell: dict, site: dict) -> bool:
+    """A site of an accepted rewrite verified at its calls (``checked_on``) on every
+    requested backend the cell exercises where the cell as a whole was not verified."""
+    if rewrite is None or rewrite["status"] == "refused" or not site.get("checked_on"):
+        return False
+    return _required(cell) <= set(rewrite["verified_on"]) | set(site["checked_on"])
+
+
 def _why_not(call: dict, site: dict | None, rewrite: dict | None) -> str:
     if site is None:
         return f"{call['name']}: no rewrite proposed"
@@ -172,6 +187,9 @@ def coverage(fix: dict) -> Figures:
             site = next((s for s in sites if _same_site(s, key[1:])), None)
             if site is not None and site["applied"] and _verified(rewrite, home):
                 out.fixed += 1
+            elif site is not None and site["applied"] and _checked(rewrite, home, site):
+                out.fixed += 1
+                out.at_calls += 1
             else:
                 out.why[_why_not(call, site, rewrite)] += 1
     return out
@@ -260,7 +278,7 @@ def measure(notebook: Path, tmp: Path) -> Figures:
 def _line(name: str, f: Figures) -> str:
     return (
         f"{name:<34} findings {f.findings:>4}  fixed+verified {f.fixed:>4} "
-        f"({f.share():6.1%})  clean cells {f.clean_cells:>3}/{f.ported_cells:<3} "
+        f"({f.share():6.1%}, at calls {f.at_calls})  clean cells {f.clean_cells:>3}/{f.ported_cells:<3} "
         f"mismatches {f.mismatches} (false {f.false_mismatches})"
     )
 

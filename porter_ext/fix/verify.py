@@ -363,7 +363,49 @@ class FixRun:
             left,
             entry,
         )
+        accepted = self._check_sites(accepted, ctx, entry)
         return with_draws_note(accepted, self.judge.drawn)
+
+    def _check_sites(
+        self, accepted: RewriteEntry, ctx: Verification, entry: CellEntry
+    ) -> RewriteEntry:
+        """``accepted`` with its sites checked at their calls on the libraries the cell as
+        a whole did not verify on (`porter_ext.fix.site_checks`): one more replay on the
+        original backend, its rewritten expressions marked."""
+        from porter_ext.compare.pipeline import replay_entries
+        from porter_ext.fix.site_checks import checked_sites, marked
+        from porter_ext.replay.analysis import analyse
+        from porter_ext.replay.probes import PROBE
+
+        original = str(ctx.specs[0])
+        unexercised = unexercised_specs(entry.replays)
+        missing = [
+            str(s)
+            for s in ctx.specs[1:]
+            if str(s) not in accepted.verified_on and str(s) not in unexercised
+        ]
+        if not missing or original not in accepted.verified_on or self.plan.in_process:
+            return accepted
+        source, marks = marked(accepted.source, accepted.sites)
+        if not marks:
+            return accepted
+        code = self.prefix + self.code_of(source)
+        io = analyse(code)
+        plan = dataclasses.replace(
+            self.plan,
+            io=dataclasses.replace(io, inputs=tuple(n for n in io.inputs if n != PROBE)),
+            specs=[ctx.specs[0]],
+            control=False,
+            capture=kept_capture(self.plan.capture),
+        )
+        settings = dataclasses.replace(
+            round_settings(ctx), probes=tuple(marks.items()), probe_specs=tuple(missing)
+        )
+        entries, _ = replay_entries(plan, code, ctx.namespace, ctx.run, settings, ctx.policy)
+        replay = next((e for e in entries if e.role == "target"), None)
+        if replay is None:
+            return accepted
+        return checked_sites(accepted, replay, marks, missing, ctx.policy, entry.first_line)
 
     def _parameters(self, entry: CellEntry, namespace: Mapping[str, Any]) -> dict[str, str]:
         """`array_parameters` of the cell's functions that nothing in it runs, under

@@ -52,6 +52,9 @@ class ReplayOutcome:
     role: str = "target"
     #: what kept the replay off the person's files: "namespace", "audit-hook", "in-process"
     isolation: str | None = None
+    #: the marked expressions the replay evaluated again on other libraries
+    #: (`porter_ext.replay.probes.Probed`; None: none were marked); not in the report
+    probes: list | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -96,6 +99,11 @@ class RewriteSiteEntry:
     replacement: str | None = None
     applied: bool = False
     reason: str | None = None
+    #: the libraries its rewritten expression gave the original's values on at its calls,
+    #: where the cell as a whole could not be replayed there (`porter_ext.fix.site_checks`)
+    checked_on: list[str] = field(default_factory=list)
+    #: what that check said (where it verified, and why not elsewhere); None: not checked
+    check: str | None = None
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,11 @@ class ReplaySettings:
     moves_draws: bool = False
     #: local workers share the person's network (``--allow-network``)
     network: bool = False
+    #: marked expressions of the code (mark, text) evaluated again on ``probe_specs``
+    #: where the replay reaches them (`porter_ext.replay.probes`): the fix stage's check of
+    #: rewritten sites at their calls
+    probes: tuple[tuple[int, str], ...] = ()
+    probe_specs: tuple[str, ...] = ()
 
     def recording(self) -> RecordSettings:
         """How the replay's run is recorded."""

@@ -397,6 +397,11 @@ def _run(
             # inputs' unpickling: their twins are made from the same files)
             notes: list[str] = []
             person_code.reachable(ns, notes)
+            probe = None
+            if settings.probes:
+                from porter_ext.replay.probes import PROBE, Probe
+
+                probe = ns[PROBE] = Probe(settings.probes, settings.probe_specs)
             armed = as_written.arm()
             try:
                 run = run_recorded(
@@ -404,6 +409,9 @@ def _run(
                 )
             finally:
                 as_written.disarm(armed)
+                if probe is not None:
+                    result.probes = probe.taken
+                    ns.pop(PROBE, None)
             result.notes += [n for n in notes if n not in result.notes]
         strays = confine.end_strays(before)
         outputs = {}

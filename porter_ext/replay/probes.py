@@ -1,0 +1,214 @@
+"""Marked expressions of a replayed cell, evaluated again on other libraries where the
+replay reaches them (the fix stage's check of a rewritten site at its calls:
+`porter_ext.fix.site_checks`).
+
+A cell the fix stage instruments reads ``__porter_probe__(MARK, EXPRESSION)`` where it
+wrote ``EXPRESSION``: the probe hands the value back unchanged and, at the first calls of
+each mark whose inputs differ in kind, shape or dtype (at most `MAX_CALLS`), evaluates the
+expression's text again on each library asked for, with the names it reads as the
+replay's frame holds them, moved there (an array namespace becomes that library's). What
+comes back is host copies of both values, or why the expression could not be evaluated
+there: the comparison is the later stages' (`Probed`). This runs inside the replay, so
+the sandbox that keeps the replay off the person's files keeps the evaluation off too.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: the name the instrumented code calls
+PROBE = "__porter_probe__"
+#: the calls of one mark evaluated again (each with inputs of another kind/shape/dtype)
+MAX_CALLS = 3
+#: inputs larger than this (bytes, all names together) are not moved to other libraries
+MAX_INPUT_BYTES = 64 * 2**20
+#: values larger than this are not sent back
+MAX_VALUE_BYTES = 16 * 2**20
+
+_PORTER = str(Path(__file__).resolve().parent.parent)
+
+
+@dataclass
+class Probed:
+    """One call of one mark: the value the replay's library gave (a host copy), and per
+    library asked for, the value the expression gives there (a host copy) or why it gave
+    none (a `str` with what stopped it)."""
+
+    mark: int
+    value: Any
+    others: dict[str, Any] = field(default_factory=dict)
+    #: the input names and what each was (``"torch float32 (32, 10)"``)
+    inputs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class HostArray:
+    """An array as it came back: its host copy, its library and its own dtype."""
+
+    array: Any
+    library: str
+    dtype: str
+
+
+@dataclass
+class Failure:
+    """Why an expression gave no value on a library."""
+
+    why: str
+
+
+class Probe:
+    """The callable the instrumented cell calls (see the module doc)."""
+
+    def __init__(self, marks: tuple[tuple[int, str], ...], specs: tuple[str, ...]) -> None:
+        self.texts = dict(marks)
+        self.specs = specs
+        self.taken: list[Probed] = []
+        self._seen: dict[int, set] = {}
+        self._code: dict[int, tuple[types.CodeType, tuple[str, ...]] | Failure] = {}
+
+    def __call__(self, mark: int, value: Any) -> Any:
+        seen = self._seen.setdefault(mark, set())
+        if len(seen) < MAX_CALLS:
+            try:
+                self._take(mark, value, seen)
+            except Exception as error:  # what cannot be checked says so; the replay goes on
+                self.taken.append(
+                    Probed(mark, None, dict.fromkeys(self.specs, Failure(_said(error))))
+                )
+                seen.add(("failed", len(seen)))
+        return value
+
+    def _compiled(self, mark: int) -> tuple[types.CodeType, tuple[str, ...]] | Failure:
+        if mark not in self._code:
+            text = self.texts[mark]
+            tree = ast.parse(text, mode="eval")
+            names = {
+                n.id
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            }
+            self._code[mark] = (compile(tree, "<porter-site>", "eval"), tuple(sorted(names)))
+        return self._code[mark]
+
+    def _take(self, mark: int, value: Any, seen: set) -> None:
+        from porter_ext.backends import backend_for
+
+        code, names = self._compiled(mark)
+        frame = _callers_frame()
+        found: dict[str, Any] = {}
+        for name in names:
+            if name in frame.f_locals:
+                found[name] = frame.f_locals[name]
+            elif name in frame.f_globals:
+                found[name] = frame.f_globals[name]
+            elif hasattr(builtins, name):
+                continue
+            else:
+                return  # a name the frame does not hold (a comprehension's own): not checked
+        signature = tuple((n, _signature(v)) for n, v in found.items())
+        if signature in seen:
+            return
+        seen.add(signature)
+        probed = Probed(mark, _host(value), inputs={n: s for n, s in signature if s})
+        self.taken.append(probed)
+        size = sum(_nbytes(v) for v in found.values())
+        for spec in self.specs:
+            if size > MAX_INPUT_BYTES:
+                probed.others[spec] = Failure(
+                    f"its inputs ({size / 2**20:.0f} MiB) are too large to check at the call"
+                )
+                continue
+            try:
+                moved = {n: _moved(v, spec, backend_for) for n, v in found.items()}
+                probed.others[spec] = _host(eval(code, {"__builtins__": builtins}, moved))
+            except Exception as error:
+                probed.others[spec] = Failure(_said(error))
+
+
+def _callers_frame() -> types.FrameType:
+    """The frame of the cell's code that called the probe (the recorder's hook may stand
+    between them)."""
+    frame = sys._getframe(2)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PORTER):
+        frame = frame.f_back
+    return frame
+
+
+def _said(error: BaseException) -> str:
+    text = (
+        f"{type(error).__name__}: {error}".splitlines()[0] if str(error) else type(error).__name__
+    )
+    return text[:240]
+
+
+def _signature(value: Any) -> str:
+    from porter_ext.backends import backend_for
+
+    backend = backend_for(value)
+    if backend is not None:
+        return f"{backend.name} {getattr(value, 'dtype', '')} {tuple(getattr(value, 'shape', ()))}"
+    if isinstance(value, list | tuple):
+        return f"{type(value).__name__}[{', '.join(_signature(v) for v in value[:8])}]"
+    if isinstance(value, bool | int | float | complex | str | type(None)):
+        return type(value).__name__
+    return ""
+
+
+def _nbytes(value: Any) -> int:
+    if isinstance(value, list | tuple):
+        return sum(_nbytes(v) for v in value)
+    return int(getattr(value, "nbytes", 0) or 0)
+
+
+class _NotMovable(TypeError):
+    pass
+
+
+def _moved(value: Any, spec: str, backend_for: Any) -> Any:
+    """``value`` as the expression reads it on ``spec``'s library."""
+    from porter_ext.backends import convert_to, get_backend, parse_spec
+
+    if isinstance(value, bool | int | float | complex | str | slice | type(None)):
+        return value
+    if value is Ellipsis:
+        return value
+    if isinstance(value, list | tuple):
+        return type(value)(_moved(v, spec, backend_for) for v in value)
+    if backend_for(value) is not None:
+        return convert_to(value, spec).value
+    from porter_ext.record.strict import NamespaceView
+
+    if isinstance(value, NamespaceView):  # the namespace as the recorder hands it
+        value = value.__wrapped__
+    if isinstance(value, types.ModuleType):
+        name = value.__name__
+        if name.startswith("array_api_compat.") or name in ("array_api_strict", "jax.numpy"):
+            return get_backend(parse_spec(spec).library).namespace()
+        if name == "array_api_extra":
+            return value
+    if getattr(value, "__module__", None) == "array_api_compat.common._helpers":
+        return value  # array_namespace, device, size, …
+    raise _NotMovable(f"it reads a {type(value).__name__}, which is no array")
+
+
+def _host(value: Any) -> Any:
+    """A host copy of ``value`` (arrays in containers too) to send back."""
+    from porter_ext.backends import backend_for
+
+    if isinstance(value, list | tuple):
+        return type(value)(_host(v) for v in value)
+    backend = backend_for(value)
+    if backend is None:
+        if isinstance(value, bool | int | float | complex | type(None)):
+            return value
+        return Failure(f"it gives a {type(value).__name__}, which is not compared")
+    if _nbytes(value) > MAX_VALUE_BYTES:
+        return Failure(f"its value ({_nbytes(value) / 2**20:.0f} MiB) is too large to send back")
+    return HostArray(backend.host_copy(value), backend.name, str(getattr(value, "dtype", "")))

@@ -1,0 +1,50 @@
+"""A training cell's rewritten sites verified at their calls (issue 29 item 4): the cell
+keeps ``loss.backward()`` (autograd is outside the standard), so it runs on torch only,
+yet each rewritten expression is evaluated again on the other libraries with the values
+it read in the replay, and compared there. Real torch, numpy and array-api-strict, in
+real workers, through ``%%port --fix`` in a real IPython shell."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fix.test_verify_backend import _fix
+
+pytestmark = pytest.mark.slow
+
+SETUP = (
+    "import torch\ng = torch.Generator().manual_seed(1)\n"
+    "W = torch.randn(4, 3, generator=g, requires_grad=True)\nX = torch.randn(8, 4, generator=g)"
+)
+BODY = (
+    "h = X @ W\n"
+    "hmean = h.mean(0, keepdim=True)\n"
+    "hstd = h.std(0, keepdim=True)\n"
+    "positive = (h > 0).sum()\n"
+    "loss = ((h - hmean) / hstd).pow(2).mean()\n"
+    "loss.backward()\n"
+)
+
+
+def _site(rewrite, name: str, line: int):
+    return next(s for s in rewrite.sites if s.name == name and s.line == line)
+
+
+def test_a_training_cells_sites_are_verified_at_their_calls_on_the_other_libraries(port_shell):
+    pytest.importorskip("torch")
+    pytest.importorskip("array_api_strict")
+    entry = _fix(port_shell, SETUP, BODY, "-b numpy,strict")
+    rewrite = entry.rewrite
+    assert rewrite.status == "partial", rewrite.reason
+    assert rewrite.verified_on == ["torch"]
+    mean, std = _site(rewrite, "Tensor.mean", 2), _site(rewrite, "Tensor.std", 3)
+    for site in (mean, std):
+        assert site.applied and site.checked_on == ["numpy", "strict"], site
+        assert site.check.startswith("verified at 1 call(s) on numpy, strict"), site.check
+    # strict sums no bool array: the site is checked and says where it fails
+    counted = _site(rewrite, "Tensor.sum", 4)
+    assert counted.applied and counted.checked_on == ["numpy"], counted
+    assert "not on strict:" in counted.check
+    assert "verified at their calls on numpy, strict" in rewrite.reason
+    # what kept the whole cell on torch is said too
+    assert "backward" in rewrite.reason
