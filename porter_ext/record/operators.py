@@ -19,6 +19,7 @@ from porter_ext.spec.dtype_categories import dtype_kind, scalar_issue
 from porter_ext.spec.indexing import (
     EVERY_AXIS,
     LENGTH,
+    RANGE_PARTS,
     ROW_BUILTINS,
     ROWS,
     TAKE_ALONG,
@@ -302,6 +303,21 @@ def _list_along(parts: tuple) -> int | None:
     return sum(1 for j in slices if j < at)
 
 
+def _ranges_among_integers(std: Standard, x: tuple, parts: tuple) -> bool:
+    """Whether the index is ranges, integer arrays and integers, one per axis of ``x``,
+    with at least one range and one integer array (`porter_ext.spec.indexing.RANGE_PARTS`)."""
+    if std.version < "2024.12" or len(parts) < 2 or type(x[3]) is not int or len(parts) != x[3]:
+        return False
+    ranges = [p for p in parts if p == ("other", "range")]
+    arrays = [p for p in parts if p[0] == "array"]
+    others = [p for p in parts if p not in ranges and p not in arrays]
+    return (
+        bool(ranges)
+        and all(dtype_kind(p[2]) == "int" for p in arrays)
+        and all(p == ("scalar", "int") for p in others)
+    )
+
+
 def _rows_taken(x: tuple, key: tuple) -> Verdict | None:
     """``C[X]``: one integer array ``X`` indexing the first axis of ``C`` (NumPy and torch
     fill the others with ``:``), as the standard's ``take`` writes it with the person's
@@ -381,6 +397,16 @@ def classify_index(
                 "x[xp.asarray(idx)]",
                 f"an index array of {p[1]} for an array of {x[1]}: two namespaces",
             )
+    if not setting and _ranges_among_integers(std, x, parts):
+        return Verdict(
+            "non_standard_usage",
+            name,
+            "x[xp.arange(...), idx]",
+            "a range as an index: the standard indexes with integers, slices and arrays; "
+            "as xp.arange it is an integer array, and with every axis given an integer "
+            "array the index is the standard's (2024.12)",
+            RANGE_PARTS,
+        )
     if any(k == "other" for k in kinds):
         odd = next(p for p in parts if p[0] == "other")
         return Verdict(

@@ -17,6 +17,7 @@ __all__ = [
     "EVERY_AXIS",
     "INDEX_EXAMPLES",
     "LENGTH",
+    "RANGE_PARTS",
     "ROWS",
     "ROW_BUILTINS",
     "TAKE_FLAT",
@@ -45,7 +46,11 @@ TAKE_LIST = "xp.take({x}, xp.asarray({idx}), axis=0)"
 #: axis from the array the other parts index (``xp.take(X[1:, :, ...], xp.asarray([2, 0,
 #: 1]), axis=1)``); the axis counts the parts before the list that keep theirs (slices)
 TAKE_ALONG = "xp.take({x}[{rest}], xp.asarray({idx}), axis={axis})"
-TAKE_TEMPLATES = (TAKE_ROWS, TAKE_FLAT, TAKE_LIST, TAKE_ALONG)
+#: ``logprobs[range(n), Yb]``: a ``range`` among integer arrays and integers, every axis
+#: indexed: the standard indexes with integer arrays there (2024.12), not with a range;
+#: ``xp.arange`` gives the same integers as an array
+RANGE_PARTS = "{x}[{parts}]"
+TAKE_TEMPLATES = (TAKE_ROWS, TAKE_FLAT, TAKE_LIST, TAKE_ALONG, RANGE_PARTS)
 #: ``len(x)``
 LENGTH = "{x_atom}.shape[0]"
 #: ``enumerate(x)``, ``list(x)``, ``tuple(x)``, ``iter(x)`` of an array: over its rows,
@@ -129,6 +134,8 @@ def usage_from_source(template: str, text: str) -> str | None:
 
     if template == TAKE_ALONG:
         return _take_along(node, segment)
+    if template == RANGE_PARTS:
+        return _range_parts(node, segment)
     if template in TAKE_TEMPLATES:
         if not isinstance(node, ast.Subscript) or isinstance(node.slice, ast.Slice | ast.Tuple):
             return None
@@ -198,6 +205,31 @@ def _take_along(node: ast.expr, segment) -> str | None:
     return TAKE_ALONG.format(
         x=_atom(segment(node.value)), rest=", ".join([*rest, "..."]), idx=segment(chosen), axis=kept
     )
+
+
+def _range_parts(node: ast.expr, segment) -> str | None:
+    """`RANGE_PARTS` over ``logprobs[range(n), Yb]`` as written: each ``range(...)`` part
+    of the index (positional arguments only) as ``xp.arange(...)``; None where no part
+    is one."""
+    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple):
+        return None
+    parts, found = [], False
+    for part in node.slice.elts:
+        if (
+            isinstance(part, ast.Call)
+            and isinstance(part.func, ast.Name)
+            and part.func.id == "range"
+            and not part.keywords
+            and 1 <= len(part.args) <= 3
+            and not any(isinstance(a, ast.Starred) for a in part.args)
+        ):
+            parts.append(f"xp.arange({', '.join(segment(a) for a in part.args)})")
+            found = True
+        else:
+            parts.append(segment(part))
+    if not found:
+        return None
+    return RANGE_PARTS.format(x=_atom(segment(node.value)), parts=", ".join(parts))
 
 
 def _int_literal(node: ast.expr) -> bool:

@@ -41,6 +41,20 @@ def test_an_embedding_lookup_is_ported_and_verified_on_every_backend(port_shell)
     assert ported["n"] == 4
 
 
+def test_a_range_among_index_arrays_is_ported_and_verified_on_every_backend(port_shell):
+    """makemore part 4's loss, ``-logprobs[range(n), Yb].mean()``: the range is no index
+    of the standard (jax and strict raise at that line); ``xp.arange(n)`` is."""
+    pytest.importorskip("torch")
+    setup = (
+        "import torch\nlogprobs = torch.linspace(-3, 0, 12).reshape(4, 3)\n"
+        "Yb = torch.tensor([2, 0, 1, 1])\nn = 4\n"
+    )
+    rewrite = _fix(port_shell, setup, "loss = -logprobs[range(n), Yb].mean()\n", f"-b {BACKENDS}")
+    assert rewrite.status == "verified", rewrite.reason
+    assert rewrite.verified_on == ["torch", "numpy", "jax", "strict"]
+    _has(rewrite.source, "loss = -xp.mean(logprobs[xp.arange(n), Yb])\n")
+
+
 def test_a_one_dimensional_index_is_one_take_written_as_the_person_wrote_it(port_shell):
     setup = "import numpy as np\nA = np.arange(12.0).reshape(4, 3)\nix = np.array([3, 0, 3])\n"
     body = "rows = A[ix % 4]\nmean = np.sum(rows, axis=0) / len(rows)\n"

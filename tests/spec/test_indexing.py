@@ -14,6 +14,7 @@ from porter_ext.backends import get_backend
 from porter_ext.spec.indexing import (
     INDEX_EXAMPLES,
     LENGTH,
+    RANGE_PARTS,
     TAKE_ALONG,
     TAKE_FLAT,
     TAKE_LIST,
@@ -130,3 +131,32 @@ def test_the_flat_form_refuses_an_operand_that_calls_something():
     )
     assert read_twice(TAKE_FLAT, "C[Xtr[ix]]") is None
     assert read_twice(TAKE_ROWS, "C[f(ix)]") is None  # read once
+
+
+@pytest.mark.parametrize(
+    "index", ["C[range(3), Y]", "C[range(1, 3), Y[1:]]", "C[range(0, 3, 2), 1]"]
+)
+def test_a_range_among_integer_arrays_as_arange_agrees_with_it_on_every_backend(index):
+    """``logprobs[range(n), Yb]`` (makemore part 4): NumPy and torch take a range as an
+    integer index; the standard takes integer arrays on every axis (2024.12), and
+    ``xp.arange`` gives the range's integers as one."""
+    data = np.arange(12.0).reshape(3, 4)
+    rewritten = usage_from_source(RANGE_PARTS, index)
+    assert (
+        rewritten is not None
+        and "xp.arange(" in rewritten
+        and "range(" not in rewritten.replace("xp.arange(", "")
+    )
+    originals = []
+    for library in ORIGINALS:
+        backend = get_backend(library)
+        if backend.available()[0]:
+            _, C, Y = _arrays(backend, data.tolist(), [3, 0, 2])
+            originals.append((library, _host(eval(index, {"C": C, "Y": Y}))))
+    for backend in _available():
+        xp, C, Y = _arrays(backend, data.tolist(), [3, 0, 2])
+        value = _host(eval(rewritten, {"xp": xp, "C": C, "Y": Y}))
+        for library, original in originals:
+            _agree(original, value, f"{rewritten} on {backend.name} against {library}'s {index}")
+    assert usage_from_source(RANGE_PARTS, "C[Y, 0]") is None
+    assert usage_from_source(RANGE_PARTS, "C[range(n)]") is None
