@@ -13,9 +13,10 @@ stage judges any output. A site whose expression gives the same values on a libr
 ``checked_on`` it; the cell's rewrite stays ``partial``, and says which sites keep the
 cell on the original backend.
 
-Only expressions are checked (a call, an operator), not statements (a write into an
-array); an expression that reads anything but arrays, numbers and array namespaces (a
-module of the person's, a generator) is not.
+Expressions are checked (a call, an operator), and the value a rewritten write puts
+into an array (``x[...] = xp.where(...)``); an expression that reads anything but arrays,
+numbers and array namespaces (a layer, a generator) is not, and says so. Attribute reads
+on what is no array (``self.mask``, ``torch.inf``) are read as the replay reads them.
 """
 
 from __future__ import annotations
@@ -48,13 +49,30 @@ def checkable(sites: Iterable[RewriteSiteEntry]) -> dict[str, list[_Key]]:
         text = (site.replacement or "").strip()
         if not site.applied or not text:
             continue
-        try:
-            tree = ast.parse(text, mode="eval")
-        except SyntaxError:
-            continue  # a statement (``x[...] = 0``), or more than one
-        if isinstance(tree.body, ast.Call | ast.BinOp | ast.UnaryOp):
-            texts.setdefault(text, []).append(_key(site))
+        checked = _checked_expression(text)
+        if checked is not None:
+            texts.setdefault(checked, []).append(_key(site))
     return texts
+
+
+def _checked_expression(text: str) -> str | None:
+    """The expression of a replacement that a check evaluates: the replacement itself, or
+    the value a one-target assignment writes (``x[...] = xp.where(...)``, ``x =
+    xpx.at(x)[i].set(v)``: the array then holds that value); None for anything else."""
+    try:
+        body = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        try:
+            statements = ast.parse(text).body
+        except SyntaxError:
+            return None
+        if len(statements) != 1 or not isinstance(statements[0], ast.Assign):
+            return None
+        if len(statements[0].targets) != 1:
+            return None
+        body = statements[0].value
+        text = ast.get_source_segment(text, body) or ""
+    return text.strip() if isinstance(body, ast.Call | ast.BinOp | ast.UnaryOp) else None
 
 
 class _Marker(cst.CSTTransformer):
@@ -192,14 +210,19 @@ def checked_sites(
     by_text = {text: checks.get(mark) for mark, text in marks.items()}
     sites, verified = [], []
     for site in rewrite.sites:
-        check = by_text.get((site.replacement or "").strip()) if site.applied else None
+        checked = _checked_expression(site.replacement or "") if site.applied else None
+        check = by_text.get(checked) if checked is not None else None
         if check is None:
             sites.append(site)
             continue
         on = check.on(specs)
-        said = [f"on {spec}: {check.failed[spec]}" for spec in specs if spec in check.failed]
+        grouped: dict[str, list[str]] = {}
+        for spec in specs:
+            if spec in check.failed:
+                grouped.setdefault(check.failed[spec], []).append(spec)
+        said = [f"not on {', '.join(where)}: {why}" for why, where in grouped.items()]
         text = f"verified at {check.calls} call(s) on {', '.join(on)}" if on else ""
-        text = "; ".join(filter(None, [text, *(f"not {s}" for s in said)]))
+        text = "; ".join(filter(None, [text, *said]))
         sites.append(dataclasses.replace(site, checked_on=on, check=text or None))
         if len(on) == len(specs):
             verified.append(site)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import sys
 import types
 from dataclasses import dataclass, field
@@ -67,11 +68,10 @@ class Probe:
     """The callable the instrumented cell calls (see the module doc)."""
 
     def __init__(self, marks: tuple[tuple[int, str], ...], specs: tuple[str, ...]) -> None:
-        self.texts = dict(marks)
+        self.trees = {mark: ast.parse(text, mode="eval") for mark, text in marks}
         self.specs = specs
         self.taken: list[Probed] = []
         self._seen: dict[int, set] = {}
-        self._code: dict[int, tuple[types.CodeType, tuple[str, ...]] | Failure] = {}
 
     def __call__(self, mark: int, value: Any) -> Any:
         seen = self._seen.setdefault(mark, set())
@@ -85,51 +85,86 @@ class Probe:
                 seen.add(("failed", len(seen)))
         return value
 
-    def _compiled(self, mark: int) -> tuple[types.CodeType, tuple[str, ...]] | Failure:
-        if mark not in self._code:
-            text = self.texts[mark]
-            tree = ast.parse(text, mode="eval")
-            names = {
-                n.id
-                for n in ast.walk(tree)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-            }
-            self._code[mark] = (compile(tree, "<porter-site>", "eval"), tuple(sorted(names)))
-        return self._code[mark]
-
     def _take(self, mark: int, value: Any, seen: set) -> None:
-        from porter_ext.backends import backend_for
-
-        code, names = self._compiled(mark)
-        frame = _callers_frame()
-        found: dict[str, Any] = {}
-        for name in names:
-            if name in frame.f_locals:
-                found[name] = frame.f_locals[name]
-            elif name in frame.f_globals:
-                found[name] = frame.f_globals[name]
-            elif hasattr(builtins, name):
-                continue
-            else:
-                return  # a name the frame does not hold (a comprehension's own): not checked
+        reader = _Reader(_callers_frame())
+        tree = ast.fix_missing_locations(reader.visit(copy.deepcopy(self.trees[mark])))
+        if reader.missing:
+            return  # a name the frame does not hold (a comprehension's own): not checked
+        found = reader.found
         signature = tuple((n, _signature(v)) for n, v in found.items())
         if signature in seen:
             return
         seen.add(signature)
         probed = Probed(mark, _host(value), inputs={n: s for n, s in signature if s})
         self.taken.append(probed)
+        if reader.unmovable:
+            why = Failure(f"not checked: it reads {reader.unmovable[0]}, which is no array")
+            probed.others = dict.fromkeys(self.specs, why)
+            return
         size = sum(_nbytes(v) for v in found.values())
+        if size > MAX_INPUT_BYTES:
+            why = Failure(f"its inputs ({size / 2**20:.0f} MiB) are too large to check at the call")
+            probed.others = dict.fromkeys(self.specs, why)
+            return
+        code = compile(tree, "<porter-site>", "eval")
         for spec in self.specs:
-            if size > MAX_INPUT_BYTES:
-                probed.others[spec] = Failure(
-                    f"its inputs ({size / 2**20:.0f} MiB) are too large to check at the call"
-                )
-                continue
             try:
-                moved = {n: _moved(v, spec, backend_for) for n, v in found.items()}
+                moved = {n: _moved(v, spec) for n, v in found.items()}
                 probed.others[spec] = _host(eval(code, {"__builtins__": builtins}, moved))
             except Exception as error:
                 probed.others[spec] = Failure(_said(error))
+
+
+class _Reader(ast.NodeTransformer):
+    """The values an expression reads in ``frame``: its names, and (where a name holds
+    no array: ``self``, a module) the attribute reads on it as one value each
+    (``self.mask``, ``torch.inf``), which the expression then reads by a name of its own."""
+
+    def __init__(self, frame: types.FrameType) -> None:
+        self.frame = frame
+        self.found: dict[str, Any] = {}
+        self.missing = False
+        #: what it reads that is no array, number or namespace (``self.W_key``, a Linear)
+        self.unmovable: list[str] = []
+
+    def _lookup(self, name: str) -> tuple[bool, Any]:
+        frame = self.frame
+        if name in frame.f_locals:
+            return True, frame.f_locals[name]
+        if name in frame.f_globals:
+            return True, frame.f_globals[name]
+        return False, None
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        held, value = self._lookup(node.id)
+        if not held:
+            self.missing = not hasattr(builtins, node.id)
+            return node
+        self.found[node.id] = value
+        if not _movable(value):
+            self.unmovable.append(f"`{node.id}`, a {type(value).__name__}")
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        root = node.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return self.generic_visit(node)
+        held, value = self._lookup(root.id)
+        if not held or _movable(value):
+            return self.generic_visit(node)
+        text = ast.unparse(node)
+        chain = eval(  # the same read the cell makes there, at that moment
+            compile(ast.Expression(node), "<porter-site>", "eval"),
+            self.frame.f_globals,
+            dict(self.frame.f_locals),
+        )
+        name = f"__porter_read_{len(self.found)}"
+        self.found[name] = chain
+        if not _movable(chain):
+            self.unmovable.append(f"`{text}`, a {type(chain).__name__}")
+        return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
 
 
 def _callers_frame() -> types.FrameType:
@@ -167,35 +202,47 @@ def _nbytes(value: Any) -> int:
     return int(getattr(value, "nbytes", 0) or 0)
 
 
-class _NotMovable(TypeError):
-    pass
-
-
-def _moved(value: Any, spec: str, backend_for: Any) -> Any:
-    """``value`` as the expression reads it on ``spec``'s library."""
-    from porter_ext.backends import convert_to, get_backend, parse_spec
-
-    if isinstance(value, bool | int | float | complex | str | slice | type(None)):
-        return value
-    if value is Ellipsis:
-        return value
-    if isinstance(value, list | tuple):
-        return type(value)(_moved(v, spec, backend_for) for v in value)
-    if backend_for(value) is not None:
-        return convert_to(value, spec).value
+def _namespace_module(value: Any) -> types.ModuleType | None:
+    """The array namespace ``value`` is (the recorder's view of one too), or None."""
     from porter_ext.record.strict import NamespaceView
 
-    if isinstance(value, NamespaceView):  # the namespace as the recorder hands it
+    if isinstance(value, NamespaceView):
         value = value.__wrapped__
     if isinstance(value, types.ModuleType):
         name = value.__name__
         if name.startswith("array_api_compat.") or name in ("array_api_strict", "jax.numpy"):
-            return get_backend(parse_spec(spec).library).namespace()
-        if name == "array_api_extra":
             return value
-    if getattr(value, "__module__", None) == "array_api_compat.common._helpers":
-        return value  # array_namespace, device, size, …
-    raise _NotMovable(f"it reads a {type(value).__name__}, which is no array")
+    return None
+
+
+def _movable(value: Any) -> bool:
+    """Whether `_moved` moves ``value`` to another library."""
+    from porter_ext.backends import backend_for
+
+    if isinstance(value, bool | int | float | complex | str | slice | type(None)):
+        return True
+    if value is Ellipsis or backend_for(value) is not None:
+        return True
+    if isinstance(value, list | tuple):
+        return all(_movable(v) for v in value)
+    if _namespace_module(value) is not None:
+        return True
+    if isinstance(value, types.ModuleType) and value.__name__ == "array_api_extra":
+        return True
+    return getattr(value, "__module__", None) == "array_api_compat.common._helpers"
+
+
+def _moved(value: Any, spec: str) -> Any:
+    """``value`` (`_movable`) as the expression reads it on ``spec``'s library."""
+    from porter_ext.backends import backend_for, convert_to, get_backend, parse_spec
+
+    if isinstance(value, list | tuple):
+        return type(value)(_moved(v, spec) for v in value)
+    if backend_for(value) is not None:
+        return convert_to(value, spec).value
+    if _namespace_module(value) is not None:
+        return get_backend(parse_spec(spec).library).namespace()
+    return value
 
 
 def _host(value: Any) -> Any:

@@ -48,3 +48,38 @@ def test_a_training_cells_sites_are_verified_at_their_calls_on_the_other_librari
     assert "verified at their calls on numpy, strict" in rewrite.reason
     # what kept the whole cell on torch is said too
     assert "backward" in rewrite.reason
+
+
+LAYER = (
+    "class Masked(torch.nn.Module):\n"
+    "    def __init__(self, n):\n"
+    "        super().__init__()\n"
+    "        self.proj = torch.nn.Linear(n, n)\n"
+    "        self.register_buffer('mask', torch.ones(n, n) > 1.5)\n"
+    "\n"
+    "    def forward(self, x):\n"
+    "        scores = self.proj(x) @ x.transpose(0, 1)\n"
+    "        scores.masked_fill_(self.mask.bool(), -torch.inf)\n"
+    "        return torch.softmax(scores, dim=-1)\n"
+    "\n"
+    "torch.manual_seed(0)\n"
+    "out = Masked(4)(X[:4])\n"
+)
+
+
+def test_a_layers_sites_read_its_attributes_and_its_writes_are_checked_by_their_value(
+    port_shell,
+):
+    """LLMs-from-scratch ch03's attention: the cell is torch-only (``torch.nn.Linear``);
+    ``self.mask`` is read as the replay reads it, and the value ``masked_fill_``'s rewrite
+    writes (``scores[...] = xp.where(...)``) is what is checked of it."""
+    pytest.importorskip("torch")
+    pytest.importorskip("array_api_strict")
+    entry = _fix(port_shell, SETUP, LAYER, "-b numpy,strict")
+    rewrite = entry.rewrite
+    assert rewrite.status == "partial", rewrite.reason
+    filled = _site(rewrite, "Tensor.masked_fill_", 9)
+    assert filled.applied and filled.replacement.startswith("scores[...] = xp.where("), filled
+    assert filled.checked_on == ["numpy", "strict"], filled
+    assert _site(rewrite, "Tensor.bool", 9).checked_on == ["numpy", "strict"]
+    assert _site(rewrite, "torch.softmax", 10).checked_on == ["numpy", "strict"]
