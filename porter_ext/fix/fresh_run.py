@@ -292,6 +292,11 @@ def fresh_check(
             reverts = traced(difference.index, settled.cells, files)
             if not reverts:  # reproducible, and nothing rewritten up to it: never expected
                 _refuse(difference)
+            if len(reverts) > 1:
+                blamed = _to_blame(
+                    reverts, difference, report, Trial(nb, origin, run, real_path, original), course
+                )
+                reverts = [blamed] if blamed is not None else reverts
             course.reverted += 1
             undone = ", ".join(r.words() for r in reverts)
             course.lines.append(f"{difference.line()}: {undone} reverted")
@@ -299,6 +304,52 @@ def fresh_check(
             break
         else:
             return ported, outcome, settled, files, course
+
+
+#: the rewrites a difference traces to that are each taken back alone, the latest first,
+#: before all of them are (each try is one more fresh run of the notebook)
+MAX_BLAME_TRIES = 3
+
+
+@dataclass(frozen=True)
+class Trial:
+    """What a fresh run of a report's port needs (`fresh_check`'s arguments)."""
+
+    nb: NotebookNode
+    origin: str
+    run: Runner
+    real_path: Callable[[str], str]
+    original: Mapping[int, Shown]
+
+
+def _to_blame(
+    reverts: list[Revert],
+    difference: Difference,
+    report: Report,
+    trial: Trial,
+    course: FreshCheck,
+) -> Revert | None:
+    """The one rewrite of ``reverts`` whose revert alone makes ``difference`` go (tried
+    the latest first, at most `MAX_BLAME_TRIES`), or None: a training loop's printed loss
+    that one rewrite moves by a rounding reverts that rewrite, not every rewrite before
+    the cell."""
+    from porter_ext.fix.files import settle_files
+    from porter_ext.fix.notebook import ported_notebook
+
+    for revert in list(reversed(reverts))[:MAX_BLAME_TRIES]:
+        ported, _, settled = ported_notebook(
+            trial.nb, reverted(report, [revert], difference), trial.origin
+        )
+        files = settle_files(settled.cells)
+        overlay = {
+            trial.real_path(v.file): v.source for v in _accepted_sources(files, settled.cells)
+        }
+        fresh = trial.run(fresh_sources(ported), overlay)
+        course.runs += 1
+        left = differences(trial.original, fresh)
+        if not any(d.index <= difference.index for d in left):
+            return revert
+    return None
 
 
 def _the_notebooks_own(
