@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from porter_ext.compare.pipeline import ReplayJob
     from porter_ext.model.cells import CellEntry
     from porter_ext.record.cell import CellRun
+    from porter_ext.replay.plan import ReplayPlan
     from porter_ext.replay.workers import WorkerPool
 
 __all__ = ["FixPlace", "finish", "prepare", "start"]
@@ -54,9 +55,6 @@ def prepare(
     those of the earlier cells' deferred definitions the cell calls (``porter fix``); the
     rewritten functions in effect give their names back to the person's functions for the
     run (`porter_ext.fix.every_call`)."""
-    from porter_ext.backends import HOST_LIBRARY, BackendSpec
-    from porter_ext.compare.pipeline import plan
-
     fix = FixRun(
         source,
         None,
@@ -72,14 +70,39 @@ def prepare(
         fix.deferred = called_deferred(owner, code)
         # the cell runs the person's functions; its replays may put the portable ones first
         fix.ported = originals_for_the_run(owner, namespace)
-    definitions = [*(e.definition for e in fix.ported), *fix.deferred]
+    near = reached(code, fix.ported)
+    fix.plan = _plan(fix, code, namespace, specs, place, [*fix.ported])
+    capture = fix.plan.capture
+    far = {n for e in fix.ported if e not in near for n in e.definition.names}
+    if capture is not None and capture.unsent in far:
+        # a function in effect the cell does not reach cannot travel (a lock in it):
+        # its rounds go without it rather than not at all
+        capture.release()
+        fix.plan = _plan(fix, code, namespace, specs, place, near)
+    return fix
+
+
+def _plan(
+    fix: FixRun,
+    code: str,
+    namespace: MutableMapping[str, Any],
+    specs: list,
+    place: FixPlace,
+    ported: list,
+) -> ReplayPlan:
+    """The plan of the cell's rounds, its ``ported`` functions in effect and the deferred
+    definitions it calls put before it."""
+    from porter_ext.backends import HOST_LIBRARY, BackendSpec
+    from porter_ext.compare.pipeline import plan
+
+    definitions = [*(e.definition for e in ported), *fix.deferred]
     prefix = "".join(d.code for d in definitions)
     # the functions as the namespace holds them too: a round whose prefix leaves out a
     # refused one calls the original definition
     defined = sorted({name for d in definitions for name in d.names})
     # a spec so that the pipeline captures (the real ones are known after the run)
     warm = list(specs) or [BackendSpec(HOST_LIBRARY)]
-    fix.plan = plan(
+    return plan(
         code_reading(prefix + code, fix._new_inputs(code, namespace), first=defined),
         namespace,
         warm,
@@ -87,7 +110,34 @@ def prepare(
         control=False,
         in_process=place.in_process,
     )
-    return fix
+
+
+def reached(code: str, entries: list) -> list:
+    """The functions in effect (`porter_ext.fix.every_call.InEffect`) that ``code`` reaches:
+    those it reads by name, and those their code reads in turn. Where another function in
+    effect cannot travel with the cell's rounds (a function shown through ipywidgets'
+    ``interact`` holds a lock), only these do: a cell that never calls it had every round
+    skipped for it."""
+    from porter_ext.replay.analysis import analyse
+
+    try:
+        reads = set(analyse(code).inputs)
+    except SyntaxError:
+        return list(entries)
+    kept: list = []
+    grew = True
+    while grew:
+        grew = False
+        for entry in entries:
+            if entry in kept or not reads & set(entry.definition.names):
+                continue
+            kept.append(entry)
+            grew = True
+            try:
+                reads |= set(analyse(entry.definition.code).inputs)
+            except SyntaxError:
+                continue
+    return [e for e in entries if e in kept]
 
 
 def start(

@@ -32,6 +32,8 @@ class Capture:
     slots: int = 0  # call sites numbered here (see `transport.reserve_slots`)
     #: the environment, import path, folder and library settings the run starts from
     process: process_state.ProcessState | None = None
+    #: the input that could not be sent (``unsendable`` says why)
+    unsent: str | None = None
 
     def release(self) -> None:
         if self.parcel is not None:
@@ -62,5 +64,5 @@ def capture(io: CellIO, namespace: Mapping[str, Any]) -> Capture:
     try:
         parcel = transport.pack(cell_inputs(io, namespace), local=True)
     except transport.Unsendable as error:
-        return Capture(None, states, str(error), process=process)
+        return Capture(None, states, str(error), process=process, unsent=error.name)
     return Capture(parcel, states, slots=transport.slots_in_use(), process=process)

@@ -136,3 +136,26 @@ def test_unique_counts_of_floats_is_left_as_written_where_nans_would_count_apart
     assert not site["applied"], site
     assert "xp.unique_counts(k)" in ported[4], ported[4]
     assert cells[4]["rewrite"]["status"] in ("verified", "partial"), cells[4]["rewrite"]
+
+
+@pytest.mark.slow
+def test_a_function_in_effect_that_cannot_be_sent_leaves_the_cells_that_never_call_it_be(
+    tmp_path,
+):
+    """makemore part 3: ``normshow``, a function shown through ipywidgets' ``interact``,
+    holds a lock; once its rewrite was in effect, every later cell's rounds tried to send
+    it to the workers ("cannot send 'normshow' to the worker: cannot pickle
+    '_thread.lock' object") and were skipped, so cells that never call it were refused.
+    Only the functions in effect that a cell's code reaches travel with its rounds."""
+    pytest.importorskip("torch")
+    _, cells = _fix(
+        tmp_path,
+        "lock",
+        "import threading\nimport torch",
+        "def f(x):\n    return x.sum(0)\nf.lock = threading.Lock()\ny = f(torch.ones(3, 4))",
+        "a = torch.linspace(0, 1, 6).reshape(2, 3)\nb = a.sum(1)",
+    )
+    assert cells[1]["rewrite"]["status"] == "verified", cells[1]["rewrite"]
+    rewrite = cells[2]["rewrite"]
+    assert rewrite["status"] == "verified", rewrite["reason"]
+    assert "xp.sum(a, axis=1)" in rewrite["source"]
