@@ -104,7 +104,8 @@ def length_rewrite(x: str) -> str:
 def read_twice(template: str, text: str) -> str | None:
     """The operand of ``text`` (``C[X]``) that ``template`` evaluates twice and that calls
     something (``C[torch.randint(...)]``: two calls would draw twice), or None: the flat
-    form reads the index and the array again for their shapes."""
+    form reads the index and the array again for their shapes. A creation from data of
+    what calls nothing (``C[torch.tensor([context])]``) gives the same array twice."""
     if template != TAKE_FLAT:
         return None
     try:
@@ -114,9 +115,31 @@ def read_twice(template: str, text: str) -> str | None:
     if not isinstance(node, ast.Subscript):
         return None
     for part in (node.value, node.slice):
+        if _from_data(part):
+            continue
         if any(isinstance(n, ast.Call | ast.NamedExpr | ast.Lambda) for n in ast.walk(part)):
             return ast.get_source_segment(text.strip(), part)
     return None
+
+
+#: the creations from data whose second call gives the same array as the first
+#: (``C[torch.tensor([context])]``, makemore's sampling loop)
+FROM_DATA = frozenset({"tensor", "asarray", "array", "as_tensor"})
+
+
+def _from_data(part: ast.expr) -> bool:
+    """Whether ``part`` is one creation from data (`FROM_DATA`, called on a module) whose
+    arguments call nothing: read twice, it is the same array twice."""
+    if not (isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute)):
+        return False
+    if part.func.attr not in FROM_DATA or not isinstance(part.func.value, ast.Name):
+        return False
+    inner = [*part.args, *(k.value for k in part.keywords)]
+    return not any(
+        isinstance(n, ast.Call | ast.NamedExpr | ast.Lambda | ast.Starred)
+        for arg in inner
+        for n in ast.walk(arg)
+    )
 
 
 def usage_from_source(template: str, text: str) -> str | None:

@@ -85,6 +85,22 @@ def test_an_index_read_twice_for_its_shape_that_calls_something_is_left_as_writt
     )
 
 
+def test_an_index_made_from_data_is_read_twice_and_verified_on_every_backend(port_shell):
+    """makemore's sampling loop, ``emb = C[torch.tensor([context])]``: the flat form reads
+    the index again for its shape; a creation from data of what calls nothing gives the
+    same array twice, so the site is ported (it was left as written: "reads ... twice")."""
+    pytest.importorskip("torch")
+    body = (
+        "context = [0, 5, 13]\nemb = C[torch.tensor([context])]\n"
+        "h = torch.tanh(emb.view(1, -1) @ W1 + b1)\n"
+    )
+    rewrite = _fix(port_shell, MAKEMORE, body, f"-b {BACKENDS}")
+    assert rewrite.status == "verified", rewrite.reason
+    assert rewrite.verified_on == ["torch", "numpy", "jax", "strict"]
+    site = next(s for s in rewrite.sites if s.name == "Tensor.__getitem__")
+    assert site.applied and site.replacement.startswith("xp.reshape(xp.take(C, "), site
+
+
 @pytest.mark.slow
 def test_porter_fix_ports_an_embedding_lookup_in_a_notebook(tmp_path):
     pytest.importorskip("torch")

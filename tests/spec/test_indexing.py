@@ -131,6 +131,12 @@ def test_the_flat_form_refuses_an_operand_that_calls_something():
     )
     assert read_twice(TAKE_FLAT, "C[Xtr[ix]]") is None
     assert read_twice(TAKE_ROWS, "C[f(ix)]") is None  # read once
+    # a creation from data of what calls nothing is the same array twice (makemore's
+    # sampling loop); one whose data calls something is not
+    assert read_twice(TAKE_FLAT, "C[torch.tensor([context])]") is None
+    assert read_twice(TAKE_FLAT, "C[np.asarray(rows, dtype=np.int64)]") is None
+    assert read_twice(TAKE_FLAT, "C[torch.tensor([f(context)])]") == "torch.tensor([f(context)])"
+    assert read_twice(TAKE_FLAT, "C[torch.arange(6).reshape(2, 3)]") is not None
 
 
 @pytest.mark.parametrize(
