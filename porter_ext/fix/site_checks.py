@@ -34,8 +34,18 @@ if TYPE_CHECKING:
     from porter_ext.model.entries import ReplayEntry, RewriteEntry, RewriteSiteEntry
 
 _Key = tuple[int, int, str]
-#: nodes whose rewrite is checked at its calls (the rest may be written into)
-_CHECKED = (cst.Call, cst.BinaryOperation, cst.UnaryOperation)
+#: the field of each node that holds what it writes (``x[i] = v``, ``for x[i] in ...``)
+_WRITTEN = {
+    cst.AssignTarget: "target",
+    cst.AugAssign: "target",
+    cst.AnnAssign: "target",
+    cst.For: "target",
+    cst.CompFor: "target",
+    cst.Del: "target",
+    cst.AsName: "name",
+}
+#: nodes whose rewrite is checked at its calls (an index read: not where it is written)
+_CHECKED = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)
 
 
 def _key(site: RewriteSiteEntry) -> _Key:
@@ -72,17 +82,27 @@ def _checked_expression(text: str) -> str | None:
             return None
         body = statements[0].value
         text = ast.get_source_segment(text, body) or ""
-    return text.strip() if isinstance(body, ast.Call | ast.BinOp | ast.UnaryOp) else None
+    checked = ast.Call | ast.BinOp | ast.UnaryOp | ast.Subscript
+    return text.strip() if isinstance(body, checked) else None
 
 
 class _Marker(cst.CSTTransformer):
     def __init__(self, texts: Mapping[str, list[_Key]]) -> None:
+        super().__init__()
         self.texts = texts
         self.marks: dict[str, int] = {}
         self._module = cst.Module([])
+        #: what is written, not read (``x[i] = v``, ``for x[i] in ...``, ``del x[i]``)
+        self._written: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        written = _WRITTEN.get(type(node))
+        if written is not None:
+            self._written.add(id(getattr(node, written)))
+        return True
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> Any:
-        if not isinstance(original, _CHECKED):
+        if not isinstance(original, _CHECKED) or id(original) in self._written:
             return updated
         text = self._module.code_for_node(original).strip()
         if text not in self.texts:

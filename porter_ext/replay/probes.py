@@ -33,6 +33,9 @@ MAX_INPUT_BYTES = 64 * 2**20
 MAX_VALUE_BYTES = 16 * 2**20
 
 _PORTER = str(Path(__file__).resolve().parent.parent)
+#: modules an expression reads as they are on every library (array-api-extra takes the
+#: namespace from its arrays; Python's own on Python numbers: ``math.prod(p.shape)``)
+_KEPT_MODULES = frozenset({"array_api_extra", "math", "operator"})
 
 
 @dataclass
@@ -227,7 +230,7 @@ def _movable(value: Any) -> bool:
         return all(_movable(v) for v in value)
     if _namespace_module(value) is not None:
         return True
-    if isinstance(value, types.ModuleType) and value.__name__ == "array_api_extra":
+    if isinstance(value, types.ModuleType) and value.__name__ in _KEPT_MODULES:
         return True
     return getattr(value, "__module__", None) == "array_api_compat.common._helpers"
 

@@ -22,6 +22,8 @@ BODY = (
     "hstd = h.std(0, keepdim=True)\n"
     "positive = (h > 0).sum()\n"
     "loss = ((h - hmean) / hstd).pow(2).mean()\n"
+    "first = h[0]\n"
+    "count = h.nelement()\n"
     "loss.backward()\n"
 )
 
@@ -45,6 +47,10 @@ def test_a_training_cells_sites_are_verified_at_their_calls_on_the_other_librari
     counted = _site(rewrite, "Tensor.sum", 4)
     assert counted.applied and counted.checked_on == ["numpy"], counted
     assert "not on strict:" in counted.check
+    # an index read (``h[0, ...]``) and Python's own math on a shape are checked too
+    for name, line in (("Tensor.__getitem__", 6), ("Tensor.nelement", 7)):
+        site = _site(rewrite, name, line)
+        assert site.applied and site.checked_on == ["numpy", "strict"], site
     assert "verified at their calls on numpy, strict" in rewrite.reason
     # what kept the whole cell on torch is said too
     assert "backward" in rewrite.reason
