@@ -32,7 +32,7 @@ from porter_ext.fix.cellscope import site_libraries
 from porter_ext.fix.checks import FROM_SIZES, Site
 from porter_ext.fix.portable import PortableMoves, every_part
 from porter_ext.model.entries import RewriteSiteEntry
-from porter_ext.spec.indexing import EVERY_AXIS, LENGTH, ROWS, TAKE_TEMPLATES
+from porter_ext.spec.indexing import EVERY_AXIS, LENGTH, ROWS, TAKE_TEMPLATES, ZIP_ROWS
 from porter_ext.spec.replacement import Replacement
 from porter_ext.spec.replacements import find
 from porter_ext.spec.rewrites import (
@@ -323,7 +323,7 @@ class CellCodemod(PortableMoves):
         if chosen is not None:
             return chosen
         if site is None:
-            moved = self._usage(original, updated, (LENGTH, ROWS))
+            moved = self._usage(original, updated, (LENGTH, ROWS, ZIP_ROWS))
             return moved if moved is not updated else self._through_xp(original, updated)
         if site.kind == "host_sync" and site.entry is None and not site.undecided:
             return updated  # float(x): the standard's own way to read a value

@@ -160,7 +160,7 @@ class PortableMoves(XpBinding):
         array = None
         if isinstance(updated, cst.Subscript):
             array = self._operand(updated.value)
-        elif isinstance(updated, cst.Call) and len(updated.args) == 1:  # enumerate(x)
+        elif isinstance(updated, cst.Call) and updated.args:  # enumerate(x), zip(x, y)
             array = self._operand(updated.args[0].value)
         call = SourceCall("function", None, (array,) if array else (), {}, False)
         self.site_libraries = (library,)

@@ -101,7 +101,8 @@ def recorded_usages(calls: Iterable[CallRecord]) -> dict:
     seen: dict = {}
     for call in calls:
         index = call.kind == "index" and call.status == "non_standard_usage"
-        length = call.name in ("len", *ROW_BUILTINS) and call.status == "non_standard_usage"
+        length = call.name in ("len", "zip", *ROW_BUILTINS)
+        length = length and call.status == "non_standard_usage"
         if call.origin is None and (index or length) and call.suggestion:
             key = (call.line, call.col, call.name)
             seen.setdefault(key, set()).add((call.suggestion, call.library))

@@ -24,6 +24,7 @@ from porter_ext.spec.indexing import (
     ROWS,
     TAKE_ALONG,
     TAKE_LIST,
+    ZIP_ROWS,
     length_rewrite,
     take_rewrite,
     take_template,
@@ -483,6 +484,16 @@ def classify_protocol(std: Standard, name: str) -> Verdict:
             LENGTH,
         )
     unstack = "unstack" in std.functions
+    if name == "zip" and unstack:
+        return Verdict(
+            "non_standard_usage",
+            "unstack",
+            "zip(xp.unstack(x), xp.unstack(y))",
+            "zip() iterates over arrays: the standard's arrays are not iterable, and each "
+            "row would be a partial index (array-api-strict raises); xp.unstack gives the "
+            "rows of each",
+            ZIP_ROWS,
+        )
     rows = "xp.unstack(x)" if unstack else "(x[i, ...] for i in range(x.shape[0]))"
     return Verdict(
         "non_standard_usage",

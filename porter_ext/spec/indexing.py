@@ -25,6 +25,7 @@ __all__ = [
     "TAKE_ALONG",
     "TAKE_LIST",
     "TAKE_TEMPLATES",
+    "ZIP_ROWS",
     "length_rewrite",
     "read_twice",
     "take_rewrite",
@@ -58,6 +59,8 @@ LENGTH = "{x_atom}.shape[0]"
 ROWS = "{name}(xp.unstack({x}))"
 #: the builtins whose one argument `ROWS` takes the rows of
 ROW_BUILTINS = ("enumerate", "list", "tuple", "iter")
+#: ``zip(X, Y)`` of arrays: the rows of each (``for x, y in zip(Xtr[:20], Ytr[:20])``)
+ZIP_ROWS = "zip({rows})"
 #: ``x2[0]`` of a 2-D ``x2``: an index of fewer axes than the array has, ended with ``...``
 #: (NumPy and torch fill the rest with ``:``, the standard asks for ``...``)
 EVERY_AXIS = "{x}[{parts}, ...]"
@@ -183,6 +186,14 @@ def usage_from_source(template: str, text: str) -> str | None:
         if isinstance(node.args[0], ast.Starred):
             return None
         return ROWS.format(name=node.func.id, x=segment(node.args[0]))
+    if template == ZIP_ROWS:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            return None
+        if node.func.id != "zip" or node.keywords or not node.args:
+            return None
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        return ZIP_ROWS.format(rows=", ".join(f"xp.unstack({segment(a)})" for a in node.args))
     if template == LENGTH:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
             return None

@@ -101,6 +101,19 @@ def test_an_index_made_from_data_is_read_twice_and_verified_on_every_backend(por
     assert site.applied and site.replacement.startswith("xp.reshape(xp.take(C, "), site
 
 
+def test_a_zip_over_arrays_is_ported_and_verified_on_every_backend(port_shell):
+    """makemore part 5, ``for x, y in zip(Xtr[:20], Ytr[:20])``: array-api-strict does
+    not iterate over an array of two axes; ``zip(xp.unstack(...), xp.unstack(...))``
+    does (no rewrite was proposed, and the cell stayed partial on strict)."""
+    pytest.importorskip("torch")
+    setup = "import torch\nXtr = torch.arange(60).reshape(20, 3)\nYtr = torch.arange(20)"
+    body = "total = 0\nfor x, y in zip(Xtr[:5], Ytr[:5]):\n    total += int(x.sum()) * int(y)\n"
+    rewrite = _fix(port_shell, setup, body, f"-b {BACKENDS}")
+    assert rewrite.status == "verified", rewrite.reason
+    assert rewrite.verified_on == ["torch", "numpy", "jax", "strict"]
+    _has(rewrite.source, "for x, y in zip(xp.unstack(Xtr[:5, ...]), xp.unstack(Ytr[:5])):\n")
+
+
 @pytest.mark.slow
 def test_porter_fix_ports_an_embedding_lookup_in_a_notebook(tmp_path):
     pytest.importorskip("torch")

@@ -19,6 +19,7 @@ from porter_ext.spec.indexing import (
     TAKE_FLAT,
     TAKE_LIST,
     TAKE_ROWS,
+    ZIP_ROWS,
     length_rewrite,
     read_twice,
     take_rewrite,
@@ -166,3 +167,30 @@ def test_a_range_among_integer_arrays_as_arange_agrees_with_it_on_every_backend(
             _agree(original, value, f"{rewritten} on {backend.name} against {library}'s {index}")
     assert usage_from_source(RANGE_PARTS, "C[Y, 0]") is None
     assert usage_from_source(RANGE_PARTS, "C[range(n)]") is None
+
+
+def test_zip_of_arrays_takes_the_rows_of_each_on_every_backend():
+    """``for x, y in zip(X[:2], Y[:2])`` (makemore part 5): NumPy and torch iterate over
+    rows; the standard's arrays are not iterable (array-api-strict raises for two axes),
+    and ``xp.unstack`` gives the rows."""
+    rewritten = usage_from_source(ZIP_ROWS, "zip(X[:2, ...], Y[:2])")
+    assert rewritten == "zip(xp.unstack(X[:2, ...]), xp.unstack(Y[:2]))"
+    data = np.arange(12.0).reshape(4, 3)
+    originals = []
+    for library in ORIGINALS:
+        backend = get_backend(library)
+        if backend.available()[0]:
+            _, X, Y = _arrays(backend, data.tolist(), [3, 0, 2, 1])
+            originals.append(
+                (library, [(_host(x), _host(y)) for x, y in zip(X[:2], Y[:2], strict=True)])
+            )
+    for backend in _available():
+        xp, X, Y = _arrays(backend, data.tolist(), [3, 0, 2, 1])
+        pairs = list(eval(rewritten, {"xp": xp, "X": X, "Y": Y}))
+        for library, original in originals:
+            assert len(pairs) == len(original), backend.name
+            for (x, y), (ox, oy) in zip(pairs, original, strict=True):
+                _agree(ox, _host(x), f"{rewritten} on {backend.name} against {library}")
+                _agree(oy, _host(y), f"{rewritten} on {backend.name} against {library}")
+    assert usage_from_source(ZIP_ROWS, "zip(*rows)") is None
+    assert usage_from_source(ZIP_ROWS, "zip(a, b, strict=True)") is None
