@@ -363,15 +363,17 @@ class FixRun:
             left,
             entry,
         )
-        accepted = self._check_sites(accepted, ctx, entry)
+        accepted = self._check_sites(accepted, ctx, entry, best)
         return with_draws_note(accepted, self.judge.drawn)
 
     def _check_sites(
-        self, accepted: RewriteEntry, ctx: Verification, entry: CellEntry
+        self, accepted: RewriteEntry, ctx: Verification, entry: CellEntry, best: Round
     ) -> RewriteEntry:
         """``accepted`` with its sites checked at their calls on the libraries the cell as
         a whole did not verify on (`porter_ext.fix.site_checks`): one more replay on the
-        original backend, its rewritten expressions marked."""
+        original backend, its rewritten expressions marked. A library neither the cell nor
+        its rewrite touched (``not applicable``) is not one of them; one the accepted
+        round's replay touched (the person's draws moved there) is."""
         from porter_ext.compare.pipeline import replay_entries
         from porter_ext.fix.site_checks import checked_sites, marked
         from porter_ext.replay.analysis import analyse
@@ -379,6 +381,7 @@ class FixRun:
 
         original = str(ctx.specs[0])
         unexercised = unexercised_specs(entry.replays)
+        unexercised &= {e.backend for e in best.entries if e.status == "not_exercised"}
         missing = [
             str(s)
             for s in ctx.specs[1:]

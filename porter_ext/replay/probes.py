@@ -28,9 +28,9 @@ PROBE = "__porter_probe__"
 #: the calls of one mark evaluated again (each with inputs of another kind/shape/dtype)
 MAX_CALLS = 3
 #: inputs larger than this (bytes, all names together) are not moved to other libraries
-MAX_INPUT_BYTES = 64 * 2**20
+MAX_INPUT_BYTES = 256 * 2**20
 #: values larger than this are not sent back
-MAX_VALUE_BYTES = 16 * 2**20
+MAX_VALUE_BYTES = 32 * 2**20
 
 _PORTER = str(Path(__file__).resolve().parent.parent)
 #: modules an expression reads as they are on every library (array-api-extra takes the

@@ -89,3 +89,29 @@ def test_a_layers_sites_read_its_attributes_and_its_writes_are_checked_by_their_
     assert filled.checked_on == ["numpy", "strict"], filled
     assert _site(rewrite, "Tensor.bool", 9).checked_on == ["numpy", "strict"]
     assert _site(rewrite, "torch.softmax", 10).checked_on == ["numpy", "strict"]
+
+
+def test_a_cell_that_makes_its_own_arrays_is_checked_where_its_rounds_moved_its_draws(
+    port_shell,
+):
+    """makemore part 3's statistics cell draws every array through torch's generator:
+    its plain replays never touch numpy (not exercised there), but its rounds move the
+    person's draws there, and say the rewrite is not verified on numpy. Its sites are
+    checked at their calls there too."""
+    pytest.importorskip("torch")
+    pytest.importorskip("array_api_strict")
+    body = (
+        "g = torch.Generator().manual_seed(1)\n"
+        "a = torch.randn((10, 1), requires_grad=True, generator=g)\n"
+        "b = torch.randn((10, 10), requires_grad=True, generator=g)\n"
+        "c = b @ a\n"
+        "loss = torch.randn(10, generator=g) @ c\n"
+        "c.retain_grad()\n"
+        "loss.backward()\n"
+        "spread = a.std()\n"
+    )
+    entry = _fix(port_shell, "import torch", body, "-b numpy,strict")
+    rewrite = entry.rewrite
+    assert rewrite.status == "partial", rewrite.reason
+    spread = _site(rewrite, "Tensor.std", 8)
+    assert spread.applied and spread.checked_on == ["numpy", "strict"], spread
