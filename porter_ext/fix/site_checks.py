@@ -31,6 +31,7 @@ import libcst as cst
 from porter_ext.replay.probes import PROBE, Failure, HostArray, Probed
 
 if TYPE_CHECKING:
+    from porter_ext.compare.tolerance import TolerancePolicy
     from porter_ext.model.entries import ReplayEntry, RewriteEntry, RewriteSiteEntry
 
 _Key = tuple[int, int, str]
@@ -146,7 +147,7 @@ class SiteCheck:
 
 
 def judge(
-    probes: Iterable[Probed], specs: Sequence[str], policy: Any = None
+    probes: Iterable[Probed], specs: Sequence[str], policy: TolerancePolicy | None = None
 ) -> dict[int, SiteCheck]:
     """Each mark's `SiteCheck` from the probes of one replay."""
     checks: dict[int, SiteCheck] = {}
@@ -163,7 +164,7 @@ def judge(
     return checks
 
 
-def _differs(value: Any, other: Any, policy: Any) -> str | None:
+def _differs(value: Any, other: Any, policy: TolerancePolicy | None) -> str | None:
     """Why ``other`` (a library's value of the expression) is not ``value`` (the original
     backend's), None where it is, as the compare stage judges outputs."""
     from porter_ext.compare.numeric import Judging, compare_values
@@ -216,7 +217,7 @@ def checked_sites(
     replay: ReplayEntry,
     marks: Mapping[int, str],
     specs: Sequence[str],
-    policy: Any = None,
+    policy: TolerancePolicy | None = None,
     first_line: int = 1,
 ) -> RewriteEntry:
     """``rewrite`` with each checkable site's check (`RewriteSiteEntry.checked_on`,

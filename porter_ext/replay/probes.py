@@ -212,8 +212,13 @@ def _namespace_module(value: Any) -> types.ModuleType | None:
     if isinstance(value, NamespaceView):
         value = value.__wrapped__
     if isinstance(value, types.ModuleType):
+        from porter_ext.backends import backend_of_module
+
         name = value.__name__
-        if name.startswith("array_api_compat.") or name in ("array_api_strict", "jax.numpy"):
+        backend = backend_of_module(name)
+        if name.startswith("array_api_compat.") or (
+            backend is not None and backend.is_namespace(name)
+        ):
             return value
     return None
 
