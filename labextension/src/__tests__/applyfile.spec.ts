@@ -68,7 +68,14 @@ function access(text = run.module, editor: string | null = null) {
 }
 
 /** Until the pending digests (WebCrypto is asynchronous) have been compared. */
-const settled = () => new Promise(resolve => setTimeout(resolve, 20));
+/** Wait until ``done()`` holds (the editor's change is hashed asynchronously: a fixed
+ * 20 ms wait failed under load), at most two seconds. */
+const until = async (done: () => boolean) => {
+  const end = Date.now() + 2000;
+  while (!done() && Date.now() < end) {
+    await new Promise(resolve => setTimeout(resolve, 10));
+  }
+};
 
 afterEach(() => fileFresh(PATH));
 
@@ -113,7 +120,7 @@ describe('applyFileRewrite: a verified rewrite written over the person’s file'
     expect(writes).toEqual([]); // never around the editor
     expect(isFileApplied(PATH)).toBe(true);
     open!.undoLast();
-    await settled();
+    await until(() => !isFileApplied(PATH));
     expect(isFileApplied(PATH)).toBe(false);
   });
 
