@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from porter_ext.replay.probes import PROBE, Failure, HostArray, Probed
+from porter_ext.spec.dtype_categories import dtype_kind
 
 if TYPE_CHECKING:
     from porter_ext.compare.tolerance import TolerancePolicy
@@ -118,19 +119,30 @@ class _Marker(cst.CSTTransformer):
         )
 
 
-def marked(source: str, sites: Iterable[RewriteSiteEntry]) -> tuple[str, dict[int, str]]:
+@dataclasses.dataclass(frozen=True)
+class Marks:
+    """The marked expressions of a source: each mark's text (what the probe evaluates)
+    and the sites whose replacement it is."""
+
+    texts: dict[int, str]
+    sites: dict[int, list[_Key]]
+
+
+def marked(source: str, sites: Iterable[RewriteSiteEntry]) -> tuple[str, Marks]:
     """``source`` with each checkable site's expression marked for the probe, and the
-    marks' texts (none: nothing to check)."""
+    marks (none: nothing to check)."""
     texts = checkable(sites)
+    empty = Marks({}, {})
     if not texts:
-        return source, {}
+        return source, empty
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError:
-        return source, {}
+        return source, empty
     marker = _Marker(texts)
     code = module.visit(marker).code
-    return code, {mark: text for text, mark in marker.marks.items()}
+    found = {mark: text for text, mark in marker.marks.items()}
+    return code, Marks(found, {mark: texts[text] for mark, text in found.items()})
 
 
 @dataclasses.dataclass
@@ -204,18 +216,13 @@ def _kind(value: Any) -> str:
     import numpy as np
 
     dtype = value.array.dtype if isinstance(value, HostArray) else np.asarray(value).dtype
-    if dtype == np.bool_:
-        return "bool"
-    for kind, name in (("iu", "integer"), ("f", "real floating"), ("c", "complex")):
-        if dtype.kind in kind:
-            return name
-    return str(dtype)
+    return dtype_kind(str(dtype))
 
 
 def checked_sites(
     rewrite: RewriteEntry,
     replay: ReplayEntry,
-    marks: Mapping[int, str],
+    marks: Marks,
     specs: Sequence[str],
     policy: TolerancePolicy | None = None,
     first_line: int = 1,
@@ -228,11 +235,12 @@ def checked_sites(
         why = replay.reason or (replay.error.message if replay.error else replay.status)
         return _noted(rewrite, f"its sites were not checked at their calls ({why})")
     checks = judge(replay.probes, specs, policy)
-    by_text = {text: checks.get(mark) for mark, text in marks.items()}
+    by_site = {
+        key: checks[mark] for mark, keys in marks.sites.items() if mark in checks for key in keys
+    }
     sites, verified = [], []
     for site in rewrite.sites:
-        checked = _checked_expression(site.replacement or "") if site.applied else None
-        check = by_text.get(checked) if checked is not None else None
+        check = by_site.get(_key(site)) if site.applied else None
         if check is None:
             sites.append(site)
             continue

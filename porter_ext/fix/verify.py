@@ -390,7 +390,7 @@ class FixRun:
         if not missing or original not in accepted.verified_on or self.plan.in_process:
             return accepted
         source, marks = marked(accepted.source, accepted.sites)
-        if not marks:
+        if not marks.texts:
             return accepted
         code = self.prefix + self.code_of(source)
         io = analyse(code)
@@ -402,7 +402,7 @@ class FixRun:
             capture=kept_capture(self.plan.capture),
         )
         settings = dataclasses.replace(
-            round_settings(ctx), probes=tuple(marks.items()), probe_specs=tuple(missing)
+            round_settings(ctx), probes=tuple(marks.texts.items()), probe_specs=tuple(missing)
         )
         entries, _ = replay_entries(plan, code, ctx.namespace, ctx.run, settings, ctx.policy)
         replay = next((e for e in entries if e.role == "target"), None)

@@ -47,8 +47,6 @@ class Probed:
     mark: int
     value: Any
     others: dict[str, Any] = field(default_factory=dict)
-    #: the input names and what each was (``"torch float32 (32, 10)"``)
-    inputs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -98,7 +96,7 @@ class Probe:
         if signature in seen:
             return
         seen.add(signature)
-        probed = Probed(mark, _host(value), inputs={n: s for n, s in signature if s})
+        probed = Probed(mark, _host(value))
         self.taken.append(probed)
         if reader.unmovable:
             why = Failure(f"not checked: it reads {reader.unmovable[0]}, which is no array")
