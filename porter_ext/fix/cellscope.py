@@ -11,7 +11,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment, GlobalScope, MetadataWrapper, Scope, ScopeProvider
 
-from porter_ext.fix.checks import Site
+from porter_ext.fix.checks import FROM_SIZES, Site
 
 
 def ended(text: str) -> str:
@@ -123,23 +123,28 @@ def names_read_text(code: str) -> list[str]:
     return names_read(expression)
 
 
-def operand_names_text(code: str) -> list[str]:
+def operand_names_text(code: str, passed: bool = False) -> list[str]:
     """The names an array expression's source reads as its operands (`names_read_text`),
     not those it passes to a call, indexes with or takes an attribute of (but ``.T``):
     ``(x * x).sum(1)`` reads x; ``torch.ones(n, n)``, ``self.mask`` and ``a[i]`` read no
-    operand but ``a``."""
+    operand but ``a``. ``passed``: a call's arguments too (``self.W_key(x)`` reads x), but
+    for the sizes a creation takes (``torch.ones(n, n)`` reads no array)."""
     try:
         expression = cst.parse_expression(f"({code})")
     except cst.ParserSyntaxError:
         return []
-    return operand_names(expression)
+    return operand_names(expression, passed)
 
 
-def operand_names(expression: cst.BaseExpression) -> list[str]:
+def operand_names(expression: cst.BaseExpression, passed: bool = False) -> list[str]:
     """`operand_names_text` of an expression already parsed."""
     aside: set[int] = set()
     for call in m.findall(expression, m.Call()):
-        aside.add(id(call.func))  # type: ignore[attr-defined]
+        func = call.func  # type: ignore[attr-defined]
+        aside.add(id(func))
+        last = func.attr if isinstance(func, cst.Attribute) else func
+        if passed and not (isinstance(last, cst.Name) and last.value in FROM_SIZES):
+            continue
         for arg in call.args:  # type: ignore[attr-defined]
             aside.update(id(n) for n in m.findall(arg, m.Name()))
     for node in m.findall(expression, m.Subscript()):

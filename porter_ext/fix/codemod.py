@@ -41,6 +41,7 @@ from porter_ext.spec.rewrites import (
     render_rewrite,
     rewrite_from_template,
 )
+from porter_ext.spec.table.nn import MODULE_REASON
 
 __all__ = ["CellAnalysis", "CellCodemod", "RunKnowledge"]
 
@@ -249,8 +250,11 @@ class CellCodemod(PortableMoves):
                 field = None
             statement = call_node is not None and original in self.statement_calls
             call = self._source_call(entry, updated, statement)
-            # a creation's arguments are sizes, not arrays: none is one xp is taken from
-            sized = entry.kind == "function" and entry.name.rpartition(".")[2] in FROM_SIZES
+            # a creation's arguments are sizes, a module's its configuration
+            # (``nn.Linear(d_in, d_out)``), not arrays: none is one xp is taken from
+            sized = entry.kind == "function" and (
+                entry.name.rpartition(".")[2] in FROM_SIZES or entry.no_rewrite == MODULE_REASON
+            )
             arrays_of = replace(call, args=()) if sized else call
             self.note_array(arrays_of)
             unpacks = field is None and isinstance(original, cst.Call)

@@ -748,3 +748,28 @@ def test_a_site_the_run_saw_used_as_the_standard_says_is_no_site():
     )
     assert [s.name for s in result.sites] == ["Tensor.sum"] and not result.refused
     assert "Pt = X.T\n" in result.source
+
+
+def test_a_modules_sizes_give_no_xp_and_its_forward_takes_it_from_what_its_layers_read():
+    """``nn.Linear(d_in, d_out)`` takes sizes: ``d_in`` is no array to take xp from (it
+    was, and the rewrite failed on torch). ``forward`` reads ``x`` only through a layer
+    (``self.W(x)``): xp comes from ``x``, not from ``self``."""
+    cell = textwrap.dedent(
+        """\
+        class Layer(torch.nn.Module):
+            def __init__(self, d_in, d_out, n):
+                super().__init__()
+                self.W = torch.nn.Linear(d_in, d_out)
+                self.mask = torch.triu(torch.ones(n, n), diagonal=1)
+
+            def forward(self, x):
+                h = self.W(x)
+                return torch.softmax(h, dim=-1)
+        """
+    )
+    result = rewrite_source(cell, imports={"torch": "torch"})
+    assert "array_namespace(d_in)" not in result.source
+    assert "array_namespace(n)" not in result.source
+    _has(result.source, "        xp = array_namespace(x)\n        h = self.W(x)\n")
+    (triu,) = [s for s in result.sites if s.name == "torch.triu"]
+    assert triu.replacement is None and "left as written with the rest of __init__" in triu.reason

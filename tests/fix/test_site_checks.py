@@ -115,3 +115,49 @@ def test_a_cell_that_makes_its_own_arrays_is_checked_where_its_rounds_moved_its_
     assert rewrite.status == "partial", rewrite.reason
     spread = _site(rewrite, "Tensor.std", 8)
     assert spread.applied and spread.checked_on == ["numpy", "strict"], spread
+
+
+ATTENTION = (
+    "class Attention(torch.nn.Module):\n"
+    "    def __init__(self, d_in, d_out, n):\n"
+    "        super().__init__()\n"
+    "        self.W_key = torch.nn.Linear(d_in, d_out)\n"
+    "        self.W_query = torch.nn.Linear(d_in, d_out)\n"
+    "        self.register_buffer('mask', torch.triu(torch.ones(n, n), diagonal=1))\n"
+    "\n"
+    "    def forward(self, x):\n"
+    "        keys = self.W_key(x)\n"
+    "        scores = self.W_query(x) @ keys.transpose(0, 1)\n"
+    "        scores.masked_fill_(self.mask.bool(), -torch.inf)\n"
+    "        return torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)\n"
+    "\n"
+    "torch.manual_seed(0)\n"
+    "out = Attention(3, 2, 4)(X[:4, :3])\n"
+)
+
+
+def test_a_modules_forward_takes_xp_from_the_input_its_layers_read(port_shell):
+    """LLMs-from-scratch ch03's attention classes: ``__init__`` reads sizes only
+    (``nn.Linear(d_in, d_out)``, ``torch.ones(n, n)``), and ``forward`` reads ``x`` only
+    through its layers (``self.W_key(x)``). ``xp = array_namespace(d_in)`` at the top of
+    ``__init__`` failed on torch and took every site of the class with it; ``forward``'s
+    were left as written ("its rewrites read no parameter"). Now ``__init__``'s sites
+    through xp stay as written with that reason, its shape written as one tuple is kept,
+    and ``forward`` takes xp from ``x``: its sites are checked at their calls."""
+    pytest.importorskip("torch")
+    pytest.importorskip("array_api_strict")
+    entry = _fix(port_shell, SETUP, ATTENTION, "-b numpy,strict")
+    rewrite = entry.rewrite
+    assert "array_namespace(d_in)" not in rewrite.source
+    assert "    def forward(self, x):\n        xp = array_namespace(x)\n" in rewrite.source
+    triu = _site(rewrite, "torch.triu", 6)
+    assert not triu.applied and "left as written with the rest of __init__" in triu.reason
+    ones = _site(rewrite, "torch.ones", 6)
+    assert ones.applied and ones.replacement == "torch.ones((n, n))", ones
+    for name, line in (
+        ("Tensor.transpose", 10),
+        ("Tensor.masked_fill_", 11),
+        ("torch.softmax", 12),
+    ):
+        site = _site(rewrite, name, line)
+        assert site.applied and site.checked_on == ["numpy", "strict"], site
