@@ -13,7 +13,8 @@ memory of both (bounded: findings are printed as they are made, the file is read
 at a time).
 
 Wall seconds, CPU seconds (the machines are shared: wall time counts the neighbours' work)
-and the process's peak resident memory are printed for each.
+and the process's peak resident memory are printed for each; for the reproducer's files
+the throughput too (MB/s of CPU time and of wall time, start-up included).
 
 Run from the repository root:
 python benchmarks/bench_lint.py [--lines N] [--sizes MB,MB] [--shapes blocks,dense]
@@ -155,6 +156,9 @@ def bench_reproducer(sizes: list[float]) -> bool:
                 f"porter lint (turn3/attacks/54): {size / 1e6:.1f} MB, {found} findings: "
                 f"{wall:.1f} s wall, {cpu:.1f} s CPU, peak {peak:.0f} MB; target "
                 f"{target:.1f} s, ratio {wall / target:.2f} (CPU {cpu / target:.2f})"
+            )
+            print(
+                f"  throughput: {size / 1e6 / cpu:.2f} MB/s CPU, {size / 1e6 / wall:.2f} MB/s wall"
             )
             ok = ok and wall < target
     print(f"  peak memory: {' / '.join(f'{p:.0f} MB' for p in peaks)} (bounded: not the size)")

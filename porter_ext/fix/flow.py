@@ -72,13 +72,33 @@ class FlowModel(Paths, SourceModel):
         self._methods: dict[type, Callable[[ast.AST], None]] = {}
 
     # -- driving ----------------------------------------------------------------------
-    def feed(self, tree: ast.Module, sites: list, lines: Sequence[str] | None = None) -> None:
+    def feed(
+        self,
+        tree: ast.Module,
+        sites: list,
+        lines: Sequence[str] | None = None,
+        spliced: Sequence[tuple[int, Callable[[], None]]] = (),
+    ) -> None:
         """Walk one piece of the module (a cell, a part of a big file) after the earlier
         ones; its findings go to ``sites``. ``lines`` (the source's lines, ``lines[n - 1]``
         its line n, ``line_offset`` lines before the tree's first) let a function be
-        parsed again instead of keeping its tree."""
+        parsed again instead of keeping its tree. ``spliced``: module-level statements
+        cut out of the tree (`porter_ext.fix.repeated`), each ``(line, walk)`` walked at
+        its line of the tree, in order."""
         self.sites, self.lines = sites, lines
-        self._body(tree.body)
+        if not spliced:
+            self._body(tree.body)
+            return
+        body = tree.body
+        self.walked += len(body) + len(spliced)
+        at = 0
+        for line, walk in spliced:
+            while at < len(body) and body[at].lineno < line:
+                self.visit(body[at])
+                at += 1
+            walk()
+        for statement in body[at:]:
+            self.visit(statement)
 
     def run(self, tree: ast.Module) -> list:
         """The findings of one module."""

@@ -12,9 +12,11 @@ by code or name) is dropped.
 
 Time and memory are linear in the file's size: a big file is parsed in pieces cut
 between top-level statements and walked as it is parsed, the garbage collector paused
-(it would rescan the whole walk's objects, again and again), and a call judged once for
-all its repeats. Only regular files are read: a FIFO, device or socket named on the
-command line is a usage error; one found in a directory is skipped with its reason.
+(it would rescan the whole walk's objects, again and again), a call judged once for all
+its repeats, and a module-level statement the file writes again word for word parsed and
+walked once (`porter_ext.fix.repeated`). Only regular files are read: a FIFO, device
+or socket named on the command line is a usage error; one found in a directory is
+skipped with its reason.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import IO, overload
 from porter_ext.fix.checks import CODES, Analyzer, Site
 from porter_ext.fix.lint_recorded import Recorded, RecordedFile
 from porter_ext.fix.notebook_input import NotebookError, check_cells, load_json
+from porter_ext.fix.repeated import Repeated, Spliced, starts_statement
 from porter_ext.fix.static import collect_imports
 from porter_ext.model.records import fields_of
 from porter_ext.record.positions import Columns
@@ -152,9 +155,6 @@ PIECE_LINES = 2000
 HOLD_MAX = 20_000
 #: bytes of a file read at a time
 _CHUNK = 1 << 20
-#: lines that start at column 0 but continue the statement before them
-_CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
-_NOT_A_START = frozenset({"", " ", "\t", "\f", "\r", "#", ")", "]", "}"})
 
 
 class _Window:
@@ -183,11 +183,15 @@ class _Window:
         return self.lines[index - self.first]
 
 
-def _pieces(lines: Iterator[str]) -> Iterator[tuple[ast.Module, _Window]]:
+def _pieces(
+    lines: Iterator[str], repeated: Repeated | None = None
+) -> Iterator[tuple[ast.Module, _Window, Spliced]]:
     """The module parsed piece by piece as its lines come, each piece's tree numbered from
     1 and its lines (`_Window`) placed in the file: a big file's tree, and its text, are
     never held whole. A cut that splits a statement (a string, a bracket, a decorator)
-    does not parse, and the piece grows until it does."""
+    does not parse, and the piece grows until it does. With ``repeated``, statements the
+    file wrote before word for word are cut out of the tree and come beside it, each to be
+    walked at its line (`porter_ext.fix.repeated`)."""
     buffer: list[str] = []
     start = 0
     ended = False
@@ -208,7 +212,10 @@ def _pieces(lines: Iterator[str]) -> Iterator[tuple[ast.Module, _Window]]:
         while True:
             end = _cut(buffer, size, fill)
             try:
-                tree = ast.parse("\n".join(buffer[:end]))
+                if repeated is None:
+                    tree, spliced = ast.parse("\n".join(buffer[:end])), []
+                else:
+                    tree, spliced = repeated.parse(buffer[:end])
                 break
             except SyntaxError as exc:
                 if not fill(end + 1):
@@ -218,7 +225,7 @@ def _pieces(lines: Iterator[str]) -> Iterator[tuple[ast.Module, _Window]]:
                 size *= 2
         piece = buffer[:end]
         del buffer[:end]
-        yield tree, _Window(piece, start)
+        yield tree, _Window(piece, start), spliced
         start += end
         if not fill(1):
             return
@@ -228,8 +235,7 @@ def _cut(buffer: list[str], at: int, fill: Callable[[int], bool]) -> int:
     """The first line from ``at`` on that may start a top-level statement (or the end)."""
     number = at
     while fill(number + 1):
-        line = buffer[number]
-        if line[:1] not in _NOT_A_START and not _CONTINUES.match(line):
+        if starts_statement(buffer[number]):
             return number
         number += 1
     return len(buffer)
@@ -320,14 +326,15 @@ def _walk(
     again at the end if a later line changed a name it reads: from the first such
     function on, the findings wait for the end of the module (`_Held`)."""
     held: _Held | None = None
+    repeated = None if analyzer.results or analyzer.receivers else Repeated(analyzer)
     with _collector_paused():
         try:
-            for tree, window in _pieces(lines):
+            for tree, window, spliced in _pieces(lines, repeated):
                 sites: list[Site] = []
                 known = len(analyzer.records)
                 analyzer.line_offset = window.first
-                analyzer.feed(tree, sites, window)
-                del tree
+                analyzer.feed(tree, sites, window, spliced)
+                del tree, spliced
                 if held is None and not analyzer.records:
                     sites.sort(key=_order)
                     yield from _findings(sites, window, path, cell)
@@ -512,9 +519,11 @@ def _finding(
     )
 
 
-#: spelled suggestions by what decides them (entries, suggestion, the call's text): a
-#: call written the same way many times is parsed and rendered once; cleared when full
-_SPELLED: dict[tuple, str | None] = {}
+#: spelled suggestions by what decides them (the table entries, the suggestion, the
+#: call's text): a call written the same way many times is parsed and rendered once;
+#: cleared when full. The entries are told apart by identity, cheaper than hashing them,
+#: and held by the value, so that an id is never another object's while it is kept.
+_SPELLED: dict[tuple, tuple[object, object, str | None]] = {}
 _SPELLED_MAX = 4096
 
 
@@ -523,19 +532,24 @@ def _spelled(site: Site, lines: Sequence[str], col: int, end_col: int) -> str | 
     ``end_col`` in characters), as ``%%port`` records it (`porter_ext.record.spelled`); as
     rendered from what the source shows of the values where the table entry is undecided
     or the source does not fill it."""
-    entries = [site.entry] if site.entry is not None else list(site.options)
-    if not entries or site.suggestion is None:
-        return site.suggestion
-    rendered = site.suggestion.split(" or ") if site.entry is None else [site.suggestion]
-    if len(rendered) != len(entries):
-        return site.suggestion
+    entry, options, suggestion = site.entry, site.options, site.suggestion
+    if suggestion is None or (entry is None and not options):
+        return suggestion
     text = span_text(lines, site.line, col, site.end_line, end_col)
-    key = (*entries, site.suggestion, text)
-    if key not in _SPELLED:
+    key = (id(entry), id(options), suggestion, text)
+    known = _SPELLED.get(key)
+    if known is None:
+        entries = [entry] if entry is not None else list(options)
+        rendered = suggestion.split(" or ") if entry is None else [suggestion]
+        spelled = (
+            _spelled_from(text, entries, rendered, suggestion)
+            if len(rendered) == len(entries)
+            else suggestion
+        )
         if len(_SPELLED) >= _SPELLED_MAX:
             _SPELLED.clear()
-        _SPELLED[key] = _spelled_from(text, entries, rendered, site.suggestion)
-    return _SPELLED[key]
+        known = _SPELLED[key] = (entry, options, spelled)
+    return known[2]
 
 
 def _spelled_from(text: str, entries: list, rendered: list[str], suggestion: str) -> str | None:

@@ -32,6 +32,9 @@ class Paths(ast.NodeVisitor):
     def __init__(self) -> None:
         self.step = 0  # counts bindings: when each value was given
         self.walked = self.rewalked = 0  # statements walked, and walked again in loops
+        #: where a statement's bindings are written down as they are made, (name, value)
+        #: in order (`porter_ext.fix.repeated` replays them); None: nowhere
+        self.tape: list[tuple[str, object]] | None = None
 
     def _set(self, frame: Frame, name: str, value: object) -> None:
         if value is UNBOUND:  # not bound on this path: the name is left out of the scope
@@ -52,6 +55,8 @@ class Paths(ast.NodeVisitor):
             frame.logs[-1].append((name, frame.env.get(name, UNBOUND)))
         for loop in frame.loops:
             loop.assigned.add(name)
+        if self.tape is not None:
+            self.tape.append((name, value))
         self._set(frame, name, value)
 
     def _body(self, body: list[ast.stmt]) -> None:
