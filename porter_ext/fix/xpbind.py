@@ -91,6 +91,9 @@ class XpBinding(cst.CSTTransformer):
         #: names it assigns anywhere; both read when the cell is visited (`visit_Module`)
         self.binds_xp = False
         self.assigned: set[str] = set()
+        #: the names the cell reads at its top level (an earlier array among them is the
+        #: one ``xp`` is taken from first)
+        self.cell_reads: set[str] = set()
         #: every scope of the cell, as libcst's ScopeProvider finds them
         self.cell_scopes: list[Scope] = []
         #: arrays of earlier cells (name → library), for an xp taken from one of them
@@ -119,6 +122,7 @@ class XpBinding(cst.CSTTransformer):
         self.binds_xp = binds_xp([top])
         self.assigned = names_assigned(self.cell_scopes)
         read = {a.node.value for a in top.accesses if isinstance(a.node, cst.Name)}
+        self.cell_reads = read
         self.input_libraries = {
             self.arrays[n] for n in read if n in self.arrays and n not in self.assigned
         }
@@ -314,11 +318,11 @@ class XpBinding(cst.CSTTransformer):
 
     def earlier_array(self, libraries: Collection[str]) -> str | None:
         """An array of the site's library that an earlier cell bound (the run's
-        ``arrays``) and this cell does not rebind: there before the cell's first line."""
-        return next(
-            (n for n, lib in self.arrays.items() if lib in libraries and n not in self.assigned),
-            None,
-        )
+        ``arrays``) and this cell does not rebind: there before the cell's first line.
+        One the cell reads first (``zip(Xtr[:20], Ytr[:20])``: Xtr), which its replays
+        have."""
+        found = [n for n, lib in self.arrays.items() if lib in libraries and n not in self.assigned]
+        return next((n for n in found if n in self.cell_reads), found[0] if found else None)
 
     def _hoist(self, receiver: cst.BaseExpression | None) -> str | None:
         """The name the statement assigns, when its array can be split off: a cell-level

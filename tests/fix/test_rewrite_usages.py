@@ -114,6 +114,25 @@ def test_a_zip_over_arrays_is_ported_and_verified_on_every_backend(port_shell):
     _has(rewrite.source, "for x, y in zip(xp.unstack(Xtr[:5, ...]), xp.unstack(Ytr[:5])):\n")
 
 
+def test_a_cells_xp_comes_from_an_earlier_array_it_reads_before_one_it_does_not(port_shell):
+    """makemore part 5: ``zip(Xtr[:20], Ytr[:20])`` reads no array by name, so ``xp``
+    came from the first earlier array of its library, ``Ydev``, which the cell does not
+    read: its replays do not have it (NameError on torch), and the rewrite was left out.
+    An array the cell reads gives it now."""
+    pytest.importorskip("torch")
+    setup = (
+        "import torch\nYdev = torch.arange(4)\n"
+        "Xtr = torch.arange(60).reshape(20, 3)\nYtr = torch.arange(20)"
+    )
+    body = "total = 0\nfor x, y in zip(Xtr[:5], Ytr[:5]):\n    total += int(x.sum()) * int(y)\n"
+    rewrite = _fix(port_shell, setup, body, f"-b {BACKENDS}")
+    assert rewrite.status == "verified", rewrite.reason
+    assert "array_namespace(Ydev)" not in rewrite.source
+    assert "xp = array_namespace(Xtr)\n" in rewrite.source or (
+        "xp = array_namespace(Ytr)\n" in rewrite.source
+    )
+
+
 @pytest.mark.slow
 def test_porter_fix_ports_an_embedding_lookup_in_a_notebook(tmp_path):
     pytest.importorskip("torch")
