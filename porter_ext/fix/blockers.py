@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING
 
 from porter_ext.fix.cellscope import ended
 from porter_ext.model.entries import RewriteSiteEntry
+from porter_ext.spec.replacements import find
 
 if TYPE_CHECKING:
     from porter_ext.fix.verify_rounds import Round
     from porter_ext.model.calls import CallRecord
     from porter_ext.model.entries import ReplayEntry
 
-__all__ = ["Blocker", "blockers", "blocked_sites", "cell_line"]
+__all__ = ["Blocker", "blockers", "blocked_sites", "cell_line", "every_finding_sited"]
 
 #: how much of a replay's error message a one-line reason keeps
 _MESSAGE_CHARS = 160
@@ -166,7 +167,7 @@ def blocked_sites(
             continue
         for call in _distinct(held):
             site = by_place.get((call.line, call.col, call.name)) or _by_position(sites, call)
-            why = site.reason if site is not None and site.reason else _NO_REWRITE
+            why = site.reason if site is not None and site.reason else _no_rewrite(call)
             # a site left out keeps its own reason first ("left out: alone, ...")
             text = (
                 f"{why}; {where}" if why.startswith("left") else f"left as written ({why}); {where}"
@@ -184,6 +185,40 @@ def blocked_sites(
                 )
     out.sort(key=lambda s: (s.line, s.col))
     return out, said
+
+
+def every_finding_sited(
+    sites: Sequence[RewriteSiteEntry], calls: Iterable[CallRecord], source: str
+) -> list[RewriteSiteEntry]:
+    """``sites`` and one more for each finding of the cell's own run that the codemod has
+    no site for (a write's target, ``p.data += ...``; an attribute of a loop's variable,
+    ``p.grad``): left as written, saying why as the table does (`_no_rewrite`), so that
+    every finding the run recorded has its reason in the rewrite."""
+    by_place = {(s.line, s.col, s.name) for s in sites}
+    unsited = [
+        c
+        for c in _distinct([c for c in calls if c.origin is None and c.finding])
+        if (c.line, c.col, c.name) not in by_place and _by_position(sites, c) is None
+    ]
+    if not unsited:
+        return list(sites)
+    more = [
+        RewriteSiteEntry(c.line, c.col, c.name, _span(source, c), None, False, _no_rewrite(c))
+        for c in unsited
+    ]
+    return sorted([*sites, *more], key=lambda s: (s.line, s.col))
+
+
+def _no_rewrite(call: CallRecord) -> str:
+    """Why a finding has no rewrite: the reason its table entries give (autograd,
+    ``torch.nn``), where they all give one; else that no rewrite was proposed."""
+    name = call.name.partition(".")[2] if call.kind == "function" else call.name
+    if call.kind in ("method", "attribute"):
+        name = call.name.rpartition(".")[2]
+    reasons = {e.no_rewrite for e in find(call.library, call.kind, name)}
+    if len(reasons) == 1 and "" not in reasons:
+        return reasons.pop()
+    return _NO_REWRITE
 
 
 def _distinct(calls: list[CallRecord]) -> list[CallRecord]:

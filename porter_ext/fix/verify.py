@@ -24,6 +24,7 @@ from collections.abc import Collection, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from porter_ext.fix.blockers import every_finding_sited
 from porter_ext.fix.deferred import (
     Deferred,
     array_parameters,
@@ -241,6 +242,9 @@ class FixRun:
             if self.deferred:
                 verdicts += settle_at_call(self, entry, ctx)
             rewrite = self._verify(entry, ctx)
+            if rewrite is not None:
+                sites = every_finding_sited(rewrite.sites, entry.calls, self.source)
+                rewrite = dataclasses.replace(rewrite, sites=sites)
         finally:
             if self.plan is not None and self.plan.capture is not None:
                 self.plan.capture.release()

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from porter_ext.compare.tolerance import TolerancePolicy
     from porter_ext.fix.draws import Drawn
-    from porter_ext.model.calls import CallRecord
+    from porter_ext.model.calls import CallOrigin, CallRecord
     from porter_ext.model.comparison import OutputComparison
     from porter_ext.record.cell import CellRun
     from porter_ext.replay.capture import Capture
@@ -405,8 +405,21 @@ def skip_reason(replay: ReplayEntry) -> str:
 
 
 def finding_count(calls: Iterable[CallRecord]) -> int:
-    """Distinct non-standard sites (a loop's repeats are one finding)."""
-    return sum(1 for c in calls if c.status in NON_STANDARD_STATUSES)
+    """Distinct non-standard sites (a loop's repeats are one finding): by where the cell
+    made the call and where the code that made it is written. The person's run merges a
+    site's repeats into one record; a replay's record of code written in another cell
+    (a layer's ``x.view(...)``, called three times) may come as one record per call."""
+    return len(
+        {
+            (c.line, c.col, c.name, *_written_at(c.origin))
+            for c in calls
+            if c.status in NON_STANDARD_STATUSES
+        }
+    )
+
+
+def _written_at(origin: CallOrigin | None) -> tuple:
+    return () if origin is None else (origin.file, origin.line, origin.col)
 
 
 def kept_capture(capture: Capture | None) -> Capture | None:

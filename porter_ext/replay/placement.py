@@ -23,6 +23,10 @@ from porter_ext.replay.inputs import _rebind, conversion_label, is_array_input, 
 
 #: how deep nested containers and objects are searched for arrays
 MAX_DEPTH = 64
+#: how deep into lists, tuples and dicts, and over how many values, the person's
+#: functions' globals are looked for (`home_globals`)
+_GLOBALS_DEPTH = 4
+_GLOBALS_SEARCH = 10_000
 _LEAVES = (
     int,
     float,
@@ -173,8 +177,17 @@ class Placer:
 
 def home_globals(values: dict[str, Any], home: str = "__main__") -> dict[str, Any] | None:
     """The globals that the person's functions (arrived by value) share, if any: the
-    replay runs in that very dict, so that those functions read the replay's names."""
-    for value in values.values():
+    replay runs in that very dict, so that those functions read the replay's names (the
+    recorder's hooks among them). A function, an object of a class of the person's, or
+    one in a list, tuple or dict (``layers = [Flatten(), ...]``: its class's methods read
+    the hooks from that dict too)."""
+    todo = [(value, 0) for value in values.values()]
+    seen: set[int] = set()
+    while todo and len(seen) < _GLOBALS_SEARCH:
+        value, depth = todo.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
         for candidate in (value, type(value)):
             if isinstance(candidate, types.FunctionType) and candidate.__module__ == home:
                 return candidate.__globals__
@@ -183,4 +196,7 @@ def home_globals(values: dict[str, Any], home: str = "__main__") -> dict[str, An
                     func = getattr(attr, "__func__", attr)
                     if isinstance(func, types.FunctionType) and func.__module__ == home:
                         return func.__globals__
+        if depth < _GLOBALS_DEPTH and type(value) in (list, tuple, dict):
+            items = value.values() if isinstance(value, dict) else value
+            todo.extend((item, depth + 1) for item in items)
     return None

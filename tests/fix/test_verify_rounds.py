@@ -190,3 +190,26 @@ def test_a_fix_cells_own_replays_stop_at_the_same_limit(port_shell, monkeypatch)
     run(port_shell, f"%%port --quiet -b jax --timeout 4\n{body}")
     [jax] = [r for r in port_shell.user_ns["_port"].entry.replays if r.backend == "jax"]
     assert (jax.status, jax.reason) == ("timeout", "ran past the time limit of 4 s")
+
+
+def test_a_sites_repeats_in_code_of_another_cell_are_one_finding():
+    """makemore part 5 under ``porter fix``: a layer's ``x.view(...)`` (written in an
+    earlier cell) came back from a replay as one record per call, where the person's run
+    merged them into one; the rewrite of ``model(Xtr[[7]])`` then had "more findings than
+    the original" (6 against 4) and was refused. Distinct sites are counted."""
+    from porter_ext.fix.verify_rounds import finding_count
+    from porter_ext.model.calls import CallOrigin, CallRecord
+
+    def view(count: int | None) -> CallRecord:
+        origin = CallOrigin(None, count, 86, 8)
+        return CallRecord(2, 9, "Tensor.view", "torch", "method", "non_standard", origin=origin)
+
+    own = CallRecord(2, 15, "Tensor.__getitem__", "torch", "index", "non_standard_usage")
+    merged = [view(1), own]
+    apart = [view(1), view(2), view(3), own]
+    assert finding_count(apart) == finding_count(merged) == 2
+    # another place, in the cell or where the code is written, is another finding
+    elsewhere = CallRecord(
+        2, 9, "Tensor.view", "torch", "method", "non_standard", origin=CallOrigin(None, 1, 90, 8)
+    )
+    assert finding_count([*merged, elsewhere]) == 3

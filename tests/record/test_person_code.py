@@ -46,6 +46,26 @@ def test_a_helper_from_a_plain_cell_is_recorded_where_it_is_written(port_shell):
     assert torch.equal(ip.user_ns["r"], torch.max(torch.full((4,), 3.0), -torch.full((4,), 3.0)))
 
 
+def test_a_plain_cells_layers_in_a_list_replay_with_their_methods(port_shell):
+    """makemore part 5's layers, reached through a list: their class, defined in a plain
+    cell, came to the worker by value with every recording hook it reads left None (the
+    replay ran in another globals dict than the one its methods read), so calling a
+    layer raised "'NoneType' object is not callable" on every backend, the control too."""
+    ip = port_shell
+    defining = (
+        "import torch\nX = torch.arange(24.0).reshape(4, 6)\n"
+        "class Flat:\n    def __call__(self, x):\n        return x.view(x.shape[0], -1) * 2\n"
+        "layers = [Flat(), Flat()]\n"
+    )
+    assert run(ip, defining).success
+    result = run(ip, "%%port --quiet -b numpy\nh = X\nfor layer in layers:\n    h = layer(h)\n")
+    assert result.success, result.output
+    replays = {r.backend: r for r in ip.user_ns["_port"].entry.replays}
+    assert replays["torch"].status == "ok", replays["torch"].error
+    # numpy's view takes a dtype, not a shape: the replay fails in the layer, as it does
+    assert "NoneType" not in str(replays["numpy"].error)
+
+
 def test_a_function_of_a_local_module_is_recorded_at_its_file_and_line(folder, port_shell):
     ip = port_shell
     assert run(ip, "import torch\nfrom mymod import norm_rows\na = torch.ones(2, 3)").success
