@@ -212,9 +212,9 @@ def every_finding_sited(
 def _no_rewrite(call: CallRecord) -> str:
     """Why a finding has no rewrite: the reason its table entries give (autograd,
     ``torch.nn``), where they all give one; else that no rewrite was proposed."""
-    name = call.name.partition(".")[2] if call.kind == "function" else call.name
-    if call.kind in ("method", "attribute"):
-        name = call.name.rpartition(".")[2]
+    # the table names a method by its last name, a function without its library's
+    name = call.name.rpartition(".")[2] if call.kind in ("method", "attribute") else None
+    name = name or call.name.partition(".")[2]
     reasons = {e.no_rewrite for e in find(call.library, call.kind, name)}
     if len(reasons) == 1 and "" not in reasons:
         return reasons.pop()
