@@ -254,3 +254,58 @@ def test_a_definition_whose_parameter_no_run_has_typed_waits_for_its_first_call(
     ported = nbformat.read(out, as_version=4).cells
     assert "xp.sum(a, axis=0)" in ported[1].source
     assert ported[2].source == "def h(a):\n    return a.max(0)"
+
+
+NORM = (
+    "class Norm:\n"
+    "    def __init__(self, n):\n"
+    "        self.scale = torch.ones(n)\n"
+    "\n"
+    "    def __call__(self, x):\n"
+    "        m = x.mean(1, keepdim=True)\n"
+    "        return (x - m) * self.scale\n"
+)
+
+
+def test_a_class_only_cell_is_verified_where_a_later_cell_makes_and_calls_it(tmp_path):
+    """ch04's ``class LayerNorm(nn.Module)`` then ``ln = LayerNorm(6); out = ln(x)``: the
+    class cell ran none of its methods, so it said "nothing it defines ran in this cell";
+    its rewrite is now verified at the later cell that makes an instance and runs the
+    rewritten methods (its replay builds the instance from the rewritten class)."""
+    pytest.importorskip("torch")
+    done, out, cells = _fix_notebook(
+        tmp_path,
+        "norm",
+        "import torch\nx = torch.arange(6.0).reshape(2, 3)",
+        NORM,
+        "norm = Norm(3)\ny = norm(x)\nprint(y)",
+    )
+    rewrite = cells[1]["rewrite"]
+    assert rewrite["status"] in ("verified", "partial"), rewrite
+    assert "verified Norm at its call in cell 2" in rewrite["reason"], rewrite["reason"]
+    assert "torch" in rewrite["verified_on"], rewrite
+    ported = nbformat.read(out, as_version=4).cells[1].source
+    assert "xp.mean(x, axis=1, keepdims=True)" in ported, ported
+    _run_and_replay(out, tmp_path, "numpy")  # the ported notebook runs end to end
+
+
+def test_a_class_is_not_verified_by_a_cell_whose_instance_an_earlier_cell_made(tmp_path):
+    """A later cell that makes a new instance and also runs one made earlier: the earlier
+    instance runs the class as written in every replay, so that cell cannot verify the
+    rewrite, and it says so (it was accepted, unverified, before the class deferral had
+    this guard); a cell that makes an instance and never runs the rewritten methods
+    verifies nothing either (the class waits)."""
+    pytest.importorskip("torch")
+    done, out, cells = _fix_notebook(
+        tmp_path,
+        "held",
+        "import torch\nx = torch.arange(6.0).reshape(2, 3)",
+        NORM,
+        "a = Norm(3)",  # makes one, runs no rewritten method: no verdict
+        "b = Norm(3)\ny = a(x) + b(x)",
+    )
+    rewrite = cells[1]["rewrite"]
+    assert rewrite["status"] == "refused", rewrite
+    assert "refused Norm at its call in cell 3" in rewrite["reason"], rewrite["reason"]
+    assert "`a` holds an instance made before" in rewrite["reason"], rewrite["reason"]
+    assert nbformat.read(out, as_version=4).cells[1].source.rstrip("\n") == NORM.rstrip("\n")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+import types
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -49,13 +50,17 @@ __all__ = [
 NEVER_CALLED = "never called in this notebook"
 WAITING = "deferred: verified where a later cell calls it"
 
+#: the top-level statements whose rewrite can wait for a later cell's call
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
 #: per session, the definitions waiting for a call (in the kernel)
 _PENDING: weakref.WeakKeyDictionary[object, list[Deferred]] = weakref.WeakKeyDictionary()
 
 
 @dataclass
 class Deferred:
-    """One function's rewritten definition, waiting for a later cell to call it."""
+    """One function's or class's rewritten definition, waiting for a later cell to call
+    it."""
 
     cell: int  # the notebook index of the defining cell
     name: str
@@ -66,16 +71,25 @@ class Deferred:
     record_cell: int | str = "fix"
     #: the lines of the definition in the defining cell (where its recorded calls are)
     span: tuple[int, int] = (0, 0)
+    #: a class: the lines of its rewritten sites, each of which a calling cell must run
+    #: (a class named, or made, runs none of its methods)
+    class_sites: tuple[int, ...] | None = None
 
     def ran_in(self, source: str, calls: Any) -> bool:
-        """Whether a cell's run called it: the cell's own statements name it (not only a
-        function the cell defines), or a call inside it was recorded, from its cell."""
+        """Whether a cell's run called it. A function: the cell's own statements name it
+        (not only a function the cell defines), or a call inside it was recorded, from
+        its cell. A class: a call was recorded at every rewritten site of its methods."""
         first, last = self.span
-        return self.name in top_level_reads(source) or any(
-            c.origin_cell == self.record_cell and first <= c.origin.line <= last
+        inside = {
+            c.origin.line
             for c in calls
             if c.origin is not None
-        )
+            and c.origin_cell == self.record_cell
+            and first <= c.origin.line <= last
+        }
+        if self.class_sites is not None:
+            return bool(inside) and inside.issuperset(self.class_sites)
+        return self.name in top_level_reads(source) or bool(inside)
 
     @property
     def names(self) -> frozenset[str]:
@@ -96,18 +110,17 @@ def pending(session: object) -> list[Deferred]:
 
 
 def definitions_only(code: str, name: str) -> str:
-    """The imports of a cell's (transformed) code and its function ``name``, every other
-    line blank (so the definition keeps its line numbers); empty when it defines no such
-    function."""
+    """The imports of a cell's (transformed) code and its function or class ``name``,
+    every other line blank (so the definition keeps its line numbers); empty when it
+    defines no such function or class."""
     tree = ast.parse(code)
-    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     kept = [
         node
         for node in tree.body
         if isinstance(node, ast.Import | ast.ImportFrom)
-        or (isinstance(node, functions) and node.name == name)
+        or (isinstance(node, _DEFINITIONS) and node.name == name)
     ]
-    if not any(isinstance(node, functions) for node in kept):
+    if not any(isinstance(node, _DEFINITIONS) for node in kept):
         return ""
     lines = code.split("\n")
     keep = set()
@@ -118,14 +131,20 @@ def definitions_only(code: str, name: str) -> str:
 
 
 def def_spans(source: str) -> dict[str, tuple[int, int]]:
-    """The cell's top-level functions: name → (first line, last line)."""
+    """The cell's top-level functions and classes: name → (first line, last line)."""
 
     tree = ast.parse(mask_magics(source)[0])
     return {
         node.name: (node.lineno, node.end_lineno or node.lineno)
         for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        if isinstance(node, _DEFINITIONS)
     }
+
+
+def class_names(source: str) -> set[str]:
+    """The cell's top-level classes."""
+    tree = ast.parse(mask_magics(source)[0])
+    return {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
 
 
 def top_level_reads(source: str) -> set[str]:
@@ -135,15 +154,16 @@ def top_level_reads(source: str) -> set[str]:
     return {
         n.id
         for node in tree.body
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        if not isinstance(node, _DEFINITIONS)
         for n in ast.walk(node)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
     }
 
 
 def unexercised_defs(source: str, calls: Any) -> dict[str, tuple[int, int]]:
-    """The cell's top-level functions that its run did not call: not read by its other
-    statements, and no recorded call of this cell inside them (name → line range)."""
+    """The cell's top-level functions and classes that its run did not call: not read by
+    its other statements, and no recorded call of this cell inside them (name → line
+    range)."""
     defs = def_spans(source)
     read = top_level_reads(source)
     ran = [c.line for c in calls if c.origin is None]
@@ -159,25 +179,43 @@ def array_parameters(source: str, idle: Mapping[str, Any], library: str) -> dict
     that their bodies use as arrays of ``library``: an attribute only arrays have
     (``a.shape``, ``a.T``) or a method of its arrays the table names (``a.sum(0)``). The
     source alone cannot type a parameter: this is a guess, which the replay at the
-    function's first call verifies or refuses (name → library)."""
+    function's first call verifies or refuses (name → library). A class's methods are
+    read alike, past their object (``self``)."""
+    found: dict[str, str] = {}
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for top in ast.parse(mask_magics(source)[0]).body:
+        if not isinstance(top, _DEFINITIONS) or top.name not in idle:
+            continue
+        if not isinstance(top, ast.ClassDef):
+            found.update(_array_parameters_of(top, library, method=False))
+            continue
+        for node in top.body:
+            if isinstance(node, functions):
+                found.update(_array_parameters_of(node, library, method=True))
+    return found
+
+
+def _array_parameters_of(node: Any, library: str, method: bool) -> dict[str, str]:
+    """`array_parameters` of one function; of a method (``method``), past its object."""
     from porter_ext.fix.source import ARRAY_USES
     from porter_ext.spec.replacements import find
 
+    arguments = node.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    bound = method and not any(
+        isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list
+    )
+    params = {a.arg for a in [*positional[1 if bound else 0 :], *arguments.kwonlyargs]}
     found: dict[str, str] = {}
-    for node in ast.parse(mask_magics(source)[0]).body:
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name not in idle:
+    for sub in ast.walk(node):
+        if not (
+            isinstance(sub, ast.Attribute)
+            and isinstance(sub.value, ast.Name)
+            and sub.value.id in params
+        ):
             continue
-        arguments = node.args
-        params = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
-        for sub in ast.walk(node):
-            if not (
-                isinstance(sub, ast.Attribute)
-                and isinstance(sub.value, ast.Name)
-                and sub.value.id in params
-            ):
-                continue
-            if sub.attr in ARRAY_USES or find(library, "method", sub.attr):
-                found[sub.value.id] = library
+        if sub.attr in ARRAY_USES or find(library, "method", sub.attr):
+            found[sub.value.id] = library
     return found
 
 
@@ -207,14 +245,17 @@ def call_site(source: str, names: frozenset[str]) -> str:
 
 
 def called_deferred(session: object, code: str) -> list[Deferred]:
-    """The deferred definitions (of earlier cells) that ``code`` reads."""
+    """The deferred definitions (of earlier cells) that ``code`` reads, and those of the
+    same cells beside them (a class it makes makes others of its cell: the replay must
+    build them from their rewritten classes too; `Deferred.ran_in` keeps those it ran)."""
     from porter_ext.replay.analysis import analyse
 
     waiting = pending(session)
     if not waiting:
         return []
     reads = set(analyse(code).inputs)
-    return [d for d in waiting if d.names & reads]
+    cells = {d.cell for d in waiting if d.names & reads}
+    return [d for d in waiting if d.cell in cells]
 
 
 def defer(fix: Any, full: Any, idle: Mapping[str, tuple[int, int]]) -> RewriteEntry | None:
@@ -224,11 +265,14 @@ def defer(fix: Any, full: Any, idle: Mapping[str, tuple[int, int]]) -> RewriteEn
     if patched(fix.source, diff).rstrip("\n") != full.source.rstrip("\n"):
         return None
     code = fix.code_of(full.source)
-    waiting = [
-        Deferred(fix.index, name, definitions_only(code, name), fix.cell, (a, b))
-        for name, (a, b) in idle.items()
-        if any(a <= s.line <= b for s in full.applied)
-    ]
+    classes = class_names(fix.source)
+    waiting = []
+    for name, (a, b) in idle.items():
+        lines = tuple(sorted({s.line for s in full.applied if a <= s.line <= b}))
+        if lines:
+            sites = lines if name in classes else None
+            definition = definitions_only(code, name)
+            waiting.append(Deferred(fix.index, name, definition, fix.cell, (a, b), sites))
     if not all(d.code for d in waiting):
         return None
     pending(fix.session).extend(waiting)
@@ -266,7 +310,20 @@ def settle_at_call(fix: Any, entry: CellEntry, ctx: Any) -> list[DefinitionVerdi
         return result
 
     waiting = pending(fix.session)
-    verdicts = judge_calls(fix.source, called, replayed, ctx.namespace)
+    inputs = fix.plan.inputs or {
+        n: ctx.namespace[n] for n in fix.plan.io.inputs if n in ctx.namespace
+    }
+    given = {}
+    for d in called:
+        holder = made_before(inputs, ctx.namespace.get(d.name)) if d.class_sites else None
+        if holder is not None:
+            where = call_site(fix.source, d.names)
+            given[id(d)] = verdict(d, False, where, _made_before_reason(holder))
+    judged = [d for d in called if id(d) not in given]
+    if judged:
+        verdicts = judge_calls(fix.source, judged, replayed, ctx.namespace)
+        given.update(zip(map(id, judged), verdicts, strict=True))
+    verdicts = [given[id(d)] for d in called]
     for deferred, given in zip(called, verdicts, strict=True):
         if deferred in waiting:
             waiting.remove(deferred)
@@ -274,6 +331,45 @@ def settle_at_call(fix: Any, entry: CellEntry, ctx: Any) -> list[DefinitionVerdi
             fix.prefix += deferred.code
             fix.take_effect(deferred.code, [deferred], ctx.namespace, deferred.record_cell)
     return verdicts
+
+
+#: how far `made_before` looks into the inputs (containers and objects' attributes)
+_INSTANCE_DEPTH = 6
+_INSTANCE_SEARCH = 10_000
+
+
+def made_before(inputs: Mapping[str, Any], cls: Any) -> str | None:
+    """The first input (name) that holds an instance of the class ``cls``: itself, or in
+    a list, tuple, set or dict, or an object's attributes (a model's layers), within a
+    bounded search. Such an instance was made before the cell by the class as written,
+    and runs it in every replay, whatever class statement the replay's prefix runs."""
+    if not isinstance(cls, type) or not inputs:
+        return None
+    todo = [(name, value, 0) for name, value in inputs.items()]
+    seen: set[int] = set()
+    while todo and len(seen) < _INSTANCE_SEARCH:
+        name, value, depth = todo.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, cls):
+            return name
+        if depth >= _INSTANCE_DEPTH or isinstance(value, type | types.ModuleType):
+            continue
+        if type(value) in (list, tuple, set, frozenset):
+            todo.extend((name, item, depth + 1) for item in value)
+        elif type(value) is dict:
+            todo.extend((name, item, depth + 1) for item in value.values())
+        elif isinstance(getattr(value, "__dict__", None), dict):
+            todo.extend((name, item, depth + 1) for item in vars(value).values())
+    return None
+
+
+def _made_before_reason(name: str) -> str:
+    return (
+        f"`{name}` holds an instance made before this cell, which runs the class as "
+        "written in every replay, so this cell cannot verify its rewrite"
+    )
 
 
 def judge_calls(

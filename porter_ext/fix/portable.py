@@ -109,7 +109,12 @@ class PortableMoves(XpBinding):
         if name == "sum" and updated.args and _boolean(updated.args[0].value):
             new = new.with_changes(args=[_counted(updated.args[0]), *updated.args[1:]])
         replacement = self._code(new)
-        operands = tuple(self._operand(a.value) for a in updated.args if a.keyword is None)
+        # a creation's arguments are sizes (``torch.ones(n)``), none an array to take xp from
+        operands = (
+            ()
+            if creation
+            else tuple(self._operand(a.value) for a in updated.args if a.keyword is None)
+        )
         call = SourceCall("function", None, operands, {}, False)
         self.site_libraries = (library,)
         if self.unbound_xp(replacement, call, original, updated) is not None:

@@ -268,6 +268,20 @@ def test_a_functions_xp_comes_from_an_earlier_cells_array_it_reads():
     assert kept.source == own
 
 
+def test_a_standard_creation_alone_in_a_function_never_takes_xp_from_its_size():
+    """LLMs-from-scratch ch04's ``LayerNorm.__init__(self, emb_dim)``: the standard call
+    ``torch.ones(emb_dim)`` moved through ``xp`` bound ``xp = array_namespace(emb_dim)``,
+    an int, which raised in every replay (and refused the class with it). A creation's
+    arguments are sizes; with no array in the function, the call stays the library's."""
+    for cell in (
+        "def make(n):\n    return torch.ones(n)\n",
+        "class Norm:\n    def __init__(self, n):\n        self.scale = torch.ones(n)\n",
+    ):
+        result = rewrite_source(cell, imports={"torch": "torch"})
+        assert "array_namespace" not in result.source, result.source
+        assert result.source == cell
+
+
 def test_a_methods_xp_is_never_a_shape_argument_nor_self():
     """LLMs-from-scratch ch03: ``xp = array_namespace(context_length)`` (an int, read in
     ``torch.ones(context_length, context_length)``) and ``array_namespace(self)`` (from

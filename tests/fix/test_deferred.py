@@ -11,7 +11,10 @@ from porter_ext.fix.deferred import (
     NEVER_CALLED,
     WAITING,
     Deferred,
+    array_parameters,
+    def_spans,
     definitions_only,
+    made_before,
     patched,
     unexercised_defs,
     verdict,
@@ -140,9 +143,9 @@ def test_a_cell_with_definition_verdicts_is_valid_json() -> None:
     validate(json.loads(report_to_json(report)))
 
 
-def test_a_deferred_definition_ran_where_the_cell_names_it_or_recorded_a_call_inside_it():
-    deferred = Deferred(1, "g", "", record_cell=7, span=(5, 6))
-    inside = CallRecord(
+def _recorded_in_cell_7(line: int) -> CallRecord:
+    """A call a later cell's run recorded inside cell 7's code, at ``line`` of it."""
+    return CallRecord(
         line=1,
         col=0,
         name="ndarray.mean",
@@ -150,8 +153,13 @@ def test_a_deferred_definition_ran_where_the_cell_names_it_or_recorded_a_call_in
         kind="method",
         status="non_standard",
         origin_cell=7,
-        origin=CallOrigin(1, 7, line=6, col=11),
+        origin=CallOrigin(1, 7, line=line, col=11),
     )
+
+
+def test_a_deferred_definition_ran_where_the_cell_names_it_or_recorded_a_call_inside_it():
+    deferred = Deferred(1, "g", "", record_cell=7, span=(5, 6))
+    inside = _recorded_in_cell_7(6)
     assert deferred.ran_in("h(x)", [inside])
     here = {**inside.__dict__, "origin_cell": None, "origin": None}
     assert not deferred.ran_in("h(x)", [CallRecord(**here)])
@@ -160,3 +168,48 @@ def test_a_deferred_definition_ran_where_the_cell_names_it_or_recorded_a_call_in
     # named by the cell's own statements: called, whatever it was given
     assert deferred.ran_in("w = g(Bag())", [])
     assert not deferred.ran_in("def h(x):\n    return g(x)", [])
+
+
+CLASS = (
+    "class Norm:\n"
+    "    def __init__(self, n):\n"
+    "        self.n = n\n"
+    "\n"
+    "    def __call__(self, x):\n"
+    "        return x.mean(1) * self.n\n"
+)
+
+
+def test_a_class_waits_like_a_function_and_its_methods_parameters_are_typed_past_self():
+    assert def_spans(CLASS) == {"Norm": (1, 6)}
+    assert set(unexercised_defs(CLASS, [])) == {"Norm"}
+    assert set(unexercised_defs(CLASS + "norm = Norm(2)\n", [])) == set()
+    code = "import torch\n" + CLASS + "k = 1\n"
+    only = definitions_only(code, "Norm")
+    assert only.startswith("import torch\nclass Norm:") and "k = 1" not in only
+    # ``x.mean`` types x (a guess a later call verifies); ``self`` is never an array
+    assert array_parameters(CLASS, {"Norm": (1, 6)}, "torch") == {"x": "torch"}
+
+
+def test_a_deferred_class_ran_only_where_every_rewritten_site_of_it_ran():
+    """Making an instance runs ``__init__`` only: a cell that names the class verifies
+    nothing of ``__call__`` (a function named by the cell is called)."""
+    deferred = Deferred(1, "Norm", "", record_cell=7, span=(1, 6), class_sites=(3, 6))
+    call_at = _recorded_in_cell_7
+    assert not deferred.ran_in("norm = Norm(2)", [])
+    assert not deferred.ran_in("norm = Norm(2)", [call_at(3)])
+    assert deferred.ran_in("y = model(x)", [call_at(3), call_at(6)])
+
+
+def test_an_instance_made_before_is_found_in_the_inputs_containers_and_attributes():
+    class Layer:
+        pass
+
+    class Model:
+        def __init__(self, layers):
+            self.layers = layers
+
+    inputs = {"n": 3, "x": [1.0], "model": Model([object(), {"inner": (Layer(),)}])}
+    assert made_before(inputs, Layer) == "model"
+    assert made_before({"n": 3, "cls": Layer}, Layer) is None  # the class itself is no instance
+    assert made_before(inputs, len) is None  # a function: no instances
