@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-import types
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ __all__ = [
     "NEVER_CALLED",
     "Deferred",
     "array_parameters",
+    "adopt_line",
     "called_deferred",
     "defer",
     "idle_functions",
@@ -244,18 +244,39 @@ def call_site(source: str, names: frozenset[str]) -> str:
 # --- in the kernel, under ``porter fix`` (`porter_ext.fix.verify`) --------------------
 
 
-def called_deferred(session: object, code: str) -> list[Deferred]:
-    """The deferred definitions (of earlier cells) that ``code`` reads, and those of the
-    same cells beside them (a class it makes makes others of its cell: the replay must
-    build them from their rewritten classes too; `Deferred.ran_in` keeps those it ran)."""
+def called_deferred(
+    session: object, code: str, namespace: Mapping[str, Any] | None = None
+) -> list[Deferred]:
+    """The deferred definitions (of earlier cells) that ``code`` reads, or whose class
+    has instances among what it reads (``logits = model(Xb)``: `adopt_line`), and those
+    of the same cells beside them (a class it makes makes others of its cell: the replay
+    must build them from their rewritten classes too; `Deferred.ran_in` keeps those it
+    ran)."""
     from porter_ext.replay.analysis import analyse
+    from porter_ext.replay.instances import made_before
 
     waiting = pending(session)
     if not waiting:
         return []
     reads = set(analyse(code).inputs)
-    cells = {d.cell for d in waiting if d.names & reads}
+    values = {n: namespace[n] for n in reads if n in namespace} if namespace else {}
+    cells = {
+        d.cell
+        for d in waiting
+        if d.names & reads
+        or (d.class_sites is not None and made_before(values, namespace.get(d.name)))
+    }
     return [d for d in waiting if d.cell in cells]
+
+
+def adopt_line(name: str) -> str:
+    """The statement, after a rewritten class in a replay's prefix, that gives the
+    instances made before the cell the rewritten class (`porter_ext.replay.instances`);
+    an expression, which `put_in_effect` does not run in the kernel (where the person's
+    class takes the rewritten body instead)."""
+    return (
+        f'__import__("porter_ext.replay.instances").replay.instances.adopt(globals(), {name!r})\n'
+    )
 
 
 def defer(fix: Any, full: Any, idle: Mapping[str, tuple[int, int]]) -> RewriteEntry | None:
@@ -272,6 +293,8 @@ def defer(fix: Any, full: Any, idle: Mapping[str, tuple[int, int]]) -> RewriteEn
         if lines:
             sites = lines if name in classes else None
             definition = definitions_only(code, name)
+            if definition and name in classes:
+                definition += adopt_line(name)
             waiting.append(Deferred(fix.index, name, definition, fix.cell, (a, b), sites))
     if not all(d.code for d in waiting):
         return None
@@ -310,20 +333,7 @@ def settle_at_call(fix: Any, entry: CellEntry, ctx: Any) -> list[DefinitionVerdi
         return result
 
     waiting = pending(fix.session)
-    inputs = fix.plan.inputs or {
-        n: ctx.namespace[n] for n in fix.plan.io.inputs if n in ctx.namespace
-    }
-    given = {}
-    for d in called:
-        holder = made_before(inputs, ctx.namespace.get(d.name)) if d.class_sites else None
-        if holder is not None:
-            where = call_site(fix.source, d.names)
-            given[id(d)] = verdict(d, False, where, _made_before_reason(holder))
-    judged = [d for d in called if id(d) not in given]
-    if judged:
-        verdicts = judge_calls(fix.source, judged, replayed, ctx.namespace)
-        given.update(zip(map(id, judged), verdicts, strict=True))
-    verdicts = [given[id(d)] for d in called]
+    verdicts = judge_calls(fix.source, called, replayed, ctx.namespace)
     for deferred, given in zip(called, verdicts, strict=True):
         if deferred in waiting:
             waiting.remove(deferred)
@@ -331,45 +341,6 @@ def settle_at_call(fix: Any, entry: CellEntry, ctx: Any) -> list[DefinitionVerdi
             fix.prefix += deferred.code
             fix.take_effect(deferred.code, [deferred], ctx.namespace, deferred.record_cell)
     return verdicts
-
-
-#: how far `made_before` looks into the inputs (containers and objects' attributes)
-_INSTANCE_DEPTH = 6
-_INSTANCE_SEARCH = 10_000
-
-
-def made_before(inputs: Mapping[str, Any], cls: Any) -> str | None:
-    """The first input (name) that holds an instance of the class ``cls``: itself, or in
-    a list, tuple, set or dict, or an object's attributes (a model's layers), within a
-    bounded search. Such an instance was made before the cell by the class as written,
-    and runs it in every replay, whatever class statement the replay's prefix runs."""
-    if not isinstance(cls, type) or not inputs:
-        return None
-    todo = [(name, value, 0) for name, value in inputs.items()]
-    seen: set[int] = set()
-    while todo and len(seen) < _INSTANCE_SEARCH:
-        name, value, depth = todo.pop()
-        if id(value) in seen:
-            continue
-        seen.add(id(value))
-        if isinstance(value, cls):
-            return name
-        if depth >= _INSTANCE_DEPTH or isinstance(value, type | types.ModuleType):
-            continue
-        if type(value) in (list, tuple, set, frozenset):
-            todo.extend((name, item, depth + 1) for item in value)
-        elif type(value) is dict:
-            todo.extend((name, item, depth + 1) for item in value.values())
-        elif isinstance(getattr(value, "__dict__", None), dict):
-            todo.extend((name, item, depth + 1) for item in vars(value).values())
-    return None
-
-
-def _made_before_reason(name: str) -> str:
-    return (
-        f"`{name}` holds an instance made before this cell, which runs the class as "
-        "written in every replay, so this cell cannot verify its rewrite"
-    )
 
 
 def judge_calls(

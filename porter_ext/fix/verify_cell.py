@@ -67,7 +67,7 @@ def prepare(
     )
     owner = place.owner
     if place.in_effect and owner is not None:
-        fix.deferred = called_deferred(owner, code)
+        fix.deferred = called_deferred(owner, code, namespace)
         # the cell runs the person's functions; its replays may put the portable ones first
         fix.ported = originals_for_the_run(owner, namespace)
     near = reached(code, fix.ported)

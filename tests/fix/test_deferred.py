@@ -11,10 +11,10 @@ from porter_ext.fix.deferred import (
     NEVER_CALLED,
     WAITING,
     Deferred,
+    adopt_line,
     array_parameters,
     def_spans,
     definitions_only,
-    made_before,
     patched,
     unexercised_defs,
     verdict,
@@ -24,6 +24,7 @@ from porter_ext.fix.settle import settle
 from porter_ext.model.calls import CallOrigin, CallRecord
 from porter_ext.model.cells import CellEntry
 from porter_ext.model.entries import DefinitionVerdict, RewriteEntry, RewriteSiteEntry
+from porter_ext.replay.instances import made_before
 from porter_ext.report.codec import cell_from_dict, cell_to_dict, report_to_json
 from porter_ext.report.validation import validate
 
@@ -201,15 +202,25 @@ def test_a_deferred_class_ran_only_where_every_rewritten_site_of_it_ran():
     assert deferred.ran_in("y = model(x)", [call_at(3), call_at(6)])
 
 
-def test_an_instance_made_before_is_found_in_the_inputs_containers_and_attributes():
-    class Layer:
-        pass
+def test_an_instance_made_before_is_found_and_adopts_the_rewritten_class():
+    """In a replay, the instances the inputs hold (in lists, dicts, objects' attributes)
+    of the class as written take the class the prefix just bound to its name."""
+    old_code = "class Layer:\n    def __call__(self, x):\n        return x + 1\n"
+    new_code = "class Layer:\n    def __call__(self, x):\n        return x + 2\n"
+    person: dict = {"__name__": "__main__"}
+    exec(old_code, person)
 
     class Model:
         def __init__(self, layers):
             self.layers = layers
 
-    inputs = {"n": 3, "x": [1.0], "model": Model([object(), {"inner": (Layer(),)}])}
-    assert made_before(inputs, Layer) == "model"
-    assert made_before({"n": 3, "cls": Layer}, Layer) is None  # the class itself is no instance
+    model = Model([object(), {"inner": (person["Layer"](),)}])
+    inputs = {"n": 3, "x": [1.0], "model": model}
+    assert made_before(inputs, person["Layer"]) == "model"
+    assert made_before({"n": 3, "cls": person["Layer"]}, person["Layer"]) is None
     assert made_before(inputs, len) is None  # a function: no instances
+    replay = {"__name__": "__main__", **inputs}
+    exec(new_code, replay)  # the prefix: the rewritten class, then its adoption line
+    exec(adopt_line("Layer"), replay)
+    (layer,) = model.layers[1]["inner"]
+    assert type(layer) is replay["Layer"] and layer(1) == 3
