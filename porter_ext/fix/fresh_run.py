@@ -296,7 +296,7 @@ def fresh_check(
                 blamed = _to_blame(
                     reverts, difference, report, Trial(nb, origin, run, real_path, original), course
                 )
-                reverts = [blamed] if blamed is not None else reverts
+                reverts = blamed or reverts
             course.reverted += 1
             undone = ", ".join(r.words() for r in reverts)
             course.lines.append(f"{difference.line()}: {undone} reverted")
@@ -306,9 +306,9 @@ def fresh_check(
             return ported, outcome, settled, files, course
 
 
-#: the rewrites a difference traces to that are each taken back alone, the latest first,
-#: before all of them are (each try is one more fresh run of the notebook)
-MAX_BLAME_TRIES = 3
+#: the fresh runs of the notebook (each a whole run) that finding which rewrites a
+#: difference comes from may take, beyond the run that showed it
+MAX_BLAME_RUNS = 6
 
 
 @dataclass(frozen=True)
@@ -328,28 +328,44 @@ def _to_blame(
     report: Report,
     trial: Trial,
     course: FreshCheck,
-) -> Revert | None:
-    """The one rewrite of ``reverts`` whose revert alone makes ``difference`` go (tried
-    the latest first, at most `MAX_BLAME_TRIES`), or None: a training loop's printed loss
-    that one rewrite moves by a rounding reverts that rewrite, not every rewrite before
-    the cell."""
+) -> list[Revert] | None:
+    """The fewest rewrites of ``reverts`` whose revert makes ``difference`` go, found by
+    halving (the later half tried first, at most `MAX_BLAME_RUNS` fresh runs), or None
+    where no half alone does: a training loop's printed loss that one rewrite moves by a
+    rounding reverts that rewrite, not every rewrite before the cell."""
+    found, runs = list(reverts), 0
+    while len(found) > 1 and runs < MAX_BLAME_RUNS:
+        middle = len(found) // 2
+        later, earlier = found[middle:], found[:middle]
+        runs += 1
+        if _goes(later, difference, report, trial, course):
+            found = later
+            continue
+        if runs >= MAX_BLAME_RUNS:
+            break
+        runs += 1
+        if not _goes(earlier, difference, report, trial, course):
+            break  # it needs rewrites of both halves
+        found = earlier
+    return found if len(found) < len(reverts) else None
+
+
+def _goes(
+    reverts: list[Revert], difference: Difference, report: Report, trial: Trial, course: FreshCheck
+) -> bool:
+    """Whether the fresh run with ``reverts`` taken back shows what the original showed
+    up to the cell of ``difference``."""
     from porter_ext.fix.files import settle_files
     from porter_ext.fix.notebook import ported_notebook
 
-    for revert in list(reversed(reverts))[:MAX_BLAME_TRIES]:
-        ported, _, settled = ported_notebook(
-            trial.nb, reverted(report, [revert], difference), trial.origin
-        )
-        files = settle_files(settled.cells)
-        overlay = {
-            trial.real_path(v.file): v.source for v in _accepted_sources(files, settled.cells)
-        }
-        fresh = trial.run(fresh_sources(ported), overlay)
-        course.runs += 1
-        left = differences(trial.original, fresh)
-        if not any(d.index <= difference.index for d in left):
-            return revert
-    return None
+    ported, _, settled = ported_notebook(
+        trial.nb, reverted(report, reverts, difference), trial.origin
+    )
+    files = settle_files(settled.cells)
+    overlay = {trial.real_path(v.file): v.source for v in _accepted_sources(files, settled.cells)}
+    fresh = trial.run(fresh_sources(ported), overlay)
+    course.runs += 1
+    return not any(d.index <= difference.index for d in differences(trial.original, fresh))
 
 
 def _the_notebooks_own(

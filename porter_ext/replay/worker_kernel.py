@@ -346,7 +346,9 @@ def _end(km: Any) -> None:
 
 def _hidden_folders() -> tuple[str, ...]:
     """Folders a worker must not see: the person's Jupyter runtime folder, where the
-    connection files of their kernels are (each a key to run code there)."""
+    connection files of their kernels are (each a key to run code there). Made first
+    where it is not yet (private to the person, as Jupyter makes it): a folder made after
+    the worker started would be seen whole from inside."""
     try:
         from jupyter_core.paths import jupyter_runtime_dir
 
@@ -354,8 +356,13 @@ def _hidden_folders() -> tuple[str, ...]:
     except Exception:  # no jupyter_core: no runtime folder of Jupyter's either
         return ()
     top = os.path.realpath(tempfile.gettempdir())
-    inside = runtime == top or top.startswith(runtime.rstrip(os.sep) + os.sep)
-    return (runtime,) if os.path.isdir(runtime) and not inside else ()
+    if runtime == top or top.startswith(runtime.rstrip(os.sep) + os.sep):
+        return ()
+    try:
+        os.makedirs(runtime, mode=0o700, exist_ok=True)
+    except OSError:  # a home the person cannot write: no connection file can be made there
+        return ()
+    return (runtime,)
 
 
 class LocalWorker(ZmqMessages, Worker):

@@ -366,3 +366,30 @@ def test_a_training_loss_moved_by_one_rewrite_reverts_that_rewrite_alone(tmp_pat
     assert cells[1]["rewrite"]["status"] == "verified", cells[1]["rewrite"]
     assert "m = xp.mean(logits, axis=1, keepdims=True)" in ported[1], ported[1]
     assert cells[2]["rewrite"]["status"] == "refused"
+
+
+@pytest.mark.slow
+def test_a_difference_is_traced_by_halving_to_the_one_rewrite_that_makes_it(tmp_path):
+    """LLMs ch04: a model cell's printed logits differed in their last digits, traced to
+    four rewritten definitions and a file; trying only the three latest alone found none,
+    so every one of them was reverted, exact ones with the one that moved the digits.
+    Halving the candidates finds it wherever it is: here the earliest of four functions
+    (``torch.softmax`` as its formula) goes, the three exact ones stay."""
+    pytest.importorskip("torch")
+    done, ported, cells, _ = _fix(
+        tmp_path,
+        "halving",
+        "import torch\nx = torch.linspace(-3, 2.7, 6).reshape(2, 3) / 7",
+        "def probs(x):\n    return torch.softmax(x, dim=1)",
+        "def centre(x):\n    return x.mean(1, keepdim=True)",
+        "def total(x):\n    return x.sum(1, keepdim=True)",
+        "def square(x):\n    return torch.pow(x, 2)",
+        "print(probs(x).tolist(), centre(x).tolist(), total(x).tolist(), square(x).tolist())",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "rewrite of probs (cell 1) reverted" in done.stderr, done.stderr
+    for index, name in ((2, "centre"), (3, "total"), (4, "square")):
+        assert f"rewrite of {name}" not in done.stderr, done.stderr
+        assert cells[index]["rewrite"]["status"] == "verified", cells[index]["rewrite"]
+    assert ported[1] == "def probs(x):\n    return torch.softmax(x, dim=1)", ported[1]
+    assert "xp.mean(x, axis=1, keepdims=True)" in ported[2], ported[2]

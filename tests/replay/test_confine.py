@@ -268,6 +268,19 @@ def test_the_persons_jupyter_runtime_folder_is_hidden(ip):
         os.unlink(marker)
 
 
+def test_a_runtime_folder_not_made_yet_is_made_and_hidden(tmp_path, monkeypatch):
+    """On a fresh machine the person's runtime folder may not exist yet when a worker
+    starts; Jupyter makes it later (the next kernel's connection file), and the worker
+    saw it whole (the test above failed on a fresh CI machine). It is made, private, and
+    hidden from the start."""
+    from porter_ext.replay.worker_kernel import _hidden_folders
+
+    runtime = tmp_path / "home" / "runtime"
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    assert _hidden_folders() == (str(runtime),)
+    assert runtime.is_dir() and (runtime.stat().st_mode & 0o777) == 0o700
+
+
 # -- shared memory ----------------------------------------------------------------------------
 def test_a_replay_does_not_see_the_persons_dev_shm(ip):  # attacks/06
     path = f"/dev/shm/porter-test-person-{uuid.uuid4().hex}"
