@@ -121,9 +121,9 @@ def _xp_source(body: Sequence[cst.BaseStatement], at: int, rewriter: CellCodemod
     before = assigned_in(body[:at])
     for name in top["arrays"]:
         if name not in rewriter.assigned or name in before:
-            return name
+            return rewriter.xp_argument(name)
     earlier = rewriter.earlier_array(tuple(top["libraries"]) or rewriter.site_libraries)
-    return earlier if earlier is not None else top["arrays"][0]
+    return rewriter.xp_argument(earlier if earlier is not None else top["arrays"][0])
 
 
 def _analyse(

@@ -113,6 +113,9 @@ class XpBinding(cst.CSTTransformer):
         #: the sites through ``xp`` of scopes that mix libraries, or of functions with no
         #: array to take ``xp`` from → why they stay as written
         self.mixed: dict[_Key, str] = {}
+        #: names the rewrites give as a sequence of arrays (``xp.stack(batch)``): ``xp``
+        #: is taken from their elements (``array_namespace(*batch)``), not from the list
+        self.sequences: set[str] = set()
 
     # -- statements and scopes -----------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -201,7 +204,7 @@ class XpBinding(cst.CSTTransformer):
         if not arrays:
             self._leave_as_written(scope["first"], original.name.value)
             return original
-        line = cst.parse_statement(f"xp = array_namespace({arrays[0]})")
+        line = cst.parse_statement(f"xp = array_namespace({self.xp_argument(arrays[0])})")
         body = list(updated.body.body)  # type: ignore[attr-defined]
         at = 1 if body and is_docstring(body[0]) else 0
         return updated.with_changes(
@@ -354,12 +357,19 @@ class XpBinding(cst.CSTTransformer):
         if array is not None and array.isidentifier():
             self.scopes[-1].setdefault("seen", []).append(array)
 
+    def xp_argument(self, name: str) -> str:
+        """What ``array_namespace`` is given for the array ``name``: its elements where the
+        rewrites give it as a sequence of arrays."""
+        return f"*{name}" if name in self.sequences else name
+
     def note_uses(self, replacement: str, call: SourceCall) -> None:
         scope = self.scopes[-1]
         if "xp." not in replacement:
             return
         scope["uses"] = True
         array = _array_text(call)
+        if replacement.startswith(_OF_SEQUENCES) and array is not None and array.isidentifier():
+            self.sequences.add(array)
         if self._named_array(array) and array not in scope["arrays"]:
             scope["arrays"].append(array)
         elif array is not None:  # ``(x * x).sum(1)``: its names, for a function's xp
@@ -387,6 +397,10 @@ class XpBinding(cst.CSTTransformer):
         for expression in expressions:
             scope.setdefault("mentions", []).extend(operand_names_text(expression))
         self._note_libraries(operands)
+
+
+#: the standard's functions that take a sequence of arrays as their first argument
+_OF_SEQUENCES = ("xp.stack(", "xp.concat(")
 
 
 def _scope(first: int | None) -> dict:

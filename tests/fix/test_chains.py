@@ -787,3 +787,28 @@ def test_a_modules_sizes_give_no_xp_and_its_forward_takes_it_from_what_its_layer
     _has(result.source, "        xp = array_namespace(x)\n        h = self.W(x)\n")
     (triu,) = [s for s in result.sites if s.name == "torch.triu"]
     assert triu.replacement is None and "left as written with the rest of __init__" in triu.reason
+
+
+def test_xp_of_a_list_of_arrays_is_taken_from_its_elements():
+    """LLMs-from-scratch ch04: ``batch = torch.stack(batch, dim=0)`` of a list of tensors
+    bound ``xp = array_namespace(batch)``, which raises on a list ("list is not a
+    supported array type"): the rewrite was left out. ``xp`` comes from its elements."""
+    cell = textwrap.dedent(
+        """\
+        batch = []
+        batch.append(torch.tensor([1, 2]))
+        batch.append(torch.tensor([3, 4]))
+        batch = torch.stack(batch, dim=0)
+        """
+    )
+    result = rewrite_source(cell, imports={"torch": "torch"})
+    assert "xp = array_namespace(*batch)\nbatch = xp.stack(batch, axis=0)" in result.source
+    _same(
+        cell,
+        result.source,
+        ["batch"],
+        "import torch\nfrom array_api_compat import array_namespace\n",
+    )
+    joined = "def f(parts):\n    return torch.cat(parts, dim=1)\n"
+    result = rewrite_source(joined, imports={"torch": "torch"})
+    assert "    xp = array_namespace(*parts)\n    return xp.concat(parts, axis=1)" in result.source
