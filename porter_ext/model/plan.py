@@ -120,6 +120,9 @@ class _Groups:
         self.first: dict[Any, int] = {}
         #: per item, per site: its state and the reason for it
         self.covered: dict[Any, list[tuple[str, str | None]]] = {}
+        #: per item, its cells and sites so far (membership in constant time: a cell of
+        #: 25 000 call sites of one function made this quadratic, turn4/attacks/87)
+        self.seen: dict[Any, set[Any]] = {}
 
     def add(
         self,
@@ -135,9 +138,13 @@ class _Groups:
             item = self.items[key] = PlanItem(self.kind, title, detail=detail)
             self.first[key] = position
             self.covered[key] = []
-        if site.cell not in item.cells:
+            self.seen[key] = set()
+        seen = self.seen[key]
+        if ("cell", site.cell) not in seen:
+            seen.add(("cell", site.cell))
             item.cells.append(site.cell)
-        if site not in item.sites:
+        if site not in seen:
+            seen.add(site)
             item.sites.append(site)
             self.covered[key].append(covered)
 
