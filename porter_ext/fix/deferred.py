@@ -39,6 +39,7 @@ __all__ = [
     "adopt_line",
     "called_deferred",
     "defer",
+    "hunks",
     "idle_functions",
     "judge_calls",
     "pending",
@@ -371,6 +372,20 @@ def judge_calls(
 
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+
+
+def hunks(diff: str) -> dict[int, tuple[int, int]]:
+    """The hunks of a unified ``diff`` made without context, by the line `patched` gives
+    its ``chosen`` (the hunk's first line in the original): the original lines each
+    replaces, first and last (an insertion replaces none: last is first - 1)."""
+    out = {}
+    for line in diff.splitlines():
+        hunk = _HUNK.match(line)
+        if hunk:
+            count = 1 if hunk[2] is None else int(hunk[2])
+            first = int(hunk[1]) if count else int(hunk[1]) + 1
+            out[int(hunk[1])] = (first, first + count - 1)
+    return out
 
 
 def patched(original: str, diff: str, chosen: Any = None) -> str:

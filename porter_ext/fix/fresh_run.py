@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from porter_ext.fix.deferred import def_spans
+from porter_ext.fix.deferred import def_spans, hunks, patched
 from porter_ext.fix.shown import Difference, Shown, differences, quoted, shown
 from porter_ext.model.entries import DefinitionVerdict, FileVerdict, RewriteEntry
 from porter_ext.model.plan import build_plan
@@ -112,19 +112,28 @@ def compared(work: NotebookNode, report: Report) -> dict[int, Shown]:
 
 @dataclass(frozen=True)
 class Revert:
-    """One rewrite to take back: the whole rewrite of ``cell`` (``name`` None), one
-    function of it, or the ported ``file``."""
+    """One rewrite to take back: the whole rewrite of ``cell`` (``name`` and ``lines``
+    None), one function of it, the hunks of it that start at ``lines`` (`hunks`), or the
+    ported ``file``."""
 
     cell: int | None = None
     name: str | None = None
     file: str | None = None
+    lines: tuple[int, ...] | None = None
 
     def words(self) -> str:
         if self.file is not None:
             return f"rewrite of {self.file}"
         if self.name is not None:
             return f"rewrite of {self.name} (cell {self.cell})"
+        if self.lines is not None:
+            at = ", ".join(str(n) for n in self.lines)
+            return f"rewrite of cell {self.cell} at line{'s' if len(self.lines) > 1 else ''} {at}"
         return f"rewrite of cell {self.cell}"
+
+    @property
+    def whole_cell(self) -> bool:
+        return self.cell is not None and self.name is None and self.lines is None
 
 
 def _applied_in(entry: CellEntry, span: tuple[int, int] | None = None) -> bool:
@@ -178,14 +187,21 @@ def reverted(report: Report, reverts: Iterable[Revert], difference: Difference) 
     at = {c.index: n for n, c in enumerate(cells) if c.index is not None}
     verdicts: list[DefinitionVerdict] = []
     file_verdicts: list[FileVerdict] = []
+    lines: dict[int, set[int]] = {}
     for revert in reverts:
         if revert.file is not None:
             file_verdicts.append(FileVerdict(revert.file, "", "", False, reason=why, where=_WHERE))
         elif revert.name is not None:
             verdicts.append(DefinitionVerdict(revert.cell, revert.name, False, _WHERE, reason=said))
+        elif revert.lines is not None:
+            lines.setdefault(revert.cell, set()).update(revert.lines)
         elif revert.cell in at:
             entry = cells[at[revert.cell]]
             cells[at[revert.cell]] = dataclasses.replace(entry, rewrite=_refused(entry, why))
+    for index, starts in lines.items():
+        if index in at:
+            entry = cells[at[index]]
+            cells[at[index]] = dataclasses.replace(entry, rewrite=_narrowed(entry, starts, why))
     n = at[difference.index]
     entry = cells[n]
     undone = ", ".join(r.words() for r in reverts)
@@ -196,6 +212,67 @@ def reverted(report: Report, reverts: Iterable[Revert], difference: Difference) 
         file_verdicts=[*entry.file_verdicts, *file_verdicts],
     )
     return dataclasses.replace(report, cells=cells, plan=build_plan(cells))
+
+
+def _hunks_of(entry: CellEntry) -> tuple[str, dict[int, tuple[int, int]]]:
+    """The cell's rewrite as a diff without context, and its hunks (`hunks`)."""
+    from porter_ext.fix.rewrite import CellRewrite
+
+    diff = CellRewrite(entry.source, entry.rewrite.source).diff(context=0)
+    return diff, hunks(diff)
+
+
+def _site_hunks(entry: CellEntry) -> list[int]:
+    """The hunks of an applied rewrite (by first line) that hold an applied site: those a
+    difference can be narrowed to (an inserted ``xp = ...`` line holds none)."""
+    if not _applied_in(entry):
+        return []
+    _, found = _hunks_of(entry)
+    applied = [s.line for s in entry.rewrite.sites if s.applied]
+    return [
+        start
+        for start, (first, last) in found.items()
+        if any(first <= line <= last for line in applied)
+    ]
+
+
+def _narrowed(entry: CellEntry, starts: set[int], why: str) -> RewriteEntry:
+    """The rewrite of ``entry`` with the hunks that start at ``starts`` taken back (their
+    lines as written, their sites left out with ``why``): verified on the backend the
+    cell ran on by the fresh run that showed it, and on no other as a whole (the
+    narrowed cell was not replayed; each site keeps what its own check said)."""
+    from porter_ext.fix.rewrite import CellRewrite
+
+    rewrite = entry.rewrite
+    diff, found = _hunks_of(entry)
+    spans = [found[s] for s in starts if s in found]
+    sites = [
+        dataclasses.replace(s, applied=False, reason=why)
+        if s.applied and any(a <= s.line <= b for a, b in spans)
+        else s
+        for s in rewrite.sites
+    ]
+    if not any(s.applied for s in sites):
+        return _refused(entry, why)
+    source = patched(entry.source, diff, lambda start: start not in starts)
+    original = {r.backend for r in entry.replays if r.role == "control"}
+    on = [spec for spec in rewrite.verified_on if spec in original]
+    others = [spec for spec in rewrite.verified_on if spec not in original]
+    taken = sum(1 for s, t in zip(rewrite.sites, sites, strict=True) if s.applied and not t.applied)
+    reason = f"{taken} site(s) {why}; the rest ran as the original in that run" + (
+        f"; not verified on {', '.join(others)} as narrowed" if others else ""
+    )
+    if rewrite.reason:
+        reason = f"{reason}; {rewrite.reason}"
+    return dataclasses.replace(
+        rewrite,
+        source=source,
+        status="partial",
+        verified_on=on,
+        sites=sites,
+        reason=reason,
+        diff=CellRewrite(entry.source, source).diff(),
+    )
 
 
 def _refused(entry: CellEntry, why: str) -> RewriteEntry:
@@ -292,11 +369,10 @@ def fresh_check(
             reverts = traced(difference.index, settled.cells, files)
             if not reverts:  # reproducible, and nothing rewritten up to it: never expected
                 _refuse(difference)
+            trial = Trial(nb, origin, run, real_path, original)
             if len(reverts) > 1:
-                blamed = _to_blame(
-                    reverts, difference, report, Trial(nb, origin, run, real_path, original), course
-                )
-                reverts = blamed or reverts
+                reverts = _to_blame(reverts, difference, report, trial, course) or reverts
+            reverts = _to_hunks(reverts, difference, report, trial, course)
             course.reverted += 1
             undone = ", ".join(r.words() for r in reverts)
             course.lines.append(f"{difference.line()}: {undone} reverted")
@@ -348,6 +424,32 @@ def _to_blame(
             break  # it needs rewrites of both halves
         found = earlier
     return found if len(found) < len(reverts) else None
+
+
+def _to_hunks(
+    reverts: list[Revert],
+    difference: Difference,
+    report: Report,
+    trial: Trial,
+    course: FreshCheck,
+) -> list[Revert]:
+    """One cell's whole rewrite to blame, narrowed by halving to the hunks of it whose
+    revert makes ``difference`` go (`_to_blame` over its hunks): a training loop's
+    ``F.cross_entropy`` written as its formula moves the printed loss by a rounding, and
+    its exact ``xp.mean``/``xp.reshape`` lines stay ported. As it was where no part alone
+    does."""
+    if len(reverts) != 1 or not reverts[0].whole_cell:
+        return reverts
+    index = reverts[0].cell
+    entry = next((c for c in report.cells if c.index == index), None)
+    starts = _site_hunks(entry) if entry is not None else []
+    if len(starts) < 2:
+        return reverts
+    parts = [Revert(index, lines=(start,)) for start in starts]
+    found = _to_blame(parts, difference, report, trial, course)
+    if found is None:
+        return reverts
+    return [Revert(index, lines=tuple(sorted(n for part in found for n in part.lines or ())))]
 
 
 def _goes(

@@ -393,3 +393,38 @@ def test_a_difference_is_traced_by_halving_to_the_one_rewrite_that_makes_it(tmp_
         assert cells[index]["rewrite"]["status"] == "verified", cells[index]["rewrite"]
     assert ported[1] == "def probs(x):\n    return torch.softmax(x, dim=1)", ported[1]
     assert "xp.mean(x, axis=1, keepdims=True)" in ported[2], ported[2]
+
+
+@pytest.mark.slow
+def test_a_difference_in_one_cell_reverts_the_lines_that_make_it_not_the_cell(tmp_path):
+    """makemore part 3: a training cell's ``F.cross_entropy`` written as its formula moved
+    the printed loss by a rounding, and the whole cell's rewrite was reverted, its exact
+    indexing, ``view``, ``mean`` and ``tanh`` lines with it (22 sites of the notebook).
+    The cell's hunks are halved as the cells are: the formula's line goes back as written,
+    the ``xp.mean`` line before it stays, and the cell says what was taken back."""
+    pytest.importorskip("torch")
+    done, ported, cells, _ = _fix(
+        tmp_path,
+        "hunks",
+        "import torch\nimport torch.nn.functional as F\ng = torch.Generator().manual_seed(0)\n"
+        "logits = torch.randn(64, 27, generator=g) * 3\n"
+        "y = torch.randint(0, 27, (64,), generator=g)",
+        "m = logits.mean(1, keepdim=True)\n"
+        "W = torch.zeros(27, requires_grad=True)\nfor step in range(50):\n"
+        "    loss = F.cross_entropy(logits - m + W, y)\n    W.grad = None\n"
+        "    loss.backward()\n    W.data += -0.5 * W.grad",
+        'print(f"{loss.item():.17g}")',
+    )
+    assert done.returncode == 0, done.stderr
+    assert "cell 2: printed" in done.stderr, done.stderr
+    assert "rewrite of cell 1 at line 4 reverted" in done.stderr, done.stderr
+    assert "m = xp.mean(logits, axis=1, keepdims=True)" in ported[1], ported[1]
+    assert "    loss = F.cross_entropy(logits - m + W, y)\n" in ported[1], ported[1]
+    rewrite = cells[1]["rewrite"]
+    assert rewrite["status"] == "partial", rewrite
+    assert rewrite["verified_on"] == ["torch"], rewrite
+    by_name = {s["name"].rpartition(".")[2]: s for s in rewrite["sites"]}
+    assert by_name["mean"]["applied"], by_name
+    assert not by_name["cross_entropy"]["applied"], by_name
+    assert by_name["cross_entropy"]["reason"].startswith("reverted: in a fresh run")
+    assert rewrite["reason"].startswith("1 site(s) reverted: in a fresh run"), rewrite["reason"]
