@@ -23,9 +23,10 @@ import ast
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import libcst as cst
-from libcst.metadata import PositionProvider
+from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from porter_ext.backends import backend_of_module
 from porter_ext.fix.cellscope import site_libraries
@@ -99,7 +100,7 @@ class CellAnalysis:
 
 
 class CellCodemod(PortableMoves):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
 
     def __init__(
         self,
@@ -140,6 +141,15 @@ class CellCodemod(PortableMoves):
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node).strip()
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        """Every replacement, in parentheses where its place binds tighter than it
+        (`_bracketed`): ``F.softmax(x, 1)[0]`` → ``(xp.exp(...) / xp.sum(...))[0]``."""
+        left = super().on_leave(original_node, updated_node)
+        if left is updated_node or not isinstance(original_node, cst.BaseExpression):
+            return left
+        parent = self.get_metadata(ParentNodeProvider, original_node, None)
+        return _bracketed(left, original_node, parent)
 
     def _operand(self, node: cst.BaseExpression) -> str:
         """An operand's source without its own parentheses (the template adds them back
@@ -551,6 +561,81 @@ def _kind(dtype: str) -> str:
 _XP = re.compile(r"\bxp\.")
 #: a Python scalar of a floating kind, as a recorded operator's operands name it
 _PYTHON_FLOATING = frozenset({"python float", "python complex"})
+
+
+#: places that take any expression as written (an argument, an assigned value, an
+#: element, an index, a statement)
+_LOOSE_PLACES = (
+    cst.Arg,
+    cst.Assign,
+    cst.AnnAssign,
+    cst.AugAssign,
+    cst.Return,
+    cst.Expr,
+    cst.Element,
+    cst.DictElement,
+    cst.Index,
+    cst.Yield,
+)
+#: how tightly each operator binds, loosest first (Python's own order)
+_BINDING = {
+    cst.Or: 2,
+    cst.And: 3,
+    cst.Not: 4,
+    cst.BitOr: 6,
+    cst.BitXor: 7,
+    cst.BitAnd: 8,
+    cst.LeftShift: 9,
+    cst.RightShift: 9,
+    cst.Add: 10,
+    cst.Subtract: 10,
+    cst.Multiply: 11,
+    cst.Divide: 11,
+    cst.FloorDivide: 11,
+    cst.Modulo: 11,
+    cst.MatrixMultiply: 11,
+    cst.Minus: 12,
+    cst.Plus: 12,
+    cst.BitInvert: 12,
+    cst.Power: 13,
+}
+_ATOM = 15  # a name, a call, an index, an attribute read, a literal, a display
+
+
+def _binding(node: cst.CSTNode) -> int:
+    """How tightly an expression binds (`_BINDING`; a comparison 5, a conditional 1, a
+    lambda 0, anything else an atom)."""
+    if isinstance(node, cst.BinaryOperation | cst.UnaryOperation | cst.BooleanOperation):
+        return _BINDING[type(node.operator)]
+    if isinstance(node, cst.Comparison):
+        return 5
+    if isinstance(node, cst.IfExp):
+        return 1
+    if isinstance(node, cst.Lambda | cst.NamedExpr):
+        return 0
+    return 14 if isinstance(node, cst.Await) else _ATOM
+
+
+def _bracketed(node: Any, original: cst.CSTNode, parent: cst.CSTNode | None) -> Any:
+    """A replacement ``node`` of ``original`` in parentheses where its place (``parent``)
+    binds tighter than it does: the value of an index, a call or an attribute read, an
+    operand of a tighter operator (the right one of an equal one). A node already in
+    parentheses, and one in a place that takes any expression, are as they are."""
+    if not isinstance(node, cst.BaseExpression) or node.lpar or parent is None:
+        return node
+    mine = _binding(node)
+    if mine == _ATOM or isinstance(parent, _LOOSE_PLACES):
+        return node
+    if isinstance(parent, cst.BinaryOperation):
+        theirs = _binding(parent)
+        needed = mine < theirs or (mine == theirs and parent.right is original)
+    elif isinstance(parent, cst.UnaryOperation | cst.BooleanOperation):
+        needed = mine <= _binding(parent)
+    elif isinstance(parent, cst.Comparison | cst.ComparisonTarget):
+        needed = mine <= 5
+    else:  # an index's or a call's value, an attribute read, a conditional's part
+        needed = True
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if needed else node
 
 
 class _AsTheStandardSays(Exception):

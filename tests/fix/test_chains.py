@@ -812,3 +812,34 @@ def test_xp_of_a_list_of_arrays_is_taken_from_its_elements():
     joined = "def f(parts):\n    return torch.cat(parts, dim=1)\n"
     result = rewrite_source(joined, imports={"torch": "torch"})
     assert "    xp = array_namespace(*parts)\n    return xp.concat(parts, axis=1)" in result.source
+
+
+@pytest.mark.parametrize(
+    ("line", "bracketed"),
+    [
+        ("a = F.softmax(logits, 1)[0]", "a = (xp.exp("),
+        ("a = 1.0 / F.softmax(logits, 1)", "a = 1.0 / (xp.exp("),
+        ("a = F.softmax(logits, 1) ** 2", "a = (xp.exp("),
+        ("a = -F.softmax(logits, 1)", "a = -(xp.exp("),
+    ],
+    ids=["indexed", "divisor", "power", "negated"],
+)
+def test_a_rewrite_that_is_no_atom_goes_in_parentheses_where_its_place_binds_tighter(
+    line, bracketed
+):
+    """makemore part 4: ``F.softmax(logits, 1)[0]`` became ``xp.exp(...) / xp.sum(...)[0]``,
+    the index read off the sum (its replays said "shape_changed" and refused it). The
+    formula goes in parentheses where it is an operand or indexed; as an assigned value it
+    stays bare."""
+    torch = pytest.importorskip("torch")
+    setup = "import torch\nimport torch.nn.functional as F\nlogits = torch.linspace(-2, 3, 12).reshape(3, 4)\n"
+    ported = rewrite_source(setup + line, arrays={"logits": "torch"}).source
+    assert bracketed in ported, ported
+    bare = rewrite_source(setup + "b = F.softmax(logits, 1)", arrays={"logits": "torch"}).source
+    assert "b = xp.exp(" in bare, bare
+    before: dict = {}
+    after: dict = {}
+    exec(setup + line, before)
+    exec(ported, after)
+    assert before["a"].shape == after["a"].shape
+    torch.testing.assert_close(before["a"], after["a"])
