@@ -131,6 +131,11 @@ class CellCodemod(PortableMoves):
         self.needs_extra = False
         #: a rewrite reads Python's math module (``math.prod(x.shape)``)
         self.needs_math = False
+        #: a creation stayed with its library for want of an array of the cell's own
+        #: (`_portable`); with ``through_earlier``, the cell's ``xp`` is taken from an
+        #: earlier cell's array anyway, and its creations go through it too
+        self.kept_with_library = False
+        self.through_earlier = False
         self.names = names
         #: calls whose tuple result is read one field at a time: call → field
         self.fields: dict[cst.Call, str | int] = {}
@@ -263,7 +268,10 @@ class CellCodemod(PortableMoves):
             # a creation's arguments are sizes, a module's its configuration
             # (``nn.Linear(d_in, d_out)``), not arrays: none is one xp is taken from
             sized = entry.kind == "function" and (
-                entry.name.rpartition(".")[2] in FROM_SIZES or entry.no_rewrite == MODULE_REASON
+                entry.name.rpartition(".")[2] in FROM_SIZES
+                or entry.no_rewrite == MODULE_REASON
+                # data made an array through the xp of an earlier array (`through_earlier`)
+                or (self.through_earlier and entry.standard_name == "asarray")
             )
             arrays_of = replace(call, args=()) if sized else call
             self.note_array(arrays_of)
@@ -313,11 +321,12 @@ class CellCodemod(PortableMoves):
         they would be another library's on every other replay."""
         if entry.portable is None or field is not None or len(self.scopes) > 1:
             return None
-        at_hand = self.binds_xp or self.scopes[-1]["arrays"]
+        at_hand = self.binds_xp or self.scopes[-1]["arrays"] or self.through_earlier
         if not at_hand and (
             entry.library not in self.input_libraries
             or self.earlier_array(self.site_libraries) is None
         ):
+            self.kept_with_library = True
             return None
         try:
             return render_rewrite(replace(entry, rewrite=entry.portable), call)

@@ -90,7 +90,7 @@ class Deferred:
         }
         if self.class_sites is not None:
             return bool(inside) and inside.issuperset(self.class_sites)
-        return self.name in top_level_reads(source) or bool(inside)
+        return self.name in earlier_reads(source) or bool(inside)
 
     @property
     def names(self) -> frozenset[str]:
@@ -159,6 +159,44 @@ def top_level_reads(source: str) -> set[str]:
         for n in ast.walk(node)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
     }
+
+
+def earlier_reads(source: str) -> set[str]:
+    """The names the cell's own statements read before a statement of its own binds them
+    (not in its function or class bodies): what an earlier cell bound. makemore part 3
+    defines ``split_loss`` again and calls it: those calls are the new function's, not
+    the earlier cell's (whose rewrite they refused, "more findings than the original")."""
+    tree = ast.parse(mask_magics(source)[0])
+    bound: set[str] = set()
+    read: set[str] = set()
+    for node in tree.body:
+        if not isinstance(node, _DEFINITIONS):
+            read |= {
+                n.id
+                for n in ast.walk(node)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound
+            }
+        bound |= _bound_at_top(node)
+    return read
+
+
+def _bound_at_top(node: ast.stmt) -> set[str]:
+    """The names one top-level statement binds in the cell's namespace (not those of the
+    scopes it makes: a function's, a lambda's, a comprehension's)."""
+    names: set[str] = set()
+    stack: list[ast.AST] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _DEFINITIONS):
+            names.add(n.name)
+        elif isinstance(n, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).partition(".")[0] for a in n.names}
+        elif not isinstance(n, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                names.add(n.id)
+            if not isinstance(n, ast.GeneratorExp):
+                stack.extend(ast.iter_child_nodes(n))
+    return names
 
 
 def unexercised_defs(source: str, calls: Any) -> dict[str, tuple[int, int]]:

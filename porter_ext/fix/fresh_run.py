@@ -215,11 +215,45 @@ def reverted(report: Report, reverts: Iterable[Revert], difference: Difference) 
 
 
 def _hunks_of(entry: CellEntry) -> tuple[str, dict[int, tuple[int, int]]]:
-    """The cell's rewrite as a diff without context, and its hunks (`hunks`)."""
+    """The cell's rewrite as a diff without context, a hunk of lines rewritten one for
+    one split into a hunk per line (a loss's line and the line that prints it), and its
+    hunks (`hunks`)."""
     from porter_ext.fix.rewrite import CellRewrite
 
     diff = CellRewrite(entry.source, entry.rewrite.source).diff(context=0)
-    return diff, hunks(diff)
+    split = _line_by_line(diff)
+    return split, hunks(split)
+
+
+_HEADER = re.compile(r"^@@ -(\d+),(\d+) \+(\d+),(\d+) @@")
+
+
+def _line_by_line(diff: str) -> str:
+    """``diff`` (without context) with each hunk that replaces n lines by n lines written
+    as n hunks of one line each; other hunks as they are."""
+    lines = diff.splitlines(keepends=True)
+    out: list[str] = []
+    n = 0
+    while n < len(lines):
+        header = _HEADER.match(lines[n])
+        count = int(header[2]) if header else 0
+        body = lines[n + 1 : n + 1 + 2 * count]
+        if (
+            header is None
+            or count < 2
+            or count != int(header[4])
+            or len(body) != 2 * count
+            or not all(line.startswith("-") for line in body[:count])
+            or not all(line.startswith("+") for line in body[count:])
+        ):
+            out.append(lines[n])
+            n += 1
+            continue
+        old, new = int(header[1]), int(header[3])
+        for i in range(count):
+            out += [f"@@ -{old + i},1 +{new + i},1 @@\n", body[i], body[count + i]]
+        n += 1 + 2 * count
+    return "".join(out)
 
 
 def _site_hunks(entry: CellEntry) -> list[int]:

@@ -22,6 +22,7 @@ import ast
 import difflib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -194,20 +195,36 @@ def rewrite_source(
     names = {**(imports or {}), **own}
     analysis = _analyse(tree, LINE_BREAK.split(source), names, standard(version), arrays, run)
     wrapper = MetadataWrapper(cst.parse_module(source))
-    rewriter = CellCodemod(wrapper.module, analysis, names, arrays or {}, run)
-    module = wrapper.visit(rewriter)
+
+    def codemod(*narrowed: Any, earlier: bool = False) -> tuple[CellCodemod, cst.Module]:
+        rewriter = CellCodemod(wrapper.module, analysis, names, arrays or {}, run, *narrowed)
+        rewriter.through_earlier = earlier
+        return rewriter, wrapper.visit(rewriter)
+
+    rewriter, module = codemod()
+    earlier = _through_earlier(rewriter)
+    if earlier:  # the creations with the xp the other sites take from an earlier array
+        rewriter, module = codemod(earlier=True)
     results = rewriter.results
     if only is not None or rewriter.mixed:  # narrowed, and the mixing sites as written
         proposed = {_key(s) for s in results}
         kept = (proposed if only is None else set(only)) - rewriter.mixed.keys()
-        mixed = rewriter.mixed
-        rewriter = CellCodemod(wrapper.module, analysis, names, arrays or {}, run, kept, mixed)
-        module = wrapper.visit(rewriter)
+        rewriter, module = codemod(kept, rewriter.mixed, earlier=earlier)
         results = rewriter.results
         if only is None:  # a move the full rewrite could not make (no xp) is still no site
             results = [s for s in results if _key(s) in proposed]
     rewritten = _with_preamble(module, rewriter, {*own, *provided})
     return CellRewrite(source, rewritten.code, sorted(results, key=lambda r: (r.line, r.col)))
+
+
+def _through_earlier(rewriter: CellCodemod) -> bool:
+    """Whether the cell's ``xp`` comes from an earlier cell's array it does not read (it
+    reads none: ``plt.plot(torch.tensor(lossi).view(-1, 100).mean(1))``) while a creation
+    stayed with its library: on another library the two would mix
+    (``xp.reshape(torch.asarray(lossi))``), so the creation goes through that ``xp`` too
+    (``xp.asarray(lossi)``). A cell whose creations are its only sites keeps them
+    (``example = torch.ones((6, 6))`` for a dropout: no ``xp`` at all)."""
+    return rewriter.kept_with_library and rewriter.xp_from_earlier and not rewriter.binds_xp
 
 
 def _key(site: RewriteSiteEntry) -> RunKey:

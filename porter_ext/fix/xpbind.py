@@ -116,6 +116,9 @@ class XpBinding(cst.CSTTransformer):
         #: names the rewrites give as a sequence of arrays (``xp.stack(batch)``): ``xp``
         #: is taken from their elements (``array_namespace(*batch)``), not from the list
         self.sequences: set[str] = set()
+        #: the cell's ``xp`` is taken from an earlier cell's array it does not read
+        #: (no array of its own is at hand where its first rewrite needs one)
+        self.xp_from_earlier = False
 
     # -- statements and scopes -----------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -303,6 +306,7 @@ class XpBinding(cst.CSTTransformer):
             earlier = self.earlier_array(self.site_libraries)
             if earlier is not None:
                 scope["arrays"].append(earlier)
+                self.xp_from_earlier = True
                 return None
             return (
                 "no array is bound to a name before it to take xp from: assign the "

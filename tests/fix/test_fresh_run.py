@@ -428,3 +428,25 @@ def test_a_difference_in_one_cell_reverts_the_lines_that_make_it_not_the_cell(tm
     assert not by_name["cross_entropy"]["applied"], by_name
     assert by_name["cross_entropy"]["reason"].startswith("reverted: in a fresh run")
     assert rewrite["reason"].startswith("1 site(s) reverted: in a fresh run"), rewrite["reason"]
+
+
+@pytest.mark.slow
+def test_a_cell_that_reads_no_array_makes_its_array_through_the_xp_it_takes(tmp_path):
+    """makemore part 5: ``plt.plot(torch.tensor(lossi).view(-1, 100).mean(1))`` reads no
+    array (``lossi`` is a list), so its ``xp`` came from an earlier cell's ``loss`` while
+    the creation stayed torch's: ``xp.reshape(torch.asarray(lossi, copy=True), ...)``,
+    which mixes NumPy's ``xp`` with a tensor on every replay but torch's. The creation goes
+    through that ``xp`` too, and the cell verifies on numpy."""
+    pytest.importorskip("torch")
+    done, ported, cells, _ = _fix(
+        tmp_path,
+        "lossi",
+        "import torch\nloss = torch.ones(2)\nlossi = [0.5, 0.25, 0.125, 1.0]",
+        "print(torch.tensor(lossi).view(-1, 2).mean(1))",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "xp = array_namespace(loss)" in ported[1], ported[1]
+    assert "xp.mean(xp.reshape(xp.asarray(lossi, copy=True), (-1, 2)), axis=1)" in ported[1]
+    rewrite = cells[1]["rewrite"]
+    assert rewrite["status"] == "verified", rewrite
+    assert "numpy" in rewrite["verified_on"], rewrite
