@@ -141,8 +141,8 @@ class SourceModel:
             std_name = entry.standard_name
             if std_name in self.std.functions and std_name not in _NOT_ONE_ARRAY:
                 return True
-            if entry.suggestion.startswith("xp.asarray("):
-                return True
+            if entry.suggestion.startswith("xp.asarray(") or entry.suggestion == "x":
+                return True  # a conversion, or the same array (``x.contiguous()``)
         return False
 
     def array_of(self, node: ast.expr | None) -> object:

@@ -843,3 +843,19 @@ def test_a_rewrite_that_is_no_atom_goes_in_parentheses_where_its_place_binds_tig
     exec(ported, after)
     assert before["a"].shape == after["a"].shape
     torch.testing.assert_close(before["a"], after["a"])
+
+
+def test_contiguous_is_dropped_and_what_reads_it_next_is_rewritten_too():
+    """LLMs ch03: ``context_vec.transpose(1, 2).contiguous().view(b, n, d)``: memory layout
+    is not the standard's, and ``.contiguous()`` was advice only, so the ``.view`` after it
+    (on what the source did not know was an array) stayed as written. ``.contiguous()``
+    is the same array: dropped, and the view becomes ``xp.reshape``, which copies where it
+    must."""
+    source = "y = a.transpose(0, 1).contiguous().view(6)\nw = a.detach().view(6)\n"
+    ported = rewrite_source(source, imports={"torch": "torch"}, arrays={"a": "torch"}).source
+    _has(
+        ported,
+        "y = xp.reshape(xp.moveaxis(a, (0, 1), (1, 0)), (6,))",
+        "w = xp.reshape(a.detach(), (6,))",
+    )
+    _same(source, ported, ["y", "w"], setup="import torch\na = torch.arange(6.0).reshape(2, 3)\n")

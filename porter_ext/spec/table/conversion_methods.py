@@ -81,6 +81,9 @@ chapter.method(
     "x",
     "memory layout is not part of the standard; drop it (xp.asarray(x, copy=True) when "
     "a fresh buffer is the point)",
+    # the same values: what reads it next (a view, a reshape) is judged by the replays
+    rewrite="{x}",
+    example="x.contiguous()",
 )
 chapter.method(
     "t",
