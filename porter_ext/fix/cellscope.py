@@ -6,6 +6,7 @@ needs it: where ``xp`` is bound and which names an expression reads, both from l
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import libcst as cst
 import libcst.matchers as m
@@ -28,20 +29,30 @@ def is_docstring(statement: cst.CSTNode) -> bool:
 
 
 class ReplaceFirst(cst.CSTTransformer):
-    """Replaces the first node (in source order) equal to ``old`` by ``new``."""
+    """Replaces the first node (in source order) equal to ``old`` by ``new``, the two
+    compared without their own parentheses (a rewrite writes ``(a + b).view(6)``'s
+    receiver as the operand ``a + b``)."""
 
     def __init__(self, old: cst.CSTNode, new: cst.CSTNode) -> None:
         super().__init__()
-        self.old, self.new, self.done = old, new, False
+        self.old, self.new, self.done = bare(old), new, False
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         return not self.done
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):  # type: ignore[override]
-        if not self.done and original.deep_equals(self.old):
+        if not self.done and bare(original).deep_equals(self.old):
             self.done = True
             return self.new
         return updated
+
+
+def bare(node: Any) -> Any:
+    """``node`` without its own parentheses (a generator's and a tuple's are theirs): as
+    an assignment's value, or compared with an operand a rewrite wrote."""
+    if getattr(node, "lpar", None) and not isinstance(node, cst.GeneratorExp | cst.Tuple):
+        return node.with_changes(lpar=[], rpar=[])
+    return node
 
 
 def site_libraries(site: Site) -> tuple[str, ...]:

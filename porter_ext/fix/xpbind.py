@@ -31,6 +31,7 @@ from libcst.metadata import CodeRange, PositionProvider, Scope, ScopeProvider
 from porter_ext.backends import LIBRARIES
 from porter_ext.fix.cellscope import (
     ReplaceFirst,
+    bare,
     binds_xp,
     is_docstring,
     names_assigned,
@@ -166,7 +167,7 @@ class XpBinding(cst.CSTTransformer):
             return updated
         name, receiver = hoist
         first = cst.SimpleStatementLine(
-            [cst.Assign([cst.AssignTarget(cst.Name(name))], receiver)],
+            [cst.Assign([cst.AssignTarget(cst.Name(name))], bare(receiver))],
             leading_lines=updated.leading_lines,
         )
         rest = updated.visit(ReplaceFirst(receiver, cst.Name(name)))

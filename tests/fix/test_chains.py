@@ -859,3 +859,13 @@ def test_contiguous_is_dropped_and_what_reads_it_next_is_rewritten_too():
         "w = xp.reshape(a.detach(), (6,))",
     )
     _same(source, ported, ["y", "w"], setup="import torch\na = torch.arange(6.0).reshape(2, 3)\n")
+
+
+def test_an_operation_split_off_is_computed_once():
+    """``y = (a + b).view(6)``: the receiver split off into ``y`` (``xp`` is taken from
+    it) was computed again in the rest of the statement (``xp.reshape(a + b, (6,))``), its
+    parentheses making it another node than the rewrite's operand. The rest reads ``y``."""
+    source = "y = (a + b).view(6)\n"
+    ported = rewrite_source(source, imports={"torch": "torch"}, arrays={"a": "torch"}).source
+    _has(ported, "y = a + b\n", "y = xp.reshape(y, (6,))")
+    _same(source, ported, ["y"], setup="import torch\na = torch.arange(6.0)\nb = a * 2\n")
