@@ -173,8 +173,25 @@ def traced(index: int, cells: Iterable[CellEntry], files: Iterable[FileOutcome])
             found[Revert(origin.index, name)] = None
     if found:
         return list(found)
+    return _before(index, by_index, accepted)
+
+
+def _before(index: int, by_index: Mapping[int, CellEntry], accepted: set[str]) -> list[Revert]:
+    """Every applied rewrite before cell ``index``: of the cells, then the files."""
     earlier = [Revert(c.index) for i, c in sorted(by_index.items()) if i < index and _applied_in(c)]
     return earlier + [Revert(file=f) for f in sorted(accepted)]
+
+
+def _widened(
+    index: int, reverts: list[Revert], cells: Iterable[CellEntry], files: Iterable[FileOutcome]
+) -> list[Revert]:
+    """``reverts`` (what the difference in cell ``index`` traced to, which alone does not
+    make it go) with every other applied rewrite before the cell: a loss a training
+    cell's rewrite moved prints differently in the later cell that reads it, whose own
+    rewrite is not the cause."""
+    by_index = {c.index: c for c in cells if c.index is not None}
+    accepted = {f.file for f in files if f.accepted}
+    return [r for r in _before(index, by_index, accepted) if r not in reverts] + reverts
 
 
 def reverted(report: Report, reverts: Iterable[Revert], difference: Difference) -> Report:
@@ -404,9 +421,12 @@ def fresh_check(
             if not reverts:  # reproducible, and nothing rewritten up to it: never expected
                 _refuse(difference)
             trial = Trial(nb, origin, run, real_path, original)
-            if len(reverts) > 1:
-                reverts = _to_blame(reverts, difference, report, trial, course) or reverts
-            reverts = _to_hunks(reverts, difference, report, trial, course)
+            reverts, proven = _blamed(reverts, difference, report, trial, course)
+            if not proven and not _goes(reverts, difference, report, trial, course):
+                # what it traced to is not (all of) it: the rewrites before the cell too
+                wider = _widened(difference.index, reverts, settled.cells, files)
+                if len(wider) > len(reverts):
+                    reverts, _ = _blamed(wider, difference, report, trial, course)
             course.reverted += 1
             undone = ", ".join(r.words() for r in reverts)
             course.lines.append(f"{difference.line()}: {undone} reverted")
@@ -458,6 +478,22 @@ def _to_blame(
             break  # it needs rewrites of both halves
         found = earlier
     return found if len(found) < len(reverts) else None
+
+
+def _blamed(
+    reverts: list[Revert],
+    difference: Difference,
+    report: Report,
+    trial: Trial,
+    course: FreshCheck,
+) -> tuple[list[Revert], bool]:
+    """The fewest of ``reverts`` found to make ``difference`` go (`_to_blame`), one
+    cell's rewrite narrowed to its hunks (`_to_hunks`); and whether a run showed that
+    they make it go (False: none was narrowed, and no run tried them alone)."""
+    found = _to_blame(reverts, difference, report, trial, course) if len(reverts) > 1 else None
+    reverts = found or reverts
+    narrowed = _to_hunks(reverts, difference, report, trial, course)
+    return narrowed, found is not None or narrowed is not reverts
 
 
 def _to_hunks(
