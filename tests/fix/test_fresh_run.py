@@ -340,6 +340,13 @@ def test_a_cell_reverted_takes_no_import_away_from_the_cells_after(tmp_path, pro
     assert "return xp.sum(x, axis=1)" in ported[2]
 
 
+#: a cell of logits and labels drawn by a seeded generator (the training tests' data)
+_LOGITS = (
+    "import torch\nimport torch.nn.functional as F\ng = torch.Generator().manual_seed(0)\n"
+    "logits = torch.randn(64, 27, generator=g) * 3\ny = torch.randint(0, 27, (64,), generator=g)"
+)
+
+
 @pytest.mark.slow
 def test_a_training_loss_moved_by_one_rewrite_reverts_that_rewrite_alone(tmp_path):
     """makemore part 3: the printed loss after training differed in its 7th digit in the
@@ -351,9 +358,7 @@ def test_a_training_loss_moved_by_one_rewrite_reverts_that_rewrite_alone(tmp_pat
     done, ported, cells, _ = _fix(
         tmp_path,
         "loss",
-        "import torch\nimport torch.nn.functional as F\ng = torch.Generator().manual_seed(0)\n"
-        "logits = torch.randn(64, 27, generator=g) * 3\n"
-        "y = torch.randint(0, 27, (64,), generator=g)",
+        _LOGITS,
         "m = logits.mean(1, keepdim=True)",
         "W = torch.zeros(27, requires_grad=True)\nfor step in range(50):\n"
         "    loss = F.cross_entropy(logits - m + W, y)\n    W.grad = None\n"
@@ -406,9 +411,7 @@ def test_a_difference_in_one_cell_reverts_the_lines_that_make_it_not_the_cell(tm
     done, ported, cells, _ = _fix(
         tmp_path,
         "hunks",
-        "import torch\nimport torch.nn.functional as F\ng = torch.Generator().manual_seed(0)\n"
-        "logits = torch.randn(64, 27, generator=g) * 3\n"
-        "y = torch.randint(0, 27, (64,), generator=g)",
+        _LOGITS,
         "m = logits.mean(1, keepdim=True)\n"
         "W = torch.zeros(27, requires_grad=True)\nfor step in range(50):\n"
         "    loss = F.cross_entropy(logits - m + W, y)\n    W.grad = None\n"
@@ -464,9 +467,7 @@ def test_a_cell_whose_own_rewrite_is_not_the_cause_keeps_it(tmp_path):
     done, ported, cells, _ = _fix(
         tmp_path,
         "cause",
-        "import torch\nimport torch.nn.functional as F\ng = torch.Generator().manual_seed(0)\n"
-        "logits = torch.randn(64, 27, generator=g) * 3\n"
-        "y = torch.randint(0, 27, (64,), generator=g)",
+        _LOGITS,
         "W = torch.zeros(27, requires_grad=True)\nfor step in range(50):\n"
         "    loss = F.cross_entropy(logits + W, y)\n    W.grad = None\n"
         "    loss.backward()\n    W.data += -0.5 * W.grad",
