@@ -177,7 +177,8 @@ def usage_from_source(template: str, text: str) -> str | None:
             for p in parts
         ):
             return None
-        return EVERY_AXIS.format(x=segment(node.value), parts=", ".join(map(segment, parts)))
+        parts_text = ", ".join(map(segment, parts))
+        return EVERY_AXIS.format(x=_atom(segment(node.value)), parts=parts_text)
     if template == ROWS:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
             return None

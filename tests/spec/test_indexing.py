@@ -12,6 +12,7 @@ import pytest
 
 from porter_ext.backends import get_backend
 from porter_ext.spec.indexing import (
+    EVERY_AXIS,
     INDEX_EXAMPLES,
     LENGTH,
     RANGE_PARTS,
@@ -194,3 +195,14 @@ def test_zip_of_arrays_takes_the_rows_of_each_on_every_backend():
                 _agree(oy, _host(y), f"{rewritten} on {backend.name} against {library}")
     assert usage_from_source(ZIP_ROWS, "zip(*rows)") is None
     assert usage_from_source(ZIP_ROWS, "zip(a, b, strict=True)") is None
+
+
+def test_every_axis_keeps_an_operation_it_indexes_whole():
+    """makemore part 4: ``F.softmax(logits, 1)[0]``, the softmax rewritten first into its
+    formula, became ``xp.exp(...) / xp.sum(...)[0, ...]``: the index read off the sum
+    (the replays refused it, "shape_changed"). The indexed value is one operand."""
+    assert usage_from_source(EVERY_AXIS, "(a / b)[0]") == "(a / b)[0, ...]"
+    assert usage_from_source(EVERY_AXIS, "x2[0]") == "x2[0, ...]"
+    x2 = np.arange(6.0).reshape(2, 3)
+    a, b = x2 + 1, x2 + 2
+    np.testing.assert_array_equal(eval(usage_from_source(EVERY_AXIS, "(a / b)[0]")), (a / b)[0])
