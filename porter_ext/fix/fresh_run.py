@@ -429,8 +429,14 @@ def fresh_check(
                 proven = _goes(reverts, difference, report, trial, course)
             if not proven:  # what it traced to is not (all of) it: those before the cell too
                 wider = _widened(difference.index, reverts, settled.cells, files)
-                if len(wider) > len(reverts):
-                    reverts, proven = _blamed(wider, difference, report, trial, course)
+                found, proven = (
+                    _blamed(wider, difference, report, trial, course)
+                    if len(wider) > len(reverts)
+                    else (wider, False)
+                )
+                # none found alone (a loss two cells' rewrites move together): what it
+                # traced to goes first, and the next run traces what is left
+                reverts = found if proven else reverts
             if not proven and len(reverts) > 1 and _unsteady(difference, course, nb, run):
                 excused.add(difference.index)
                 continue
